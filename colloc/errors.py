@@ -1,0 +1,34 @@
+"""Error types raised for malformed models, problems and options.
+
+Every error is one sentence that names the offending thing; unknown names come
+with the closest valid one ("Did you mean ...?").
+"""
+from __future__ import annotations
+
+import difflib
+
+
+class CollocError(Exception):
+    """Base class of every error colloc raises on purpose."""
+
+
+class ModelError(CollocError, ValueError):
+    """A component or model is malformed (missing residual, undeclared symbol, ...)."""
+
+
+class ProblemError(CollocError, ValueError):
+    """A problem definition is malformed (bad bounds, unknown variable, ...)."""
+
+
+class OptionError(CollocError, ValueError):
+    """An option passed to ``solve`` or the CLI is unknown or has a bad value."""
+
+
+class FileFormatError(CollocError, ValueError):
+    """A trajectory file cannot be read or does not match the problem."""
+
+
+def did_you_mean(name: str, choices) -> str:
+    """Return `` Did you mean `x`?`` for the closest choice, or ``""``."""
+    close = difflib.get_close_matches(str(name), [str(c) for c in choices], n=1, cutoff=0.5)
+    return f" Did you mean `{close[0]}`?" if close else ""
