@@ -9,3 +9,10 @@ __all__ = [
     "CollocError", "FileFormatError", "ModelError", "OptionError", "ProblemError",
     "TIME", "Component", "KinematicConstraint", "Model", "Variable", "Problem",
 ]
+
+from .mesh import make_mesh  # noqa: E402
+from .schemes import SCHEMES, get_scheme  # noqa: E402
+from .solve import solve  # noqa: E402
+from .trajectory import SolveResult, Status, Trajectory  # noqa: E402
+
+__all__ += ["make_mesh", "SCHEMES", "get_scheme", "solve", "SolveResult", "Status", "Trajectory"]

@@ -233,12 +233,12 @@ class Model:
             if names.count(n) > 1:
                 raise ModelError(f"Two components are named `{n}`; component names must be unique.")
         self.components = components
+        for c in components:  # e.g. Multibody builds its rows here, once
+            if hasattr(c, "finalize"):
+                c.finalize()
         self.variables = [v for c in components for v in c.variables]
         self._by_name = {v.name: v for v in self.variables}
         self._by_symbol = {v.symbol.name(): v for v in self.variables}
-        for c in components:
-            if hasattr(c, "finalize"):
-                c.finalize()
         self.states = self.of_kind("state")
         self.controls = self.of_kind("control")
         self.parameters = self.of_kind("parameter")
@@ -301,6 +301,8 @@ class Model:
         """States whose derivative is an NLP variable: implicit rows, or every state with ``mode="implicit"``."""
         if mode == "implicit":
             return list(self.states)
+        if mode == "explicit":
+            return []
         return [s for s in self.states if self._rows[s.name][0] == "implicit"]
 
     def _check_singular(self):
@@ -343,6 +345,8 @@ class Model:
         :meth:`residual_labels`.  Explicit rows used inside residuals are
         substituted by their right-hand sides.
         """
+        if mode == "explicit":
+            return self._explicit_dynamics()
         imp = self.implicit_states(mode)
         rows, zdot = self._implicit_rows(imp)
         dots_ex, rhs_ex = self._explicit_substitution(imp)
@@ -356,6 +360,24 @@ class Model:
         if dots_ex:  # an explicit right-hand side may itself use derivative symbols
             xdot = ca.substitute([xdot], [ca.vertcat(*dots_ex)], [ca.vertcat(*rhs_ex)])[0]
         return ca.Function("dynamics", self.inputs(zdot), [xdot, rows], ["t", "x", "z", "u", "lam", "p"], ["xdot", "res"])
+
+    def _explicit_dynamics(self):
+        """``mode="explicit"``: solve residuals affine in ẋ for ẋ symbolically (no z variables)."""
+        imp = self.implicit_states()
+        f = self.dynamics("default")
+        if not imp:
+            return f
+        args = self.inputs(ca.vertcat(*[s.dot for s in imp]))
+        xdot, res = f(*args)
+        zdot = args[2]
+        J = ca.jacobian(res, zdot)
+        for i, s in enumerate(imp):
+            if ca.depends_on(J[i, :], zdot):
+                raise ModelError(f"mode='explicit' needs residuals affine in the derivatives, but the residual of `{s.name}` is nonlinear in them; use the default mode.")
+        r0 = ca.substitute(res, zdot, ca.DM.zeros(zdot.shape))
+        solved = -ca.solve(J, r0)
+        xdot = ca.substitute(xdot, zdot, solved)
+        return ca.Function("dynamics", self.inputs(ca.SX(0, 1)), [xdot, ca.SX(0, 1)], ["t", "x", "z", "u", "lam", "p"], ["xdot", "res"])
 
     def inputs(self, zdot):
         return [TIME, self.vector("state"), zdot, self.vector("control"), self.vector("multiplier"), self.vector("parameter")]

@@ -206,6 +206,13 @@ class Problem:
         if not isinstance(values, dict):
             raise ProblemError(f"`guess` takes a dict {{variable: guess}}; got {type(values).__name__}.")
         for key, value in values.items():
+            if (isinstance(key, str) and key == "tf") or (isinstance(key, ca.SX) and key.is_symbolic() and key.name() == "tf"):
+                if not self.free_final_time:
+                    raise ProblemError("A guess for `tf` was given but the final time is fixed.")
+                self.guesses["tf"] = _check_guess("tf", value)
+                if self.guesses["tf"][0] != "constant":
+                    raise ProblemError("The guess of `tf` must be a single number.")
+                continue
             var = self.variable(key, "`guess`")
             self.guesses[var.name] = _check_guess(var.name, value)
 

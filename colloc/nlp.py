@@ -1,0 +1,187 @@
+"""The NLP container: variable ``Layout`` and labelled constraint ``Rows``.
+
+This is the only module with flat-index arithmetic.  Variables are stored by
+block (``x``, ``z``, ``u``, ``lam``, ``p``, ``tf``, method extras), each block a
+matrix with one named row per model variable and one column per grid point
+(or per interval), flattened column by column.  Every constraint row has a
+label ``kind:name@k=K`` built on demand from its block.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import casadi as ca
+import numpy as np
+
+
+@dataclass
+class Block:
+    name: str
+    row_names: list
+    num_cols: int
+    offset: int
+    lower: np.ndarray  # shape (rows, cols)
+    upper: np.ndarray
+    guess: np.ndarray
+    col_index: np.ndarray  # grid (or interval) index of each column, for labels
+
+    @property
+    def shape(self):
+        return (len(self.row_names), self.num_cols)
+
+    @property
+    def size(self):
+        return len(self.row_names) * self.num_cols
+
+
+class Layout:
+    """Ordered blocks of the decision vector ``w``; packs and unpacks it."""
+
+    def __init__(self):
+        self.blocks: dict[str, Block] = {}
+        self.size = 0
+
+    def add(self, name, row_names, num_cols, lower=-np.inf, upper=np.inf, guess=0.0, col_index=None) -> Block:
+        shape = (len(row_names), num_cols)
+        block = Block(
+            name, list(row_names), num_cols, self.size,
+            np.broadcast_to(np.asarray(lower, float), shape).copy(),
+            np.broadcast_to(np.asarray(upper, float), shape).copy(),
+            np.broadcast_to(np.asarray(guess, float), shape).copy(),
+            np.arange(num_cols) if col_index is None else np.asarray(col_index),
+        )
+        self.blocks[name] = block
+        self.size += block.size
+        return block
+
+    def __getitem__(self, name) -> Block:
+        return self.blocks[name]
+
+    def __contains__(self, name):
+        return name in self.blocks
+
+    def symbols(self, w: ca.MX) -> dict:
+        """Block name -> MX matrix view of the symbolic decision vector."""
+        return {b.name: ca.reshape(w[b.offset:b.offset + b.size], *b.shape) for b in self.blocks.values()}
+
+    def unpack(self, w) -> dict:
+        """Block name -> numpy matrix of a numeric decision vector."""
+        w = np.asarray(w, dtype=float).ravel()
+        return {b.name: w[b.offset:b.offset + b.size].reshape(b.shape, order="F") for b in self.blocks.values()}
+
+    def pack(self, values: dict) -> np.ndarray:
+        """Inverse of :meth:`unpack`; missing blocks are taken from the guesses."""
+        w = np.empty(self.size)
+        for b in self.blocks.values():
+            v = values.get(b.name, b.guess)
+            w[b.offset:b.offset + b.size] = np.asarray(v, dtype=float).reshape(b.shape).ravel(order="F")
+        return w
+
+    def vector(self, attr) -> np.ndarray:
+        """``lower``, ``upper`` or ``guess`` of every block, flattened like ``w``."""
+        return self.pack({b.name: getattr(b, attr) for b in self.blocks.values()})
+
+    def labels(self):
+        """One name per entry of ``w``: ``block:row@k=K``."""
+        out = []
+        for b in self.blocks.values():
+            for c in range(b.num_cols):
+                out += [f"{b.name}:{r}@k={b.col_index[c]}" for r in b.row_names]
+        return out
+
+
+@dataclass
+class RowBlock:
+    kind: str
+    names: list  # one per row of the matrix
+    points: np.ndarray  # grid/interval index per column
+    offset: int
+    lower: np.ndarray  # flattened, column-major
+    upper: np.ndarray
+
+    @property
+    def size(self):
+        return len(self.names) * len(self.points)
+
+
+@dataclass
+class Rows:
+    """Constraint rows ``lower ≤ g ≤ upper`` added block by block with labels."""
+
+    exprs: list = field(default_factory=list)
+    blocks: list = field(default_factory=list)
+    size: int = 0
+
+    def add(self, kind, names, expr, points=None, lower=0.0, upper=0.0):
+        """Add ``expr`` (matrix: one row per name, one column per point) with bounds."""
+        expr = ca.MX(expr) if not isinstance(expr, ca.MX) else expr
+        names = list(names)
+        if expr.numel() == 0 or not names:
+            return
+        ncol = expr.numel() // len(names)
+        if expr.size1() != len(names):
+            expr = ca.reshape(expr, len(names), ncol)
+        points = np.arange(ncol) if points is None else np.asarray(points)
+        n = len(names) * ncol
+        lo = np.broadcast_to(np.asarray(lower, float).reshape(-1, 1) if np.ndim(lower) == 1 else np.asarray(lower, float), (len(names), ncol))
+        hi = np.broadcast_to(np.asarray(upper, float).reshape(-1, 1) if np.ndim(upper) == 1 else np.asarray(upper, float), (len(names), ncol))
+        self.blocks.append(RowBlock(kind, names, points, self.size, lo.ravel(order="F").copy(), hi.ravel(order="F").copy()))
+        self.exprs.append(ca.vec(expr))
+        self.size += n
+
+    @property
+    def g(self) -> ca.MX:
+        return ca.vertcat(*self.exprs) if self.exprs else ca.MX(0, 1)
+
+    @property
+    def lower(self):
+        return np.concatenate([b.lower for b in self.blocks]) if self.blocks else np.zeros(0)
+
+    @property
+    def upper(self):
+        return np.concatenate([b.upper for b in self.blocks]) if self.blocks else np.zeros(0)
+
+    def labels(self):
+        out = []
+        for b in self.blocks:
+            for k in b.points:
+                out += [f"{b.kind}:{n}@k={k}" if b.kind else f"{n}@k={k}" for n in b.names]
+        return out
+
+    def violations(self, g) -> dict:
+        """Largest bound violation per ``kind:name`` (over all points)."""
+        g = np.asarray(g, float).ravel()
+        out = {}
+        for b in self.blocks:
+            vals = g[b.offset:b.offset + b.size]
+            viol = np.maximum(np.maximum(b.lower - vals, vals - b.upper), 0.0).reshape(len(b.points), len(b.names)).T
+            viol = np.where(np.isnan(viol), np.inf, viol)
+            for i, n in enumerate(b.names):
+                key = f"{b.kind}:{n}" if b.kind else n
+                out[key] = max(out.get(key, 0.0), float(viol[i].max()) if viol.shape[1] else 0.0)
+        return out
+
+    def worst(self, g, count=10):
+        """The ``count`` worst-violated rows as ``(label, value, violation)``."""
+        g = np.asarray(g, float).ravel()
+        lo, hi = self.lower, self.upper
+        viol = np.maximum(np.maximum(lo - g, g - hi), 0.0)
+        viol = np.where(np.isnan(g), np.inf, viol)
+        idx = np.argsort(-viol)[:count]
+        labels = self.labels()
+        return [(labels[i], float(g[i]), float(viol[i])) for i in idx if viol[i] > 0]
+
+
+@dataclass
+class NLP:
+    """Everything ``solve`` needs: ``w``, ``f``, ``g`` with bounds, the layout and row labels."""
+
+    w: ca.MX
+    f: ca.MX
+    rows: Rows
+    layout: Layout
+    info: dict = field(default_factory=dict)
+
+    @property
+    def g(self):
+        return self.rows.g

@@ -1,0 +1,163 @@
+"""``solve()``: validate, transcribe, run IPOPT, and wrap the outcome as a :class:`SolveResult`.
+
+A solve never raises because IPOPT did not converge: the result is flagged,
+its message says what to try, and the last iterate is a full Trajectory.
+Malformed problems and options raise before anything is built.
+"""
+from __future__ import annotations
+
+import math
+import os
+import time as _time
+
+import casadi as ca
+import numpy as np
+
+from .errors import OptionError, ProblemError
+from .mesh import make_mesh
+from .problem import Problem
+from .schemes import get_scheme
+from .trajectory import SolveResult, Status, Trajectory
+from .transcription import make_options, transcribe
+
+_STATUS = {
+    "Solve_Succeeded": (Status.SOLVED, "Optimal solution found."),
+    "Solved_To_Acceptable_Level": (Status.ACCEPTABLE, "Solved to IPOPT's acceptable tolerance only; tighten nothing, but check the violations or refine the mesh."),
+    "Maximum_Iterations_Exceeded": (Status.MAX_ITERATIONS, "IPOPT hit its iteration limit; raise ipopt={'max_iter': ...}, give a better guess, or solve a coarser mesh and warm-start from it."),
+    "Infeasible_Problem_Detected": (Status.INFEASIBLE, "IPOPT converged to a point of local infeasibility; check bounds, initial/final values and path constraints for contradictions (see the worst violated rows)."),
+    "Restoration_Failed": (Status.RESTORATION_FAILED, "IPOPT's restoration phase failed; improve the guess, loosen tight bounds, or scale the problem."),
+    "Error_In_Step_Computation": (Status.RESTORATION_FAILED, "IPOPT could not compute a step; the constraints may be redundant (e.g. a constraint given at two levels) or badly scaled."),
+    "Invalid_Number_Detected": (Status.INVALID_NUMBER, "A function returned NaN or inf; bound the variables away from singularities (division by zero, log/sqrt of negatives) or improve the guess."),
+    "Maximum_CpuTime_Exceeded": (Status.TIME_LIMIT, "IPOPT hit its CPU-time limit; raise ipopt={'max_cpu_time': ...} or use a coarser mesh."),
+    "Maximum_WallTime_Exceeded": (Status.TIME_LIMIT, "IPOPT hit its wall-time limit; raise ipopt={'max_wall_time': ...} or use a coarser mesh."),
+    "User_Requested_Stop": (Status.INTERRUPTED, "The solve was interrupted; the last iterate is kept and can warm-start the next solve."),
+    "Search_Direction_Becomes_Too_Small": (Status.FAILED, "IPOPT's search direction became too small; the problem may be nearly converged; check the violations."),
+}
+
+DEFAULT_IPOPT = {"tol": 1e-8, "max_iter": 3000, "print_level": 0, "sb": "yes"}
+
+
+def _as_guess(guess):
+    if guess is None or isinstance(guess, Trajectory):
+        return guess
+    if isinstance(guess, SolveResult):
+        return guess.trajectory
+    if isinstance(guess, (str, os.PathLike)):
+        return Trajectory.read(guess)
+    raise OptionError(f"`guess` must be a Trajectory, a SolveResult or a file path; got {type(guess).__name__}.")
+
+
+def solve(problem: Problem, scheme="hermite-simpson", intervals=None, mesh=None, guess=None, ipopt=None,
+          verbose=False, expand=True, **options) -> SolveResult:
+    """Solve ``problem`` by direct collocation with IPOPT.
+
+    Parameters
+    ----------
+    problem : Problem
+    scheme : str
+        ``"trapezoidal"``, ``"hermite-simpson"`` (default) or ``"radau-d"``.
+    intervals : int, optional
+        Number of uniform mesh intervals (default 50).
+    mesh : sequence of float, optional
+        Normalised mesh points ``0 = τ₀ < … < τ_n = 1`` (non-uniform meshes).
+    guess : Trajectory, SolveResult or path, optional
+        Warm start, resampled onto the new grid with its own interpolant.
+    ipopt : dict, optional
+        IPOPT options, e.g. ``{"tol": 1e-10, "max_iter": 500}``.
+    verbose : bool
+        Print IPOPT's own log.
+    expand : bool
+        Expand the NLP to CasADi SX before solving (faster iterations).
+    **options
+        Transcription options: ``mode`` (``"default"``, ``"implicit"``,
+        ``"explicit"``), ``constraint_method`` (``"bordalba2023"``,
+        ``"posa2016"``), ``control_interpolation`` (``"free"``, ``"linear"``),
+        ``derivative_bounds``, ``multiplier_bounds`` …
+
+    Returns
+    -------
+    SolveResult
+    """
+    if not isinstance(problem, Problem):
+        raise ProblemError(f"solve() takes a colloc.Problem; got {type(problem).__name__}.")
+    problem.validate()
+    sch = get_scheme(scheme)
+    mesh_points = make_mesh(intervals, mesh)
+    opts = make_options(**options)
+    warm = _as_guess(guess)
+    ipopt_opts = dict(DEFAULT_IPOPT)
+    if verbose:
+        ipopt_opts["print_level"] = 5
+    if ipopt is not None:
+        if not isinstance(ipopt, dict):
+            raise OptionError(f"`ipopt` must be a dict of IPOPT options; got {type(ipopt).__name__}.")
+        ipopt_opts.update(ipopt)
+
+    start = _time.perf_counter()
+    nlp = transcribe(problem, mesh_points, sch, opts, warm)
+    solver = ca.nlpsol("colloc", "ipopt", {"x": nlp.w, "f": nlp.f, "g": nlp.g},
+                       {"ipopt": ipopt_opts, "expand": bool(expand), "print_time": False, "error_on_fail": False})
+    build_seconds = _time.perf_counter() - start
+
+    lay = nlp.layout
+    start = _time.perf_counter()
+    sol = solver(x0=lay.vector("guess"), lbx=lay.vector("lower"), ubx=lay.vector("upper"), lbg=nlp.rows.lower, ubg=nlp.rows.upper)
+    solve_seconds = _time.perf_counter() - start
+    stats = solver.stats()
+    return _result(problem, nlp, sch, sol, stats, build_seconds, solve_seconds, opts)
+
+
+def _result(problem, nlp, scheme, sol, stats, build_seconds, solve_seconds, opts):
+    w = np.asarray(sol["x"]).ravel()
+    g = np.asarray(sol["g"]).ravel()
+    ret = stats.get("return_status", "unknown")
+    status, message = _STATUS.get(ret, (Status.FAILED, f"IPOPT stopped with `{ret}`; inspect the worst violated rows and try a better guess."))
+    success = status in (Status.SOLVED, Status.ACCEPTABLE)
+    values = nlp.layout.unpack(w)
+    terms = {}
+    if nlp.info["terms"]:
+        fterms = ca.Function("terms", [nlp.w], list(nlp.info["terms"].values()))
+        terms = {k: float(v) for k, v in zip(nlp.info["terms"], _as_list(fterms(w)))}
+    objective = float(sol["f"])
+    violations = nlp.rows.violations(g)
+    worst = nlp.rows.worst(g, 10)
+    slacks = nlp.info["method"].slacks(values)
+    warnings = []
+    for k, v in slacks.items():
+        if v > 1e-3 * (1 - 1e-9):
+            warnings.append(f"the largest constraint slack `{k}` is {v:.2e} (at its bound); refine the mesh")
+    traj = reconstruct(problem, nlp, values, scheme, meta=dict(
+        status=status.value, success=success, objective=objective, iterations=int(stats.get("iter_count", 0)),
+        constraint_method=opts.constraint_method if problem.model.constraints else None,
+    ))
+    size = dict(variables=int(nlp.layout.size), constraints=int(nlp.rows.size))
+    return SolveResult(traj, success, status, message, objective, terms, int(stats.get("iter_count", 0)),
+                       build_seconds, solve_seconds, violations, worst, slacks, warnings, dict(stats), size)
+
+
+def _as_list(out):
+    return out if isinstance(out, (list, tuple)) else [out]
+
+
+def reconstruct(problem, nlp, values, scheme, meta=None) -> Trajectory:
+    """The Trajectory of a (possibly unconverged) decision vector, unpacked by block."""
+    info = nlp.info
+    t0 = problem.t0_value
+    tf = float(values["tf"][0, 0]) if "tf" in values else problem.tf_bounds[0]
+    times = t0 + info["tau"] * (tf - t0)
+    X, Z, U, LAM, P = values["x"], values["z"], values["u"], values["lam"], values["p"]
+    XD = np.asarray(info["point"].map(times.size)(times[None, :], X, Z, U, LAM, P)[0]).reshape(X.shape)
+    model = problem.model
+    cols, kinds = {}, {}
+    for i, v in enumerate(model.states):
+        cols[v.name], kinds[v.name] = X[i], "state"
+    for i, v in enumerate(model.controls):
+        cols[v.name], kinds[v.name] = U[i], "control"
+    for i, v in enumerate(model.multipliers):
+        cols[v.name], kinds[v.name] = LAM[i], "multiplier"
+    for i, v in enumerate(model.states):
+        cols[v.name + ".dot"], kinds[v.name + ".dot"] = XD[i], "derivative"
+    params = {v.name: float(P[i, 0]) for i, v in enumerate(model.parameters)}
+    metadata = dict(problem=problem.name, scheme=scheme.name, intervals=int(info["n"]), mesh=[float(x) for x in info["mesh"]])
+    metadata.update(meta or {})
+    return Trajectory(times, cols, kinds, params, metadata)

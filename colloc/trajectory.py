@@ -1,0 +1,313 @@
+"""Solved time histories (:class:`Trajectory`) and the result envelope (:class:`SolveResult`).
+
+A Trajectory holds named columns on the solution grid, the static parameters
+and a metadata block; ``traj(t)`` interpolates with the scheme's own
+interpolant.  ``write``/``read`` round-trip exactly through CSV and NPZ; every
+write is atomic (temporary file, then rename).
+"""
+from __future__ import annotations
+
+import enum
+import io
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .errors import FileFormatError, did_you_mean
+from .schemes import get_scheme
+
+KINDS = ("state", "control", "multiplier", "derivative", "slack")
+
+
+class Trajectory:
+    """Named columns over time.
+
+    Parameters
+    ----------
+    time : ndarray, shape (num_points,)
+    columns : dict of str -> ndarray, shape (num_points,)
+        Column order is kept.  Names: states and controls ``component.name``,
+        derivatives ``component.name.dot``, multipliers ``component.constraint.lambda``.
+    kinds : dict of str -> str
+        One of ``state, control, multiplier, derivative, slack`` per column.
+    parameters : dict of str -> float
+    metadata : dict
+        ``problem``, ``scheme``, ``intervals``, ``status``, ``objective`` … (JSON-serialisable).
+    """
+
+    def __init__(self, time, columns, kinds=None, parameters=None, metadata=None):
+        self.time = np.asarray(time, dtype=float).ravel()
+        self._columns = {k: np.asarray(v, dtype=float).ravel() for k, v in columns.items()}
+        for k, v in self._columns.items():
+            if v.shape != self.time.shape:
+                raise FileFormatError(f"Column `{k}` has {v.size} values but there are {self.time.size} times.")
+        self.kinds = dict(kinds or {k: "state" for k in self._columns})
+        self.parameters = dict(parameters or {})
+        self.metadata = dict(metadata or {})
+
+    # -- access --------------------------------------------------------------------------------
+    @property
+    def names(self):
+        return list(self._columns)
+
+    def of_kind(self, kind):
+        return [n for n in self._columns if self.kinds.get(n) == kind]
+
+    def _key(self, key):
+        if not isinstance(key, str):
+            try:
+                key = key.name()
+            except AttributeError:
+                raise KeyError(f"Index a trajectory by a name or a variable symbol, not {key!r}.") from None
+        if key not in self._columns:
+            raise KeyError(f"No column `{key}` in the trajectory.{did_you_mean(key, self._columns)}")
+        return key
+
+    def __getitem__(self, key) -> np.ndarray:
+        return self._columns[self._key(key)]
+
+    def __contains__(self, key):
+        try:
+            self._key(key)
+            return True
+        except KeyError:
+            return False
+
+    def value(self, key) -> np.ndarray:
+        """The column of a variable (symbol or name)."""
+        return self[key]
+
+    def initial(self, key) -> float:
+        return float(self[key][0])
+
+    def final(self, key) -> float:
+        return float(self[key][-1])
+
+    @property
+    def duration(self) -> float:
+        return float(self.time[-1] - self.time[0])
+
+    # -- interpolation -------------------------------------------------------------------------
+    def __call__(self, t):
+        """Values at time(s) ``t`` by the scheme's interpolant: ``{name: value or array}``."""
+        scalar = np.ndim(t) == 0
+        out = self.sample(np.atleast_1d(np.asarray(t, dtype=float)))
+        return {k: float(v[0]) for k, v in out.items()} if scalar else out
+
+    def sample(self, times) -> dict:
+        """Every column at ``times`` (outside the span, held at the end values)."""
+        times = np.clip(np.asarray(times, dtype=float).ravel(), self.time[0], self.time[-1])
+        scheme = None
+        try:
+            scheme = get_scheme(self.metadata.get("scheme", ""))
+        except Exception:  # a file from elsewhere: fall back to piecewise-linear
+            scheme = None
+        if scheme is None or (self.time.size - 1) % scheme.stride:
+            return {k: np.interp(times, self.time, v) for k, v in self._columns.items()}
+        m = scheme.stride
+        mesh_t = self.time[::m]
+        i = np.clip(np.searchsorted(mesh_t, times, side="right") - 1, 0, mesh_t.size - 2)
+        h = mesh_t[i + 1] - mesh_t[i]
+        s = np.where(h > 0, (times - mesh_t[i]) / np.where(h > 0, h, 1.0), 0.0)
+        out = {}
+        states = [n for n in self.of_kind("state") if f"{n}.dot" in self._columns]
+        for name, col in self._columns.items():
+            if name in states:
+                continue
+            nodes = np.stack([col[i * m + j] for j in range(m + 1)])  # (nodes, len(times))
+            basis = np.stack([_lagrange_at(scheme.nodes, j, s) for j in range(m + 1)])
+            out[name] = (nodes * basis).sum(axis=0)
+        for name in states:
+            x, f = self._columns[name], self._columns[f"{name}.dot"]
+            vals = np.empty(times.size)
+            for k in range(times.size):
+                cols = i[k] * m + np.arange(m + 1)
+                vals[k] = scheme.interpolate_state(s[k], x[cols][None, :], f[cols][None, :], h[k])[0, 0]
+            out[name] = vals
+        return out
+
+    # -- files ---------------------------------------------------------------------------------
+    def write(self, path) -> str:
+        """Write to ``.csv`` or ``.npz`` (by suffix), atomically; returns the path."""
+        path = os.fspath(path)
+        suffix = os.path.splitext(path)[1].lower()
+        if suffix == ".csv":
+            data = self._csv_text().encode()
+        elif suffix == ".npz":
+            buf = io.BytesIO()
+            np.savez(buf, time=self.time, values=self._matrix(), names=np.array(self.names), meta=np.array(json.dumps(self._meta())))
+            data = buf.getvalue()
+        else:
+            raise FileFormatError(f"Cannot write `{path}`: unknown suffix `{suffix}`; use .csv or .npz.")
+        atomic_write(path, data)
+        return path
+
+    def _matrix(self):
+        return np.column_stack([self._columns[n] for n in self.names]) if self.names else np.zeros((self.time.size, 0))
+
+    def _meta(self):
+        return {"kinds": [self.kinds.get(n, "state") for n in self.names], "parameters": self.parameters, "metadata": self.metadata}
+
+    def _csv_text(self):
+        out = io.StringIO()
+        out.write("# colloc trajectory\n")
+        for k, v in self.metadata.items():
+            out.write(f"# {k}: {json.dumps(v)}\n")
+        out.write(f"# parameters: {json.dumps(self.parameters)}\n")
+        out.write(f"# kinds: {json.dumps([self.kinds.get(n, 'state') for n in self.names])}\n")
+        out.write(",".join(["time"] + self.names) + "\n")
+        mat = np.column_stack([self.time, self._matrix()])
+        for row in mat:
+            out.write(",".join(repr(float(v)) for v in row) + "\n")
+        return out.getvalue()
+
+    @classmethod
+    def read(cls, path) -> "Trajectory":
+        """Read a file written by :meth:`write` (``.csv`` or ``.npz``)."""
+        path = os.fspath(path)
+        if not os.path.exists(path):
+            raise FileFormatError(f"Trajectory file `{path}` does not exist.")
+        suffix = os.path.splitext(path)[1].lower()
+        if suffix == ".npz":
+            with np.load(path, allow_pickle=False) as f:
+                meta = json.loads(str(f["meta"]))
+                names = [str(n) for n in f["names"]]
+                values = f["values"]
+                return cls(f["time"], {n: values[:, i] for i, n in enumerate(names)}, dict(zip(names, meta["kinds"])), meta["parameters"], meta["metadata"])
+        if suffix == ".csv":
+            return cls._read_csv(path)
+        raise FileFormatError(f"Cannot read `{path}`: unknown suffix `{suffix}`; use .csv or .npz.")
+
+    @classmethod
+    def _read_csv(cls, path):
+        meta, params, kinds, header, rows = {}, {}, None, None, []
+        with open(path) as fh:
+            for lineno, line in enumerate(fh, 1):
+                line = line.rstrip("\n")
+                if line.startswith("#"):
+                    body = line[1:].strip()
+                    if ":" not in body:
+                        continue
+                    k, v = body.split(":", 1)
+                    try:
+                        val = json.loads(v.strip())
+                    except json.JSONDecodeError:
+                        val = v.strip()
+                    if k == "parameters":
+                        params = val
+                    elif k == "kinds":
+                        kinds = val
+                    else:
+                        meta[k] = val
+                elif header is None:
+                    header = line.split(",")
+                elif line.strip():
+                    try:
+                        rows.append([float(x) for x in line.split(",")])
+                    except ValueError:
+                        raise FileFormatError(f"Line {lineno} of `{path}` holds a value that is not a number.") from None
+        if header is None or header[0] != "time":
+            raise FileFormatError(f"`{path}` has no header row starting with `time`.")
+        data = np.array(rows, dtype=float).reshape(-1, len(header))
+        names = header[1:]
+        kinds = dict(zip(names, kinds)) if kinds else {n: ("derivative" if n.endswith(".dot") else "state") for n in names}
+        return cls(data[:, 0], {n: data[:, i + 1] for i, n in enumerate(names)}, kinds, params, meta)
+
+    def __repr__(self):
+        return f"Trajectory({self.time.size} points, {len(self.names)} columns, t ∈ [{self.time[0]:g}, {self.time[-1]:g}])"
+
+
+def _lagrange_at(nodes, j, s):
+    out = np.ones_like(s)
+    for m, nm in enumerate(nodes):
+        if m != j:
+            out = out * (s - nm) / (nodes[j] - nm)
+    return out
+
+
+def atomic_write(path, data: bytes):
+    """Write ``data`` to ``path`` through a temporary file and a rename."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise FileFormatError(f"Cannot write `{path}`: folder `{folder}` does not exist.")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".colloc-", suffix=".tmp")
+    except OSError as e:
+        raise FileFormatError(f"Cannot write `{path}`: {e.strerror}.") from None
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except OSError as e:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise FileFormatError(f"Cannot write `{path}`: {e.strerror}.") from None
+
+
+class Status(str, enum.Enum):
+    """How a solve ended; ``message`` says what to try."""
+
+    SOLVED = "solved"
+    ACCEPTABLE = "acceptable"
+    MAX_ITERATIONS = "max-iterations"
+    INFEASIBLE = "infeasible"
+    RESTORATION_FAILED = "restoration-failed"
+    INVALID_NUMBER = "invalid-number"
+    TIME_LIMIT = "time-limit"
+    INTERRUPTED = "interrupted"
+    FAILED = "failed"
+
+
+@dataclass
+class SolveResult:
+    """The envelope of one solve.  A failed solve is data: ``trajectory`` holds the last iterate."""
+
+    trajectory: Trajectory
+    success: bool
+    status: Status
+    message: str
+    objective: float
+    terms: dict
+    iterations: int
+    build_seconds: float
+    solve_seconds: float
+    violations: dict
+    worst: list = field(default_factory=list)
+    slacks: dict = field(default_factory=dict)
+    warnings: list = field(default_factory=list)
+    stats: dict = field(default_factory=dict, repr=False)
+    nlp_size: dict = field(default_factory=dict)
+
+    @property
+    def max_violation(self) -> float:
+        return max(self.violations.values(), default=0.0)
+
+    def violation_by_kind(self) -> dict:
+        out = {}
+        for label, v in self.violations.items():
+            kind = label.split(":", 1)[0]
+            out[kind] = max(out.get(kind, 0.0), v)
+        return out
+
+    def summary(self) -> str:
+        meta = self.trajectory.metadata
+        lines = [
+            f"{meta.get('problem', 'problem')}: {self.status.value} — {self.message}",
+            f"  objective  {self.objective:.10g}" + ("" if len(self.terms) <= 1 else "  (" + ", ".join(f"{k} {v:.6g}" for k, v in self.terms.items()) + ")"),
+            f"  scheme     {meta.get('scheme')}, {meta.get('intervals')} intervals, {self.nlp_size.get('variables', '?')} variables, {self.nlp_size.get('constraints', '?')} constraints",
+            f"  iterations {self.iterations}   build {self.build_seconds:.3f} s   solve {self.solve_seconds:.3f} s",
+            f"  final time {self.trajectory.time[-1]:.8g}",
+        ]
+        for kind, v in sorted(self.violation_by_kind().items()):
+            lines.append(f"  max violation {kind:22s} {v:.2e}")
+        for k, v in self.slacks.items():
+            lines.append(f"  largest slack {k:22s} {v:.2e}")
+        for w in self.warnings:
+            lines.append(f"  warning: {w}")
+        if not self.success and self.worst:
+            lines.append("  worst violated rows:")
+            lines += [f"    {lab:40s} value {val:.3e}  violation {vio:.3e}" for lab, val, vio in self.worst[:5]]
+        return "\n".join(lines)

@@ -1,0 +1,233 @@
+"""Transcription: Problem + mesh + scheme → NLP.
+
+All per-point work (dynamics, residuals, path constraints, acceleration-level
+kinematic constraints, integrands) is one CasADi ``Function`` of a single grid
+point, ``map``-ped over the grid; defects are written once per scheme on whole
+matrices of node values, so the NLP graph is O(1) in size per point.
+
+Legend: ``tau`` normalised time, ``X`` states (one column per grid point),
+``Z`` implicit derivative variables, ``U`` controls, ``LAM`` multipliers,
+``P`` parameters, ``XD`` state derivatives, ``H`` interval lengths.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import casadi as ca
+import numpy as np
+
+from ..errors import OptionError, did_you_mean
+from ..nlp import NLP, Layout, Rows
+from ..schemes import Scheme
+from . import constraints as kc
+from .guess import initial_guess
+
+MODES = ("default", "implicit", "explicit")
+CONTROL_INTERPOLATION = ("free", "linear")
+
+
+@dataclass(frozen=True)
+class Options:
+    """Transcription options (immutable; unknown keys are refused by :func:`make_options`)."""
+
+    mode: str = "default"
+    constraint_method: str = "bordalba2023"
+    control_interpolation: str = "free"
+    derivative_bounds: float = 1000.0
+    multiplier_bounds: float = math.inf
+    projection_slack_bounds: float = 1e-3
+    projection_weight: float = 1e-6
+    velocity_correction_bounds: float = 0.1
+    parallelization: str = "serial"
+    threads: int = 1
+
+
+def make_options(**kw) -> Options:
+    fields = Options.__dataclass_fields__
+    for k in kw:
+        if k not in fields:
+            raise OptionError(f"Unknown transcription option `{k}`.{did_you_mean(k, fields)}")
+    o = Options(**kw)
+    for name, allowed in (("mode", MODES), ("constraint_method", kc.METHODS), ("control_interpolation", CONTROL_INTERPOLATION), ("parallelization", ("serial", "thread", "openmp"))):
+        value = getattr(o, name)
+        if value not in allowed:
+            raise OptionError(f"Unknown {name} `{value}`.{did_you_mean(value, allowed)} Choose one of: {', '.join(allowed)}.")
+    return o
+
+
+def grid(mesh: np.ndarray, scheme: Scheme) -> np.ndarray:
+    """Normalised times of every grid point (mesh points and scheme nodes)."""
+    dt = np.diff(mesh)
+    inner = mesh[:-1, None] + dt[:, None] * scheme.nodes[None, :-1]
+    return np.concatenate([inner.ravel(), mesh[-1:]])
+
+
+def quadrature(mesh, scheme) -> np.ndarray:
+    """Weights on the grid such that ``∫₀¹ f dτ ≈ Σ W_k f_k``."""
+    m = scheme.stride
+    W = np.zeros((mesh.size - 1) * m + 1)
+    for i, dt in enumerate(np.diff(mesh)):
+        W[i * m:i * m + m + 1] += dt * scheme.weights
+    return W
+
+
+def point_function(problem, opts) -> tuple[ca.Function, dict]:
+    """One grid point: ``(t, x, z, u, lam, p) -> (xdot, res, path, acc, L)``."""
+    model = problem.model
+    dyn = model.dynamics(opts.mode)
+    imp = model.implicit_states(opts.mode)
+    z = ca.vertcat(*[ca.SX.sym(s.name + ".dot") for s in imp]) if imp else ca.SX(0, 1)
+    args = model.inputs(z)
+    xdot, res = dyn(*args)
+    acc_f, acc_labels = model.constraint_function("acceleration")
+    acc = acc_f(args[0], args[1], xdot, args[3], args[4], args[5])
+    paths = [pc.expr for pc in problem.paths]
+    path = ca.vertcat(*paths) if paths else ca.SX(0, 1)
+    integrands = [c.integral for c in problem.costs if c.integral is not None]
+    L = ca.vertcat(*integrands) if integrands else ca.SX(0, 1)
+    f = ca.Function("point", args, [xdot, res, path, acc, L], ["t", "x", "z", "u", "lam", "p"], ["xdot", "res", "path", "acc", "L"])
+    path_names, path_lo, path_hi = [], [], []
+    for pc in problem.paths:
+        n = pc.expr.numel()
+        path_names += [pc.name if n == 1 else f"{pc.name}[{i}]" for i in range(n)]
+        path_lo.append(pc.lower)
+        path_hi.append(pc.upper)
+    meta = dict(
+        z_names=[s.name + ".dot" for s in imp], res_names=[s.name for s in imp], acc_labels=acc_labels,
+        path_names=path_names,
+        path_lower=np.concatenate(path_lo) if path_lo else np.zeros(0),
+        path_upper=np.concatenate(path_hi) if path_hi else np.zeros(0),
+    )
+    return f, meta
+
+
+def transcribe(problem, mesh, scheme: Scheme, opts: Options, guess=None) -> NLP:
+    """Build the NLP of ``problem`` on ``mesh`` (normalised, increasing, 0 … 1) with ``scheme``."""
+    model = problem.model
+    mesh = np.asarray(mesh, float)
+    n, m = mesh.size - 1, scheme.stride
+    tau = grid(mesh, scheme)
+    ngrid = tau.size
+    mesh_idx = np.arange(0, ngrid, m)
+    kc.check_method(problem, scheme, opts)
+    point, meta = point_function(problem, opts)
+
+    layout = _variables(problem, opts, meta, ngrid, n)
+    method = kc.make(problem, scheme, opts, layout, mesh_idx)
+    initial_guess(problem, layout, tau, guess, mesh_idx)
+    method.guess(layout)
+
+    w = ca.MX.sym("w", layout.size)
+    V = layout.symbols(w)
+    t0 = problem.t0_value
+    tf = V["tf"] if "tf" in layout else problem.tf_bounds[0]
+    T = t0 + (tf - t0) * ca.DM(tau).T
+    H = (tf - t0) * ca.DM(np.diff(mesh)).T
+    X, Z, U, LAM, P = V["x"], V["z"], V["u"], V["lam"], V["p"]
+    method.bind(V, T)
+
+    pmap = point.map(ngrid, opts.parallelization, opts.threads) if opts.parallelization != "serial" else point.map(ngrid)
+    XD, RES, PATH, ACC, LQ = pmap(T, X, Z, U, LAM, P)
+    rows = Rows()
+    nx = len(model.states)
+    ends = method.interval_ends(X, XD, T, Z, U, LAM, P, point)  # (X_end, XD_end) of each interval
+    node_cols = [list(range(j, j + n * m, m)) for j in range(m)]
+    X_nodes = [X[:, c] for c in node_cols] + [ends[0]]
+    F_nodes = [XD[:, c] for c in node_cols] + [ends[1]]
+    F_nodes = method.adjust_derivatives(F_nodes, X, V)
+    Hx = ca.repmat(H, nx, 1) if nx else H
+    state_names = [s.name for s in model.states]
+    for dname, d in zip(scheme.defect_names(), scheme.defects(X_nodes, F_nodes, Hx)):
+        rows.add("defect" if dname == "defect" else f"defect.{dname}", state_names, d, np.arange(n))
+    res_cols, acc_cols = method.pointwise_rows(RES, ACC)
+    rows.add("residual", meta["res_names"], res_cols, np.arange(ngrid))
+    if meta["acc_labels"]:
+        pts = method.acceleration_points(ngrid)
+        rows.add(None, meta["acc_labels"], acc_cols[:, pts] if len(pts) < ngrid else acc_cols, pts)
+    if meta["path_names"]:
+        rows.add("path", meta["path_names"], PATH, np.arange(ngrid), meta["path_lower"], meta["path_upper"])
+    if opts.control_interpolation == "linear" and U.numel() and m > 1:
+        _control_interpolation(rows, scheme, U, n, m, [c.name for c in model.controls])
+    method.add_rows(rows, X, XD, T, V)
+
+    terms = _costs(problem, rows, V, tf, t0, T, LQ, quadrature(mesh, scheme), layout)
+    terms.update(method.cost_terms(X, V))
+    f = sum(terms.values()) if terms else ca.MX(0)
+    info = dict(tau=tau, mesh=mesh, mesh_idx=mesh_idx, point=point, terms=terms, meta=meta, method=method, n=n)
+    return NLP(w, f, rows, layout, info)
+
+
+def _variables(problem, opts, meta, ngrid, n) -> Layout:
+    model = problem.model
+    L = Layout()
+    if problem.free_final_time:
+        lo, hi = problem.tf_bounds
+        L.add("tf", ["tf"], 1, lo, hi)
+    L.add("p", [v.name for v in model.parameters], 1, *_bounds(problem, model.parameters, 1))
+    L.add("x", [v.name for v in model.states], ngrid, *_bounds(problem, model.states, ngrid, endpoints=True))
+    zb = opts.derivative_bounds
+    L.add("z", meta["z_names"], ngrid, -zb, zb)
+    L.add("u", [v.name for v in model.controls], ngrid, *_bounds(problem, model.controls, ngrid, endpoints=True))
+    lo, hi = _bounds(problem, model.multipliers, ngrid, endpoints=True)
+    mb = opts.multiplier_bounds
+    L.add("lam", [v.name for v in model.multipliers], ngrid, np.maximum(lo, -mb), np.minimum(hi, mb))
+    return L
+
+
+def _bounds(problem, variables, ncols, endpoints=False):
+    lo = np.array([[problem.bounds[v.name][0]] for v in variables]).reshape(-1, 1) * np.ones((1, ncols))
+    hi = np.array([[problem.bounds[v.name][1]] for v in variables]).reshape(-1, 1) * np.ones((1, ncols))
+    if endpoints:
+        for i, v in enumerate(variables):
+            for col, b in ((0, problem.initial_bounds), (-1, problem.final_bounds)):
+                if v.name in b:
+                    lo[i, col] = max(lo[i, col], b[v.name][0])
+                    hi[i, col] = min(hi[i, col], b[v.name][1])
+    return lo, hi
+
+
+def _control_interpolation(rows, scheme, U, n, m, names):
+    """Tie interior controls to the line between the interval's end values."""
+    for j in range(1, m):
+        s = scheme.nodes[j]
+        Uj = U[:, list(range(j, n * m, m))]
+        rows.add("control-interpolation", names, Uj - ((1 - s) * U[:, list(range(0, n * m, m))] + s * U[:, list(range(m, n * m + 1, m))]), np.arange(n) * m + j)
+
+
+def endpoint_vectors(problem, V, which):
+    """Endpoint values of every pointwise variable in ``model.variables`` order."""
+    col = 0 if which == "t0" else -1
+    block = {"state": "x", "control": "u", "multiplier": "lam"}
+    model = problem.model
+    index = {kind: {v.name: i for i, v in enumerate(model.of_kind(kind))} for kind in block}
+    vals = [V[block[v.kind]][index[v.kind][v.name], col] for v in model.variables if v.kind != "parameter"]
+    return ca.vertcat(*vals) if vals else ca.MX(0, 1)
+
+
+def endpoint_function(problem, expr) -> ca.Function:
+    model = problem.model
+    pw = [v for v in model.variables if v.kind != "parameter"]
+    e0 = ca.vertcat(*[problem.endpoint_symbols("t0")[v.name] for v in pw]) if pw else ca.SX(0, 1)
+    ef = ca.vertcat(*[problem.endpoint_symbols("tf")[v.name] for v in pw]) if pw else ca.SX(0, 1)
+    return ca.Function("endpoint", [problem.t0, problem.tf, e0, ef, model.vector("parameter")], [expr])
+
+
+def _costs(problem, rows, V, tf, t0, T, LQ, W, layout):
+    e0, ef = endpoint_vectors(problem, V, "t0"), endpoint_vectors(problem, V, "tf")
+    P = V["p"]
+    for bc in problem.boundaries:
+        val = endpoint_function(problem, bc.expr)(t0, tf, e0, ef, P)
+        n = bc.expr.numel()
+        rows.add("boundary", [bc.name] if n == 1 else [f"{bc.name}[{i}]" for i in range(n)], val, [0], bc.lower, bc.upper)
+    terms = {}
+    k = 0
+    for c in problem.costs:
+        term = ca.MX(0)
+        if c.integral is not None:
+            term = term + (tf - t0) * ca.mtimes(LQ[k, :], ca.DM(W))
+            k += 1
+        if c.final is not None:
+            term = term + endpoint_function(problem, c.final)(t0, tf, e0, ef, P)
+        terms[c.name] = term
+    return terms

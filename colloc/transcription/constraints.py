@@ -1,0 +1,190 @@
+"""Kinematic-constraint enforcement methods (DESIGN §4).
+
+* ``bordalba2023`` (default, every scheme, all three kinds): projection states
+  ``x'`` at each interval end replace the interval's last state in its defects
+  and residual; ``x = x' + F_x(x)ᵀ μ`` with ``F = [φ; φ̇; ψ]`` and the exact,
+  unsplit Jacobian; ``φ, φ̇, ψ = 0`` on true states at mesh points;
+  ``φ̈, ψ̇, α = 0`` at every grid point (on ``x'`` at mesh points after the
+  first); cost ``w Σ ‖x' − x‖²``.  Bordalba, Schoels, Ros, Porta, Diehl,
+  IEEE T-RO 39 (2023).
+* ``posa2016`` (Hermite–Simpson, holonomic only): ``φ, φ̇, φ̈ = 0`` at mesh
+  points; midpoints carry multipliers but no constraint rows; a velocity
+  correction ``γ`` enters the Simpson defect as ``q̇_m = N v_m + Φ_qᵀ γ``.
+  Posa, Kuindersma, Tedrake, ICRA 2016.
+
+Each method is an object with hooks the transcription calls in order; with no
+kinematic constraints the plain :class:`Unconstrained` hooks do nothing.
+"""
+from __future__ import annotations
+
+import casadi as ca
+import numpy as np
+
+from ..errors import OptionError
+
+METHODS = ("bordalba2023", "posa2016")
+
+
+def check_method(problem, scheme, opts):
+    model = problem.model
+    if not model.constraints:
+        return
+    if opts.constraint_method == "posa2016":
+        if scheme.name != "hermite-simpson":
+            raise OptionError(f"constraint_method='posa2016' works with the hermite-simpson scheme only, not `{scheme.name}`; use 'bordalba2023'.")
+        other = [k.name for k in model.constraints if k.kind != "holonomic"]
+        if other:
+            raise OptionError(f"constraint_method='posa2016' handles holonomic constraints only, but `{other[0]}` is not holonomic; use 'bordalba2023'.")
+
+
+def make(problem, scheme, opts, layout, mesh_idx):
+    if not problem.model.constraints:
+        return Unconstrained(problem, opts, layout, mesh_idx)
+    cls = {"bordalba2023": Bordalba2023, "posa2016": Posa2016}[opts.constraint_method]
+    return cls(problem, opts, layout, mesh_idx)
+
+
+def _level_functions(model):
+    """``F(t, x, p) = [φ; φ̇; ψ]`` and its Jacobian ``F_x`` as SX Functions, with labels."""
+    fp, lp = model.constraint_function("position")
+    fv, lv = model.constraint_function("velocity")
+    t, x, p = model.inputs(ca.SX(0, 1))[0], model.vector("state"), model.vector("parameter")
+    zeros = [ca.DM.zeros(model.dots.shape), ca.DM.zeros(model.vector("control").shape), ca.DM.zeros(model.vector("multiplier").shape)]
+    F = ca.vertcat(fp(t, x, zeros[0], zeros[1], zeros[2], p), fv(t, x, zeros[0], zeros[1], zeros[2], p))
+    FF = ca.Function("F", [t, x, p], [F, ca.jacobian(F, x)], ["t", "x", "p"], ["F", "Fx"])
+    return FF, lp + lv, len(lp)
+
+
+class Unconstrained:
+    """Hooks for a model without kinematic constraints."""
+
+    def __init__(self, problem, opts, layout, mesh_idx):
+        self.problem, self.opts, self.layout, self.mesh_idx = problem, opts, layout, mesh_idx
+        self.model = problem.model
+        self.n = mesh_idx.size - 1
+
+    def guess(self, layout):
+        pass
+
+    def bind(self, V, T):
+        self._V, self._T = V, T
+
+    def interval_ends(self, X, XD, T, Z, U, LAM, P, point):
+        ends = self.mesh_idx[1:]
+        return X[:, ends], XD[:, ends]
+
+    def adjust_derivatives(self, F_nodes, X, V):
+        return F_nodes
+
+    def pointwise_rows(self, RES, ACC):
+        return RES, ACC
+
+    def acceleration_points(self, ngrid):
+        return np.arange(ngrid)
+
+    def add_rows(self, rows, X, XD, T, V):
+        pass
+
+    def cost_terms(self, X, V):
+        return {}
+
+    def slacks(self, values):
+        """Largest magnitude of each slack block in a solution (for the result)."""
+        return {}
+
+
+class Bordalba2023(Unconstrained):
+    def __init__(self, problem, opts, layout, mesh_idx):
+        super().__init__(problem, opts, layout, mesh_idx)
+        self.F, self.labels, self.num_position = _level_functions(self.model)
+        x = layout["x"]
+        # projection states: bounds of the true state at the same mesh point
+        cols = mesh_idx[1:]
+        layout.add("xp", [f"{r}.projection" for r in x.row_names], self.n, x.lower[:, cols], x.upper[:, cols], col_index=cols)
+        sb = opts.projection_slack_bounds
+        layout.add("mu", [f"{lab.split(':', 1)[1]}.mu" for lab in self.labels], self.n, -sb, sb, col_index=cols)
+
+    def guess(self, layout):
+        layout["xp"].guess[:] = layout["x"].guess[:, self.mesh_idx[1:]]
+
+    def interval_ends(self, X, XD, T, Z, U, LAM, P, point):
+        cols = self.mesh_idx[1:]
+        Xp = self._V_xp
+        n = self.n
+        pmap = point.map(n)
+        xdot_p, res_p, _, acc_p, _ = pmap(T[:, cols], Xp, Z[:, cols], U[:, cols], LAM[:, cols], P)
+        self._res_p, self._acc_p = res_p, acc_p
+        return Xp, xdot_p
+
+    def bind(self, V, T):
+        self._V, self._T = V, T
+        self._V_xp = V["xp"]
+
+    def pointwise_rows(self, RES, ACC):
+        cols = self.mesh_idx[1:]
+        ngrid = self.mesh_idx[-1] + 1
+        keep = np.setdiff1d(np.arange(ngrid), cols)
+        # gather: true-state values off the mesh (and at t0), projected values at later mesh points
+        order = np.argsort(np.concatenate([keep, cols]))
+        res = ca.horzcat(RES[:, keep], self._res_p)[:, order] if RES.numel() else RES
+        acc = ca.horzcat(ACC[:, keep], self._acc_p)[:, order] if ACC.numel() else ACC
+        return res, acc
+
+    def add_rows(self, rows, X, XD, T, V):
+        mesh = self.mesh_idx
+        Fmap = self.F.map(mesh.size)
+        Fval, Fx = Fmap(T[:, mesh], X[:, mesh], V["p"])
+        rows.add(None, self.labels, Fval, mesh)
+        nx, nF = X.size1(), len(self.labels)
+        # projection x = x' + F_x(x)ᵀ μ, interval by interval; F_x blocks are nF × nx, stacked horizontally
+        Fx_end = Fx[:, nx:]  # drop mesh point 0
+        proj = []
+        for i in range(self.n):
+            J = Fx_end[:, i * nx:(i + 1) * nx]
+            proj.append(X[:, mesh[i + 1]] - V["xp"][:, i] - ca.mtimes(J.T, V["mu"][:, i]))
+        rows.add("projection", [s.name for s in self.model.states], ca.horzcat(*proj), mesh[1:])
+
+    def cost_terms(self, X, V):
+        d = X[:, self.mesh_idx[1:]] - V["xp"]
+        return {"projection": self.opts.projection_weight * ca.sumsqr(d)}
+
+    def slacks(self, values):
+        mu = values.get("mu")
+        return {"mu": float(np.abs(mu).max()) if mu is not None and mu.size else 0.0}
+
+
+class Posa2016(Unconstrained):
+    def __init__(self, problem, opts, layout, mesh_idx):
+        super().__init__(problem, opts, layout, mesh_idx)
+        fp, self.pos_labels = self.model.constraint_function("position")
+        fv, self.vel_labels = self.model.constraint_function("velocity")
+        model = self.model
+        t, x, p = model.inputs(ca.SX(0, 1))[0], model.vector("state"), model.vector("parameter")
+        z = [ca.DM.zeros(model.dots.shape), ca.DM.zeros(model.vector("control").shape), ca.DM.zeros(model.vector("multiplier").shape)]
+        phi = fp(t, x, *z[:1], z[1], z[2], p)
+        self.levels = ca.Function("PV", [t, x, p], [ca.vertcat(phi, fv(t, x, z[0], z[1], z[2], p)), ca.jacobian(phi, x)])
+        gb = opts.velocity_correction_bounds
+        layout.add("gamma", [f"{lab.split(':', 1)[1]}.gamma" for lab in self.pos_labels], self.n, -gb, gb, col_index=mesh_idx[:-1] + 1)
+
+    def adjust_derivatives(self, F_nodes, X, V):
+        # q̇ at the midpoints gets Φ_qᵀ γ (it enters the Simpson defect only)
+        mids = self.mesh_idx[:-1] + 1
+        n = self.n
+        _, Phix = self.levels.map(n)(self._T[:, mids], X[:, mids], V["p"])
+        nx = X.size1()
+        corr = [ca.mtimes(Phix[:, i * nx:(i + 1) * nx].T, V["gamma"][:, i]) for i in range(n)]
+        F_nodes = list(F_nodes)
+        F_nodes[1] = F_nodes[1] + ca.horzcat(*corr)
+        return F_nodes
+
+    def acceleration_points(self, ngrid):
+        return self.mesh_idx
+
+    def add_rows(self, rows, X, XD, T, V):
+        mesh = self.mesh_idx
+        val, _ = self.levels.map(mesh.size)(T[:, mesh], X[:, mesh], V["p"])
+        rows.add(None, self.pos_labels + self.vel_labels, val, mesh)
+
+    def slacks(self, values):
+        g = values.get("gamma")
+        return {"gamma": float(np.abs(g).max()) if g is not None and g.size else 0.0}
