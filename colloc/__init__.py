@@ -1,6 +1,7 @@
 """colloc: trajectory optimization by direct collocation on implicit-residual models."""
 from .errors import CollocError, FileFormatError, ModelError, OptionError, ProblemError
 from .model import TIME, Component, KinematicConstraint, Model, Variable
+from .multibody import Multibody
 from .problem import Problem
 
 __version__ = "0.1.0"
@@ -8,6 +9,7 @@ __version__ = "0.1.0"
 __all__ = [
     "CollocError", "FileFormatError", "ModelError", "OptionError", "ProblemError",
     "TIME", "Component", "KinematicConstraint", "Model", "Variable", "Problem",
+    "Multibody",
 ]
 
 from .mesh import make_mesh  # noqa: E402

@@ -47,6 +47,7 @@ MULTIPLIER_BOUNDS = (-1000.0, 1000.0)
 #: Sample points used to detect linearly dependent constraint rows.
 _NUM_SAMPLES = 3
 _RANK_RTOL = 1e-8
+_ZERO_ATOL = 1e-10
 
 
 class EquationsOfMotion(NamedTuple):
@@ -99,7 +100,8 @@ class Multibody(Component):
 
     :attr:`generalized_force` ``τ`` (nv) may use controls, parameters, time
     and any other component's symbols.  The sign of ``λ`` follows DESIGN.md
-    §3 (``+Gᵀλ`` is the constraint force); Simbody writes ``−Gᵀλ``.
+    §3 (``+Gᵀλ`` is the constraint force); Simbody's ``M u̇ + Gᵀλ = f``
+    uses the opposite sign.
     """
 
     def __init__(self, name, coordinates=("x", "theta"), speeds=None, kinematics=None,
@@ -529,8 +531,8 @@ def _deficient(samples, idx):
     for G in samples:
         sub = G[idx, :]
         norms = np.linalg.norm(sub, axis=1)
-        if (norms == 0).any():
-            continue
+        if (norms <= _ZERO_ATOL * max(1.0, float(np.abs(G).max()))).any():
+            continue  # a zero row (up to round-off, which the SX graph does not cancel exactly)
         s = np.linalg.svd(sub / norms[:, None], compute_uv=False)
         if len(s) == len(idx) and s[-1] > _RANK_RTOL:
             return False

@@ -52,9 +52,10 @@ def _range(value, what):
         lo, hi = (_finite_or_inf(v, what) for v in value)
     else:
         try:
-            lo = hi = _finite_or_inf(value, what)
+            float(value)
         except (TypeError, ValueError):
             raise ProblemError(f"{what} must be a number or a (lower, upper) pair; got {value!r}.") from None
+        lo = hi = _finite_or_inf(value, what)
         if math.isinf(lo):
             raise ProblemError(f"{what} is infinite; give a finite value or a (lower, upper) range.")
     if lo > hi:

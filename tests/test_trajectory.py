@@ -1,0 +1,99 @@
+"""Trajectory files, interpolation, and failed solves as data."""
+import numpy as np
+import pytest
+
+import colloc as cl
+
+
+def double_integrator(tf=1.0, umax=100.0):
+    c = cl.Component("m")
+    x = c.state("x")
+    v = c.state("v")
+    u = c.control("u", bounds=(-umax, umax))
+    k = c.parameter("k", bounds=(0.5, 2.0))
+    c.derivative(x, v)
+    c.derivative(v, u)
+    p = cl.Problem([c], tf=tf, name="di")
+    p.initial({x: 0, v: 0})
+    p.final({x: 1, v: 0})
+    p.minimize(integral=u**2, final=(k - 1.5) ** 2)
+    return p, (x, v, u, k)
+
+
+@pytest.fixture(scope="module")
+def result():
+    p, _ = double_integrator()
+    return cl.solve(p, intervals=10, ipopt={"tol": 1e-12})
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".npz"])
+def test_round_trip_is_exact(result, tmp_path, suffix):
+    traj = result.trajectory
+    path = traj.write(tmp_path / f"out{suffix}")
+    back = cl.Trajectory.read(path)
+    assert back.names == traj.names
+    assert np.array_equal(back.time, traj.time)
+    for n in traj.names:
+        assert np.array_equal(back[n], traj[n]), n
+    assert back.parameters == traj.parameters
+    assert back.metadata == traj.metadata
+    assert back.kinds == traj.kinds
+
+
+def test_metadata_block(result):
+    meta = result.trajectory.metadata
+    assert meta["problem"] == "di" and meta["scheme"] == "hermite-simpson" and meta["intervals"] == 10
+    assert meta["status"] == "solved" and meta["objective"] == pytest.approx(12.0, rel=1e-9)
+    assert result.trajectory.parameters["m.k"] == pytest.approx(1.5, abs=1e-6)
+    assert result.terms["cost0"] == pytest.approx(12.0, rel=1e-9)
+
+
+def test_hermite_interpolant_reproduces_the_cubic_exactly(result):
+    # x* = 3t² − 2t³ is a cubic: the Hermite–Simpson interpolant is exact between nodes (A4a, [DERIVED])
+    t = np.linspace(0, 1, 37)
+    vals = result.trajectory(t)
+    assert np.allclose(vals["m.x"], 3 * t**2 - 2 * t**3, atol=1e-9)
+    assert np.allclose(vals["m.u"], 6 - 12 * t, atol=1e-8)
+    one = result.trajectory(0.37)
+    assert one["m.x"] == pytest.approx(3 * 0.37**2 - 2 * 0.37**3, abs=1e-9)
+
+
+def test_access_by_symbol_and_name(result):
+    _, (x, v, u, k) = double_integrator()
+    traj = result.trajectory
+    assert traj.final("m.x") == pytest.approx(1.0)
+    assert np.array_equal(traj.value(x.name()), traj["m.x"])
+    with pytest.raises(KeyError, match="Did you mean `m.x`"):
+        traj["m.xx"]
+
+
+def test_failed_solve_returns_last_iterate():
+    p, _ = double_integrator(umax=1.0)  # x: 0 → 1 in 1 s with |u| ≤ 1 is infeasible (needs 2 s)
+    res = cl.solve(p, intervals=10)
+    assert not res.success
+    assert res.status in (cl.Status.INFEASIBLE, cl.Status.RESTORATION_FAILED)
+    assert "bounds" in res.message or "guess" in res.message
+    assert res.trajectory.time.size == 21 and np.isfinite(res.trajectory["m.x"]).all()
+    assert res.worst and res.worst[0][2] > 0
+
+
+def test_max_iterations_is_data():
+    p, _ = double_integrator()
+    res = cl.solve(p, intervals=10, ipopt={"max_iter": 1})
+    assert res.status == cl.Status.MAX_ITERATIONS and not res.success
+    assert "max_iter" in res.message
+    assert res.trajectory.metadata["success"] is False
+
+
+def test_warm_start_from_file(result, tmp_path):
+    path = result.trajectory.write(tmp_path / "prev.csv")
+    p, _ = double_integrator()
+    res = cl.solve(p, intervals=20, guess=str(path))
+    assert res.success and res.objective == pytest.approx(12.0, rel=1e-8)
+
+
+def test_unwritable_path_is_a_clear_error(result, tmp_path):
+    with pytest.raises(cl.FileFormatError, match="does not exist"):
+        result.trajectory.write(tmp_path / "missing" / "x.csv")
+    with pytest.raises(cl.FileFormatError, match="unknown suffix"):
+        result.trajectory.write(tmp_path / "x.xls")
