@@ -21,7 +21,8 @@ from ..errors import OptionError, did_you_mean
 from ..nlp import NLP, Layout, Rows
 from ..schemes import Scheme
 from . import constraints as kc
-from .guess import initial_guess
+from .consistent import project_guess
+from .guess import guess_final_time, initial_guess
 
 MODES = ("default", "implicit", "explicit")
 CONTROL_INTERPOLATION = ("free", "linear")
@@ -116,6 +117,9 @@ def transcribe(problem, mesh, scheme: Scheme, opts: Options, guess=None) -> NLP:
     layout = _variables(problem, opts, meta, ngrid, n)
     method = kc.make(problem, scheme, opts, layout, mesh_idx)
     initial_guess(problem, layout, tau, guess, mesh_idx)
+    if guess is None:  # a warm start is already consistent
+        t0g = problem.t0_value
+        project_guess(problem, layout, t0g + tau * (guess_final_time(problem) - t0g), point, opts)
     method.guess(layout)
 
     w = ca.MX.sym("w", layout.size)

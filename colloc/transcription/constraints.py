@@ -21,6 +21,7 @@ import casadi as ca
 import numpy as np
 
 from ..errors import OptionError
+from .consistent import check_fixed_consistency, fixed_endpoint_rows
 
 METHODS = ("bordalba2023", "posa2016")
 
@@ -52,7 +53,22 @@ def _level_functions(model):
     zeros = [ca.DM.zeros(model.dots.shape), ca.DM.zeros(model.vector("control").shape), ca.DM.zeros(model.vector("multiplier").shape)]
     F = ca.vertcat(fp(t, x, zeros[0], zeros[1], zeros[2], p), fv(t, x, zeros[0], zeros[1], zeros[2], p))
     FF = ca.Function("F", [t, x, p], [F, ca.jacobian(F, x)], ["t", "x", "p"], ["F", "Fx"])
-    return FF, lp + lv, len(lp)
+    return FF, lp + lv, (F, t, x, p)
+
+
+def _add_mesh_rows(problem, rows, labels, values, mesh, F_func, F_sym):
+    """Constraint rows at every mesh point, leaving out endpoint rows fixed values already settle."""
+    F, t, x, p = F_sym
+    drop0 = fixed_endpoint_rows(problem, F, t, x, p, "t0")
+    dropn = fixed_endpoint_rows(problem, F, t, x, p, "tf")
+    check_fixed_consistency(problem, F_func, labels, drop0, "t0")
+    if not problem.free_final_time:
+        check_fixed_consistency(problem, F_func, labels, dropn, "tf")
+    keep0, keepn = np.flatnonzero(~drop0), np.flatnonzero(~dropn)
+    rows.add(None, [labels[i] for i in keep0], values[list(keep0), 0], mesh[:1])
+    if mesh.size > 2:
+        rows.add(None, labels, values[:, 1:-1], mesh[1:-1])
+    rows.add(None, [labels[i] for i in keepn], values[list(keepn), -1], mesh[-1:])
 
 
 class Unconstrained:
@@ -96,7 +112,7 @@ class Unconstrained:
 class Bordalba2023(Unconstrained):
     def __init__(self, problem, opts, layout, mesh_idx):
         super().__init__(problem, opts, layout, mesh_idx)
-        self.F, self.labels, self.num_position = _level_functions(self.model)
+        self.F, self.labels, self.F_sym = _level_functions(self.model)
         x = layout["x"]
         # projection states: bounds of the true state at the same mesh point
         cols = mesh_idx[1:]
@@ -134,7 +150,7 @@ class Bordalba2023(Unconstrained):
         mesh = self.mesh_idx
         Fmap = self.F.map(mesh.size)
         Fval, Fx = Fmap(T[:, mesh], X[:, mesh], V["p"])
-        rows.add(None, self.labels, Fval, mesh)
+        _add_mesh_rows(self.problem, rows, self.labels, Fval, mesh, self.F, self.F_sym)
         nx, nF = X.size1(), len(self.labels)
         # projection x = x' + F_x(x)ᵀ μ, interval by interval; F_x blocks are nF × nx, stacked horizontally
         Fx_end = Fx[:, nx:]  # drop mesh point 0
@@ -162,7 +178,9 @@ class Posa2016(Unconstrained):
         t, x, p = model.inputs(ca.SX(0, 1))[0], model.vector("state"), model.vector("parameter")
         z = [ca.DM.zeros(model.dots.shape), ca.DM.zeros(model.vector("control").shape), ca.DM.zeros(model.vector("multiplier").shape)]
         phi = fp(t, x, *z[:1], z[1], z[2], p)
-        self.levels = ca.Function("PV", [t, x, p], [ca.vertcat(phi, fv(t, x, z[0], z[1], z[2], p)), ca.jacobian(phi, x)])
+        PV = ca.vertcat(phi, fv(t, x, z[0], z[1], z[2], p))
+        self.levels = ca.Function("PV", [t, x, p], [PV, ca.jacobian(phi, x)])
+        self.F_sym = (PV, t, x, p)
         gb = opts.velocity_correction_bounds
         layout.add("gamma", [f"{lab.split(':', 1)[1]}.gamma" for lab in self.pos_labels], self.n, -gb, gb, col_index=mesh_idx[:-1] + 1)
 
@@ -183,7 +201,7 @@ class Posa2016(Unconstrained):
     def add_rows(self, rows, X, XD, T, V):
         mesh = self.mesh_idx
         val, _ = self.levels.map(mesh.size)(T[:, mesh], X[:, mesh], V["p"])
-        rows.add(None, self.pos_labels + self.vel_labels, val, mesh)
+        _add_mesh_rows(self.problem, rows, self.pos_labels + self.vel_labels, val, mesh, self.levels, self.F_sym)
 
     def slacks(self, values):
         g = values.get("gamma")

@@ -1,0 +1,142 @@
+"""Guesses that respect kinematic constraints, and endpoint rows made redundant by fixed values.
+
+A user guesses states (or nothing); colloc then, at every grid point,
+
+1. projects the coordinates onto ``φ(q, t) = 0`` (Gauss–Newton, minimum-norm
+   steps in the coordinates only),
+2. takes the speeds from the time derivative of the projected coordinates
+   (where ``q̇ = v`` and the user guessed no speed) and projects them onto
+   ``φ̇ = 0, ψ = 0`` (linear in v),
+3. takes the accelerations from the time derivative of the speeds and projects
+   them onto ``φ̈ = 0, ψ̇ = 0, α = 0`` (linear in a),
+4. finds the multipliers by least squares on the inverse dynamics
+   ``M a + c − τ − Gᵀλ``,
+
+so nobody guesses λ.  Legend: ``x`` states, ``z`` derivative variables,
+``lam`` multipliers, ``J*`` Jacobians.
+"""
+from __future__ import annotations
+
+import casadi as ca
+import numpy as np
+
+from ..errors import ProblemError
+
+
+def _lstsq_step(J, r):
+    """Minimum-norm ``d`` with ``J d = −r`` (least squares if inconsistent)."""
+    if J.size == 0 or r.size == 0:
+        return np.zeros(J.shape[1])
+    return -np.linalg.lstsq(J, r, rcond=1e-12)[0]
+
+
+def _multibody_parts(model):
+    from ..multibody import Multibody  # local: multibody imports model, not transcription
+
+    out = []
+    for c in model.components:
+        if isinstance(c, Multibody):
+            q = [s.name() for s in c.coordinates]
+            v = [s.name() for s in c.speeds]
+            out.append((q, v, c._is_identity_kinematics()))
+    return out
+
+
+def project_guess(problem, layout, times, point, opts):
+    """Make the guesses in ``layout`` consistent with every kinematic constraint (in place)."""
+    model = problem.model
+    if not model.constraints:
+        return
+    names = layout["x"].row_names
+    idx = {n: i for i, n in enumerate(names)}
+    parts = _multibody_parts(model)
+    q_rows = [idx[n] for q, _, _ in parts for n in q]
+    v_rows = [idx[n] for _, v, _ in parts for n in v]
+    z_names = layout["z"].row_names
+    zv_rows = [z_names.index(names[i] + ".dot") for i in v_rows if names[i] + ".dot" in z_names]
+
+    t, x, z, u, lam, p = [ca.SX.sym(k, *s.size_in(i)) for i, k, s in zip(range(6), ["t", "x", "z", "u", "lam", "p"], [point] * 6)]
+    xdot, res, _, acc, _ = point(t, x, z, u, lam, p)
+    fp, _ = model.constraint_function("position")
+    fv, _ = model.constraint_function("velocity")
+    zeros = [ca.DM.zeros(model.dots.shape)]
+    phi = fp(t, x, zeros[0], u, lam, p)
+    vel = fv(t, x, zeros[0], u, lam, p)
+    F = ca.Function("consistency", [t, x, z, u, lam, p], [
+        phi, ca.jacobian(phi, x), vel, ca.jacobian(vel, x), acc, ca.jacobian(acc, z), res, ca.jacobian(res, lam)])
+
+    X, Z, U, L, P = (layout[b].guess for b in ("x", "z", "u", "lam", "p"))
+    userguessed = set(problem.guesses)
+    for k in range(times.size):
+        args = lambda: (times[k], X[:, k], Z[:, k], U[:, k], L[:, k], P[:, 0])
+        for _ in range(8):  # positions
+            out = F(*args())
+            r = np.asarray(out[0]).ravel()
+            if r.size == 0 or np.abs(r).max() < 1e-12:
+                break
+            J = np.asarray(out[1])[:, q_rows]
+            X[q_rows, k] += _lstsq_step(J, r)
+    for q, v, identity in parts:
+        if identity:
+            for qn, vn in zip(q, v):
+                if vn not in userguessed and times.size > 1:
+                    X[idx[vn]] = np.gradient(X[idx[qn]], times)
+    for k in range(times.size):
+        args = lambda: (times[k], X[:, k], Z[:, k], U[:, k], L[:, k], P[:, 0])
+        for _ in range(2):  # speeds (linear in v)
+            out = F(*args())
+            r = np.asarray(out[2]).ravel()
+            if r.size == 0:
+                break
+            X[v_rows, k] += _lstsq_step(np.asarray(out[3])[:, v_rows], r)
+    if zv_rows and times.size > 1:
+        for i, zi in zip(v_rows, zv_rows):
+            Z[zi] = np.gradient(X[i], times)
+    for k in range(times.size):
+        args = lambda: (times[k], X[:, k], Z[:, k], U[:, k], L[:, k], P[:, 0])
+        out = F(*args())
+        r = np.asarray(out[4]).ravel()
+        if r.size and zv_rows:
+            Z[zv_rows, k] += _lstsq_step(np.asarray(out[5])[:, zv_rows], r)
+            out = F(*args())
+        res_k = np.asarray(out[6]).ravel()
+        if res_k.size and L.shape[0]:
+            L[:, k] += _lstsq_step(np.asarray(out[7]), res_k)
+    for b in ("x", "z", "lam"):
+        blk = layout[b]
+        np.clip(blk.guess, blk.lower, blk.upper, out=blk.guess)
+
+
+def fixed_endpoint_rows(problem, F_expr, t, x, p, which):
+    """Rows of ``F(t, x, p)`` fully determined by fixed initial (or final) values.
+
+    Such rows are redundant with the fixed values (IPOPT would see a rank-deficient
+    Jacobian), so they are left out; if the fixed values violate one, the problem
+    is inconsistent and a ProblemError names the constraint.
+    """
+    bounds = problem.initial_bounds if which == "t0" else problem.final_bounds
+    names = [s.name for s in problem.model.states]
+    fixed = np.array([n in bounds and bounds[n][0] == bounds[n][1] for n in names])
+    if not fixed.any():
+        return np.zeros(F_expr.numel(), bool)
+    J = ca.jacobian(F_expr, x).sparsity()
+    drop = np.zeros(F_expr.numel(), bool)
+    for r in range(F_expr.numel()):
+        cols = [c for c in range(len(names)) if J.has_nz(r, c)]
+        timed = which == "tf" and problem.free_final_time and ca.depends_on(F_expr[r], t)
+        drop[r] = bool(cols) and fixed[cols].all() and not ca.depends_on(F_expr[r], p) and not timed
+    return drop
+
+
+def check_fixed_consistency(problem, F_func, labels, drop, which, tol=1e-8):
+    """Raise if the fixed endpoint values violate a dropped constraint row."""
+    if not drop.any():
+        return
+    bounds = problem.initial_bounds if which == "t0" else problem.final_bounds
+    xv = np.array([bounds.get(s.name, (0.0, 0.0))[0] for s in problem.model.states])
+    t = problem.t0_value if which == "t0" else problem.tf_bounds[0]
+    val = np.asarray(F_func(t, xv, np.zeros(len(problem.model.parameters)))[0]).ravel()
+    for r in np.flatnonzero(drop):
+        if abs(val[r]) > tol:
+            when = "initial" if which == "t0" else "final"
+            raise ProblemError(f"The fixed {when} values violate constraint `{labels[r]}` (error {val[r]:.3g}); make them consistent or leave some free.")
