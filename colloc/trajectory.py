@@ -131,7 +131,7 @@ class Trajectory:
 
     # -- files ---------------------------------------------------------------------------------
     def write(self, path) -> str:
-        """Write to ``.csv`` or ``.npz`` (by suffix), atomically; returns the path."""
+        """Write to ``.csv``, ``.sto`` (OpenSim/Moco) or ``.npz`` (by suffix), atomically; returns the path."""
         path = os.fspath(path)
         suffix = os.path.splitext(path)[1].lower()
         if suffix == ".csv":
@@ -140,8 +140,10 @@ class Trajectory:
             buf = io.BytesIO()
             np.savez(buf, time=self.time, values=self._matrix(), names=np.array(self.names), meta=np.array(json.dumps(self._meta())))
             data = buf.getvalue()
+        elif suffix == ".sto":
+            data = self._sto_text().encode()
         else:
-            raise FileFormatError(f"Cannot write `{path}`: unknown suffix `{suffix}`; use .csv or .npz.")
+            raise FileFormatError(f"Cannot write `{path}`: unknown suffix `{suffix}`; use .csv, .sto or .npz.")
         atomic_write(path, data)
         return path
 
@@ -164,9 +166,57 @@ class Trajectory:
             out.write(",".join(repr(float(v)) for v in row) + "\n")
         return out.getvalue()
 
+    def _sto_text(self):
+        """OpenSim STO v3 in MocoTrajectory layout: time, states, controls, multipliers,
+        derivatives, slacks, parameters (parameters in row 0, NaN below)."""
+        order = [n for k in KINDS for n in self.of_kind(k)]
+        other = [n for n in self.names if n not in order]
+        if other:
+            raise FileFormatError(f"Column `{other[0]}` has kind `{self.kinds.get(other[0])}`, which a .sto file cannot hold.")
+        meta = self.metadata
+        head = [meta.get("problem", "colloc"), "inDegrees=no"]
+        head += [f"num_{k}s={len(self.of_kind(k))}" for k in ("state", "control")] + ["num_input_controls=0"]
+        head += [f"num_{k}s={len(self.of_kind(k))}" for k in ("multiplier", "derivative", "slack")]
+        head += [f"num_parameters={len(self.parameters)}"]
+        if "success" in meta:
+            head.append(f"success={'true' if meta['success'] else 'false'}")
+        for key in ("status", "objective", "iterations"):
+            if key in meta:
+                head.append(f"{'num_iterations' if key == 'iterations' else key}={meta[key]}")
+        head += ["DataType=double", "version=3", "OpenSimVersion=4.5",
+                 f"colloc_metadata={json.dumps(meta)}", f"colloc_kinds={json.dumps([self.kinds[n] for n in order])}", "endheader"]
+        cols = order + list(self.parameters)
+        lines = ["\t".join(["time"] + cols)]
+        for r in range(self.time.size):
+            vals = [self.time[r]] + [self._columns[n][r] for n in order]
+            vals += [self.parameters[p] if r == 0 else float("nan") for p in self.parameters]
+            lines.append("\t".join(repr(float(v)) for v in vals))
+        return "\n".join(head + lines) + "\n"
+
+    @classmethod
+    def _read_sto(cls, path):
+        with open(path) as fh:
+            text = fh.read().splitlines()
+        try:
+            end = text.index("endheader")
+        except ValueError:
+            raise FileFormatError(f"`{path}` has no `endheader` line; it is not a .sto file.") from None
+        header = dict(line.split("=", 1) for line in text[:end] if "=" in line)
+        names = text[end + 1].split("\t")
+        if names[0] != "time":
+            raise FileFormatError(f"The first column of `{path}` must be `time`; got `{names[0]}`.")
+        data = np.array([[float(v) for v in line.split("\t")] for line in text[end + 2:] if line.strip()]).reshape(-1, len(names))
+        counts = [int(header.get(f"num_{k}s", 0)) for k in KINDS]
+        kinds = json.loads(header["colloc_kinds"]) if "colloc_kinds" in header else [k for k, c in zip(KINDS, counts) for _ in range(c)]
+        ncol = len(kinds)
+        cols = {n: data[:, i + 1] for i, n in enumerate(names[1:ncol + 1])}
+        params = {n: float(data[0, i + 1 + ncol]) for i, n in enumerate(names[ncol + 1:])}
+        meta = json.loads(header["colloc_metadata"]) if "colloc_metadata" in header else {}
+        return cls(data[:, 0], cols, dict(zip(names[1:], kinds)), params, meta)
+
     @classmethod
     def read(cls, path) -> "Trajectory":
-        """Read a file written by :meth:`write` (``.csv`` or ``.npz``)."""
+        """Read a file written by :meth:`write` (``.csv``, ``.sto`` or ``.npz``)."""
         path = os.fspath(path)
         if not os.path.exists(path):
             raise FileFormatError(f"Trajectory file `{path}` does not exist.")
@@ -179,7 +229,9 @@ class Trajectory:
                 return cls(f["time"], {n: values[:, i] for i, n in enumerate(names)}, dict(zip(names, meta["kinds"])), meta["parameters"], meta["metadata"])
         if suffix == ".csv":
             return cls._read_csv(path)
-        raise FileFormatError(f"Cannot read `{path}`: unknown suffix `{suffix}`; use .csv or .npz.")
+        if suffix == ".sto":
+            return cls._read_sto(path)
+        raise FileFormatError(f"Cannot read `{path}`: unknown suffix `{suffix}`; use .csv, .sto or .npz.")
 
     @classmethod
     def _read_csv(cls, path):

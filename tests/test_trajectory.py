@@ -26,7 +26,7 @@ def result():
     return cl.solve(p, intervals=10, ipopt={"tol": 1e-12})
 
 
-@pytest.mark.parametrize("suffix", [".csv", ".npz"])
+@pytest.mark.parametrize("suffix", [".csv", ".npz", ".sto"])
 def test_round_trip_is_exact(result, tmp_path, suffix):
     traj = result.trajectory
     path = traj.write(tmp_path / f"out{suffix}")
@@ -97,3 +97,18 @@ def test_unwritable_path_is_a_clear_error(result, tmp_path):
         result.trajectory.write(tmp_path / "missing" / "x.csv")
     with pytest.raises(cl.FileFormatError, match="unknown suffix"):
         result.trajectory.write(tmp_path / "x.xls")
+
+
+def test_sto_header_follows_the_moco_layout(result, tmp_path):
+    path = result.trajectory.write(tmp_path / "out.sto")
+    text = open(path).read().splitlines()
+    end = text.index("endheader")
+    header = dict(line.split("=", 1) for line in text[:end] if "=" in line)
+    assert header["num_states"] == "2" and header["num_controls"] == "1" and header["num_derivatives"] == "2"
+    assert header["num_multipliers"] == "0" and header["num_slacks"] == "0" and header["num_parameters"] == "1"
+    assert header["success"] == "true" and header["status"] == "solved"
+    assert float(header["objective"]) == pytest.approx(12.0)
+    cols = text[end + 1].split("\t")
+    assert cols == ["time", "m.x", "m.v", "m.u", "m.x.dot", "m.v.dot", "m.k"]
+    row0, row1 = text[end + 2].split("\t"), text[end + 3].split("\t")
+    assert float(row0[-1]) == pytest.approx(1.5, abs=1e-6) and row1[-1] == "nan"
