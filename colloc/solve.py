@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import math
 import os
+import signal
+import threading
 import time as _time
 
 import casadi as ca
@@ -48,7 +50,7 @@ def _as_guess(guess):
 
 
 def solve(problem: Problem, scheme="hermite-simpson", intervals=None, mesh=None, guess=None, ipopt=None,
-          verbose=False, expand=True, **options) -> SolveResult:
+          verbose=False, expand=True, progress=None, checkpoint=None, **options) -> SolveResult:
     """Solve ``problem`` by direct collocation with IPOPT.
 
     Parameters
@@ -68,6 +70,17 @@ def solve(problem: Problem, scheme="hermite-simpson", intervals=None, mesh=None,
         Print IPOPT's own log.
     expand : bool
         Expand the NLP to CasADi SX before solving (faster iterations).
+    progress : bool or callable, optional
+        ``True`` prints one compact line per IPOPT iteration (iteration,
+        objective, largest constraint violation, step); a callable receives a
+        dict with those keys instead.
+    checkpoint : (path, every), optional
+        Write the current iterate as a Trajectory to ``path`` every ``every``
+        iterations (atomically).
+
+    Ctrl-C (SIGINT) or SIGTERM during the solve stops IPOPT after the current
+    iteration; the result is flagged ``Status.INTERRUPTED`` and holds the last
+    iterate.
     **options
         Transcription options: ``mode`` (``"default"``, ``"implicit"``,
         ``"explicit"``), ``constraint_method`` (``"bordalba2023"``,
@@ -95,15 +108,20 @@ def solve(problem: Problem, scheme="hermite-simpson", intervals=None, mesh=None,
 
     start = _time.perf_counter()
     nlp = transcribe(problem, mesh_points, sch, opts, warm)
+    monitor = _Monitor(nlp, progress, checkpoint, lambda w: reconstruct(problem, nlp, nlp.layout.unpack(w), sch, meta=dict(status="checkpoint", success=False)))
     solver = ca.nlpsol("colloc", "ipopt", {"x": nlp.w, "f": nlp.f, "g": nlp.g},
-                       {"ipopt": ipopt_opts, "expand": bool(expand), "print_time": False, "error_on_fail": False})
+                       {"ipopt": ipopt_opts, "expand": bool(expand), "print_time": False, "error_on_fail": False,
+                        "iteration_callback": monitor})
     build_seconds = _time.perf_counter() - start
 
     lay = nlp.layout
     start = _time.perf_counter()
-    sol = solver(x0=lay.vector("guess"), lbx=lay.vector("lower"), ubx=lay.vector("upper"), lbg=nlp.rows.lower, ubg=nlp.rows.upper)
+    with _interruptible(monitor):
+        sol = solver(x0=lay.vector("guess"), lbx=lay.vector("lower"), ubx=lay.vector("upper"), lbg=nlp.rows.lower, ubg=nlp.rows.upper)
     solve_seconds = _time.perf_counter() - start
     stats = solver.stats()
+    if monitor.interrupted:
+        stats["return_status"] = "User_Requested_Stop"
     return _result(problem, nlp, sch, sol, stats, build_seconds, solve_seconds, opts)
 
 
@@ -161,3 +179,86 @@ def reconstruct(problem, nlp, values, scheme, meta=None) -> Trajectory:
     metadata = dict(problem=problem.name, scheme=scheme.name, intervals=int(info["n"]), mesh=[float(x) for x in info["mesh"]])
     metadata.update(meta or {})
     return Trajectory(times, cols, kinds, params, metadata)
+
+
+class _Monitor(ca.Callback):
+    """IPOPT iteration callback: progress lines, checkpoints, and stop requests."""
+
+    def __init__(self, nlp, progress, checkpoint, to_trajectory):
+        ca.Callback.__init__(self)
+        self.nx, self.ng = nlp.layout.size, nlp.rows.size
+        self.lower, self.upper = nlp.rows.lower, nlp.rows.upper
+        self.progress, self.to_trajectory = progress, to_trajectory
+        if checkpoint is not None:
+            try:
+                path, every = checkpoint
+                every = int(every)
+            except (TypeError, ValueError):
+                raise OptionError(f"`checkpoint` must be a (path, every) pair; got {checkpoint!r}.") from None
+            if every < 1:
+                raise OptionError(f"`checkpoint` interval must be at least 1; got {every}.")
+            checkpoint = (os.fspath(path), every)
+        self.checkpoint = checkpoint
+        self.iteration, self.previous, self.interrupted = 0, None, False
+        self.construct("colloc_monitor", {})
+
+    def get_n_in(self):
+        return ca.nlpsol_n_out()
+
+    def get_n_out(self):
+        return 1
+
+    def get_name_in(self, i):
+        return ca.nlpsol_out(i)
+
+    def get_name_out(self, i):
+        return "stop"
+
+    def get_sparsity_in(self, i):
+        name = ca.nlpsol_out(i)
+        if name == "f":
+            return ca.Sparsity.scalar()
+        if name in ("x", "lam_x"):
+            return ca.Sparsity.dense(self.nx)
+        if name in ("g", "lam_g"):
+            return ca.Sparsity.dense(self.ng)
+        return ca.Sparsity(0, 0)
+
+    def eval(self, arg):
+        w = np.asarray(arg[0]).ravel()
+        g = np.asarray(arg[2]).ravel()
+        viol = float(np.max(np.maximum(np.maximum(self.lower - g, g - self.upper), 0.0), initial=0.0))
+        step = float(np.abs(w - self.previous).max()) if self.previous is not None and w.size else 0.0
+        info = dict(iteration=self.iteration, objective=float(arg[1]), violation=viol, step=step)
+        if self.progress is True:
+            if self.iteration == 0:
+                print(f"{'iter':>5} {'objective':>16} {'violation':>10} {'step':>10}", flush=True)
+            print(f"{self.iteration:5d} {info['objective']:16.9g} {viol:10.2e} {step:10.2e}", flush=True)
+        elif callable(self.progress):
+            self.progress(info)
+        if self.checkpoint and self.iteration and self.iteration % self.checkpoint[1] == 0:
+            self.to_trajectory(w).write(self.checkpoint[0])
+        self.previous = w
+        self.iteration += 1
+        return [1 if self.interrupted else 0]
+
+
+class _interruptible:
+    """Route SIGINT/SIGTERM to a stop request for the duration of a solve (main thread only)."""
+
+    def __init__(self, monitor):
+        self.monitor, self.saved = monitor, {}
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                self.saved[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def _handle(self, signum, frame):
+        self.monitor.interrupted = True
+
+    def __exit__(self, *exc):
+        for sig, handler in self.saved.items():
+            signal.signal(sig, handler)
+        return False

@@ -112,3 +112,33 @@ def test_sto_header_follows_the_moco_layout(result, tmp_path):
     assert cols == ["time", "m.x", "m.v", "m.u", "m.x.dot", "m.v.dot", "m.k"]
     row0, row1 = text[end + 2].split("\t"), text[end + 3].split("\t")
     assert float(row0[-1]) == pytest.approx(1.5, abs=1e-6) and row1[-1] == "nan"
+
+
+def test_sigint_stops_after_the_current_iteration_and_keeps_the_iterate(tmp_path):
+    import os
+    import signal
+
+    p, _ = double_integrator()
+    seen = []
+
+    def progress(info):
+        seen.append(info)
+        if info["iteration"] == 2:
+            os.kill(os.getpid(), signal.SIGINT)  # as Ctrl-C would
+
+    res = cl.solve(p, intervals=10, progress=progress, checkpoint=(tmp_path / "ck.csv", 1))
+    assert res.status == cl.Status.INTERRUPTED and not res.success
+    assert "interrupted" in res.message
+    assert res.trajectory.time.size == 21 and np.isfinite(res.trajectory["m.x"]).all()
+    assert len(seen) <= 4  # stops at the iteration the signal arrived in, or the next
+    assert cl.Trajectory.read(tmp_path / "ck.csv").metadata["status"] == "checkpoint"
+    # the handler is restored afterwards
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_progress_lines(capsys):
+    p, _ = double_integrator()
+    cl.solve(p, intervals=5, progress=True)
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].split() == ["iter", "objective", "violation", "step"]
+    assert len(out) >= 3
