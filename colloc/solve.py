@@ -131,6 +131,8 @@ def _result(problem, nlp, scheme, sol, stats, build_seconds, solve_seconds, opts
     ret = stats.get("return_status", "unknown")
     status, message = _STATUS.get(ret, (Status.FAILED, f"IPOPT stopped with `{ret}`; inspect the worst violated rows and try a better guess."))
     success = status in (Status.SOLVED, Status.ACCEPTABLE)
+    if status == Status.INVALID_NUMBER:
+        message += _locate_non_finite(nlp, w)
     values = nlp.layout.unpack(w)
     terms = {}
     if nlp.info["terms"]:
@@ -151,6 +153,18 @@ def _result(problem, nlp, scheme, sol, stats, build_seconds, solve_seconds, opts
     size = dict(variables=int(nlp.layout.size), constraints=int(nlp.rows.size))
     return SolveResult(traj, success, status, message, objective, terms, int(stats.get("iter_count", 0)),
                        build_seconds, solve_seconds, violations, worst, slacks, warnings, dict(stats), size)
+
+
+def _locate_non_finite(nlp, w):
+    """Name the constraint rows (label and grid point) that are NaN/inf at the last iterate or the guess."""
+    gfun = ca.Function("g", [nlp.w], [nlp.g])
+    for point in (w, nlp.layout.vector("guess")):
+        g = np.asarray(gfun(point)).ravel()
+        if not np.isfinite(g).all():
+            labels = nlp.rows.labels()
+            bad = [labels[i] for i in np.flatnonzero(~np.isfinite(g))[:3]]
+            return f" Non-finite values first appear in: {', '.join(bad)}."
+    return ""
 
 
 def _as_list(out):

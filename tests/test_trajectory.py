@@ -142,3 +142,18 @@ def test_progress_lines(capsys):
     out = capsys.readouterr().out.splitlines()
     assert out[0].split() == ["iter", "objective", "violation", "step"]
     assert len(out) >= 3
+
+
+def test_nan_is_reported_with_the_row_label():
+    import casadi as ca
+
+    c = cl.Component("s")
+    x = c.state("x")
+    u = c.control("u", bounds=(-1, 1))
+    c.derivative(x, ca.sqrt(x) + u)  # sqrt of a negative state: NaN
+    p = cl.Problem([c], tf=1.0)
+    p.initial({x: -1.0})
+    p.minimize(integral=u**2)
+    res = cl.solve(p, intervals=4)
+    assert res.status == cl.Status.INVALID_NUMBER and not res.success
+    assert "defect" in res.message and "@k=0" in res.message
