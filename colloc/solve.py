@@ -109,9 +109,12 @@ def solve(problem: Problem, scheme="hermite-simpson", intervals=None, mesh=None,
     start = _time.perf_counter()
     nlp = transcribe(problem, mesh_points, sch, opts, warm)
     monitor = _Monitor(nlp, progress, checkpoint, lambda w: reconstruct(problem, nlp, nlp.layout.unpack(w), sch, meta=dict(status="checkpoint", success=False)))
-    solver = ca.nlpsol("colloc", "ipopt", {"x": nlp.w, "f": nlp.f, "g": nlp.g},
-                       {"ipopt": ipopt_opts, "expand": bool(expand), "print_time": False, "error_on_fail": False,
-                        "iteration_callback": monitor})
+    try:
+        solver = ca.nlpsol("colloc", "ipopt", {"x": nlp.w, "f": nlp.f, "g": nlp.g},
+                           {"ipopt": ipopt_opts, "expand": bool(expand), "print_time": False, "error_on_fail": False,
+                            "iteration_callback": monitor})
+    except RuntimeError as e:
+        raise _ipopt_option_error(str(e), ipopt_opts) from None
     build_seconds = _time.perf_counter() - start
 
     lay = nlp.layout
@@ -153,6 +156,20 @@ def _result(problem, nlp, scheme, sol, stats, build_seconds, solve_seconds, opts
     size = dict(variables=int(nlp.layout.size), constraints=int(nlp.rows.size))
     return SolveResult(traj, success, status, message, objective, terms, int(stats.get("iter_count", 0)),
                        build_seconds, solve_seconds, violations, worst, slacks, warnings, dict(stats), size)
+
+
+def _ipopt_option_error(text, given):
+    """Turn IPOPT's complaint about an option into one sentence naming it."""
+    import re
+
+
+    m = re.search(r"No such IPOPT option: (\S+)", text)
+    if m:
+        return OptionError(f"Unknown IPOPT option `{m.group(1)}`; see IPOPT's options reference (e.g. tol, max_iter, linear_solver).")
+    m = re.search(r"option[^:]*:?\s*(\w+)", text)
+    bad = [k for k in given if k in text]
+    name = bad[0] if bad else (m.group(1) if m else "?")
+    return OptionError(f"IPOPT refused option `{name}`: {text.strip().splitlines()[-1]}")
 
 
 def _locate_non_finite(nlp, w):

@@ -221,3 +221,9 @@ def test_malformed_input_raises_a_clear_error(case, error, match):
 def test_valid_problem_passes():
     p, *_ = ok_problem()
     assert p.validate() is p
+
+
+def test_unknown_ipopt_option_is_an_option_error():
+    p, *_ = ok_problem()
+    with pytest.raises(cl.OptionError, match="Unknown IPOPT option `bogus_opt`"):
+        cl.solve(p, ipopt={"bogus_opt": 3})

@@ -1,0 +1,6 @@
+"""``python -m colloc`` runs the ``colloc`` command."""
+import sys
+
+from .cli import main
+
+sys.exit(main())

@@ -1,0 +1,306 @@
+"""The ``colloc`` command, run in-process with ``cli.main([...])`` on scripts written to ``tmp_path``.
+
+Reference value: the double integrator x'' = u, x(0) = v(0) = 0, x(1) = d, v(1) = 0,
+minimize ∫₀¹ u² dt has u* = d (6 − 12 t), J* = 12 d² (Kelly, SIAM Review 59(4), 2017,
+§2); x* is cubic, so Hermite–Simpson reproduces J* to round-off on any mesh.
+"""
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import colloc as cl
+from colloc import cli
+
+DOUBLE_INTEGRATOR = '''
+"""Double integrator, minimum energy, rest to rest."""
+import colloc as cl
+
+SOLVE = dict(scheme="hermite-simpson", intervals=10)
+
+
+def build(distance=1.0):
+    c = cl.Component("mass")
+    x = c.state("x")
+    v = c.state("v")
+    u = c.control("u")
+    c.derivative(x, v)
+    c.derivative(v, u)
+    prob = cl.Problem([c], t0=0.0, tf=1.0, name="double_integrator")
+    prob.initial({x: 0.0, v: 0.0})
+    prob.final({x: distance, v: 0.0})
+    prob.minimize(integral=u**2)
+    return prob
+'''
+
+# Pendulum swing-up: nonlinear, so IPOPT needs more than one iteration from a zero guess.
+PENDULUM = '''
+import casadi as ca
+import colloc as cl
+
+SOLVE = dict(intervals=20)
+
+
+def build():
+    c = cl.Component("pend")
+    th = c.state("theta")
+    om = c.state("omega")
+    u = c.control("u", bounds=(-10, 10))
+    c.derivative(th, om)
+    c.derivative(om, u - 9.81 * ca.sin(th))
+    prob = cl.Problem([c], t0=0.0, tf=2.0, name="pendulum")
+    prob.initial({th: 0.0, om: 0.0})
+    prob.final({th: ca.pi, om: 0.0})
+    prob.minimize(integral=u**2)
+    return prob
+'''
+
+
+def write(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+@pytest.fixture
+def script(tmp_path):
+    return write(tmp_path, "di.py", DOUBLE_INTEGRATOR)
+
+
+def run(capsys, *argv):
+    code = cli.main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+# -- solve --------------------------------------------------------------------------------------
+def test_solve_prints_summary_and_writes_csv_and_png(tmp_path, script, capsys):
+    out_dir = tmp_path / "results"
+    code, out, err = run(capsys, "solve", script, "--out", out_dir, "--plot")
+    assert code == 0, err
+    assert "objective" in out and "solved" in out
+    csv, png = out_dir / "di.csv", out_dir / "di.png"
+    assert csv.is_file() and png.is_file()
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    traj = cl.Trajectory.read(csv)
+    assert traj.metadata["objective"] == pytest.approx(12.0, rel=1e-6)
+    assert traj.metadata["intervals"] == 10  # from SOLVE
+    assert traj.final("mass.x") == pytest.approx(1.0, abs=1e-8)
+
+
+def test_solve_default_out_is_results_folder(tmp_path, script, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run(capsys, "solve", script)
+    assert code == 0
+    assert (tmp_path / "results" / "di.csv").is_file()
+    assert not (tmp_path / "results" / "di.png").exists()  # only with --plot
+
+
+def test_set_passes_parameter_to_build(tmp_path, script, capsys):
+    code, out, err = run(capsys, "solve", script, "--set", "distance=2", "--out", tmp_path)
+    assert code == 0, err
+    assert cl.Trajectory.read(tmp_path / "di.csv").metadata["objective"] == pytest.approx(48.0, rel=1e-6)  # 12 d²
+
+
+def test_flags_override_solve_defaults(tmp_path, script, capsys):
+    code, _, err = run(capsys, "solve", script, "--intervals", 4, "--scheme", "trapezoidal", "--out", tmp_path)
+    assert code == 0, err
+    meta = cl.Trajectory.read(tmp_path / "di.csv").metadata
+    assert (meta["intervals"], meta["scheme"]) == (4, "trapezoidal")
+
+
+def test_unknown_set_name_suggests_closest(script, capsys):
+    code, out, err = run(capsys, "solve", script, "--set", "distnce=2")
+    assert code == 2
+    assert "`distnce`" in err and "Did you mean `distance`?" in err
+    assert "Traceback" not in err + out
+
+
+def test_unknown_set_name_without_close_match_lists_parameters(script, capsys):
+    code, _, err = run(capsys, "solve", script, "--set", "zzz=2")
+    assert code == 2
+    assert "`zzz`" in err and "distance" in err
+
+
+def test_set_any_name_when_build_takes_kwargs(tmp_path, capsys):
+    path = write(tmp_path, "kw.py", DOUBLE_INTEGRATOR.replace("def build(distance=1.0):", "def build(**params):\n    distance = params.get('distance', 1.0)"))
+    code, _, err = run(capsys, "solve", path, "--set", "distance=2", "--set", "anything='x'", "--out", tmp_path)
+    assert code == 0, err
+    assert cl.Trajectory.read(tmp_path / "kw.csv").metadata["objective"] == pytest.approx(48.0, rel=1e-6)
+
+
+def test_missing_required_build_parameter(tmp_path, capsys):
+    path = write(tmp_path, "req.py", DOUBLE_INTEGRATOR.replace("def build(distance=1.0):", "def build(distance):"))
+    code, _, err = run(capsys, "solve", path)
+    assert code == 2
+    assert "distance" in err and "--set" in err
+
+
+@pytest.mark.parametrize("text, words", [
+    ("def build(:\n    pass\n", ["bad.py", "syntax error", "line 1"]),
+    ("import colloc\nBUILD = None\n", ["bad.py", "`build`"]),
+    ("def build():\n    return 3\n", ["bad.py", "int", "Problem"]),
+    ("def build():\n    raise ValueError('distance must be positive')\n", ["bad.py", "line 2", "distance must be positive"]),
+    ("SOLVE = [1]\ndef build():\n    import colloc\n    c = colloc.Component('a')\n    x = c.state('x')\n    c.derivative(x, 0)\n    return colloc.Problem([c])\n",
+     ["bad.py", "SOLVE", "dict"]),
+])
+def test_bad_scripts_exit_2_naming_the_file(tmp_path, capsys, text, words):
+    path = write(tmp_path, "bad.py", text)
+    code, out, err = run(capsys, "solve", path)
+    assert code == 2
+    assert err.startswith("colloc: error: ")
+    assert err.count("\n") == 1  # one line
+    for w in words:
+        assert w in err
+    assert "Traceback" not in err + out
+
+
+def test_missing_script_exits_2(tmp_path, capsys):
+    code, _, err = run(capsys, "solve", tmp_path / "nope.py")
+    assert code == 2
+    assert "nope.py" in err and "does not exist" in err
+
+
+def test_problem_error_from_build_exits_2(tmp_path, capsys):
+    path = write(tmp_path, "typo.py", DOUBLE_INTEGRATOR.replace('prob.final({x: distance, v: 0.0})', 'prob.final({"mass.xx": distance})'))
+    code, _, err = run(capsys, "solve", path)
+    assert code == 2
+    assert "mass.xx" in err and "Did you mean `mass.x`?" in err
+
+
+def test_not_converged_exits_1_and_still_writes(tmp_path, capsys):
+    path = write(tmp_path, "pend.py", PENDULUM)
+    code, out, err = run(capsys, "solve", path, "--ipopt", "max_iter=1", "--out", tmp_path, "--plot")
+    assert code == 1, err
+    assert "max-iterations" in out
+    traj = cl.Trajectory.read(tmp_path / "pend.csv")
+    assert traj.metadata["status"] == "max-iterations" and traj.metadata["success"] is False
+    assert (tmp_path / "pend.png").is_file()
+
+
+def test_scheme_nonsense_lists_known_names(tmp_path, script, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run(capsys, "solve", script, "--scheme", "nonsense")
+    assert code == 2
+    for name in ("trapezoidal", "hermite-simpson", "radau-3"):
+        assert name in err
+    assert not (tmp_path / "results").exists()  # no empty output folder left by a refused solve
+
+
+@pytest.mark.parametrize("argv", [
+    [],
+    ["frobnicate"],
+    ["solve"],
+    ["solve", "x.py", "--intervals", "ten"],
+    ["solve", "x.py", "--no-such-flag"],
+    ["plot"],
+])
+def test_usage_errors_exit_2(argv, capsys):
+    assert cli.main(argv) == 2
+    assert capsys.readouterr().err
+
+
+@pytest.mark.parametrize("flag, item", [("--set", "distance"), ("--ipopt", "max_iter"), ("--set", "1x=2"), ("--ipopt", "=3")])
+def test_assignment_without_name_or_value_exits_2(script, capsys, flag, item):
+    code, _, err = run(capsys, "solve", script, flag, item)
+    assert code == 2
+    assert "NAME=VALUE" in err
+
+
+def test_guess_file_that_does_not_exist_exits_2(tmp_path, script, capsys):
+    code, _, err = run(capsys, "solve", script, "--guess", tmp_path / "prev.csv", "--out", tmp_path)
+    assert code == 2
+    assert "prev.csv" in err
+
+
+def test_guess_from_previous_solution(tmp_path, script, capsys):
+    assert run(capsys, "solve", script, "--out", tmp_path / "a")[0] == 0
+    code, _, err = run(capsys, "solve", script, "--guess", tmp_path / "a" / "di.csv", "--out", tmp_path / "b")
+    assert code == 0, err
+    assert cl.Trajectory.read(tmp_path / "b" / "di.csv").metadata["objective"] == pytest.approx(12.0, rel=1e-6)
+
+
+def test_help_exits_0(capsys):
+    assert cli.main(["solve", "--help"]) == 0
+    assert "--set" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("text, value", [
+    ("2", 2), ("2.5", 2.5), ("-1e3", -1000.0), ("True", True), ("'abc'", "abc"), ("abc", "abc"),
+    ("(1, 2)", (1, 2)), ("[0.5, 1]", [0.5, 1]), ("inf", math.inf), ("hermite-simpson", "hermite-simpson"),
+])
+def test_values_are_python_literals_else_strings(text, value):
+    assert cli._parse_assignments([f"k={text}"], "--set") == {"k": value}
+
+
+# -- info ---------------------------------------------------------------------------------------
+def test_info_prints_variables_and_sizes(script, capsys):
+    code, out, err = run(capsys, "info", script)
+    assert code == 0, err
+    for name in ("mass.x", "mass.v", "mass.u"):
+        assert name in out
+    # Hermite–Simpson, 10 intervals: 21 grid points × (2 states + 1 control) = 63 variables;
+    # 2 defects (Hermite, Simpson) × 2 states × 10 intervals = 40 constraints.
+    assert "63 variables" in out and "40 constraints" in out
+
+
+def test_info_with_flags_and_constraints(tmp_path, capsys):
+    text = DOUBLE_INTEGRATOR.replace("    return prob", "    prob.path(v, upper=2.0, name='speed')\n    return prob")
+    path = write(tmp_path, "dip.py", text)
+    code, out, err = run(capsys, "info", path, "--intervals", 4, "--scheme", "trapezoidal")
+    assert code == 0, err
+    # trapezoidal, 4 intervals: 5 points × 3 = 15 variables; 4 × 2 defects + 5 path rows = 13 constraints
+    assert "15 variables" in out and "13 constraints" in out
+    assert "speed" in out
+
+
+def test_info_lists_residual_labels(tmp_path, capsys):
+    text = DOUBLE_INTEGRATOR.replace("c.derivative(v, u)", "c.residual(v, c.dot(v) - u)")
+    code, out, err = run(capsys, "info", write(tmp_path, "imp.py", text))
+    assert code == 0, err
+    assert "residual:mass.v" in out
+
+
+def test_info_refuses_unknown_set_name(script, capsys):
+    code, _, err = run(capsys, "info", script, "--set", "distanse=3")
+    assert code == 2
+    assert "Did you mean `distance`?" in err
+
+
+# -- plot ---------------------------------------------------------------------------------------
+def test_plot_overlays_two_csv_files(tmp_path, script, capsys):
+    assert run(capsys, "solve", script, "--out", tmp_path / "a")[0] == 0
+    assert run(capsys, "solve", script, "--set", "distance=2", "--out", tmp_path / "b")[0] == 0
+    png = tmp_path / "both.png"
+    code, out, err = run(capsys, "plot", tmp_path / "a" / "di.csv", tmp_path / "b" / "di.csv", "--out", png)
+    assert code == 0, err
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_plot_default_output_beside_the_file(tmp_path, script, capsys):
+    assert run(capsys, "solve", script, "--out", tmp_path)[0] == 0
+    code, _, err = run(capsys, "plot", tmp_path / "di.csv")
+    assert code == 0, err
+    assert (tmp_path / "di.png").is_file()
+
+
+def test_plot_missing_file_exits_2(tmp_path, capsys):
+    code, _, err = run(capsys, "plot", tmp_path / "gone.csv")
+    assert code == 2
+    assert "gone.csv" in err
+
+
+def test_file_labels_disambiguate_equal_stems():
+    assert cli._file_labels(["a/x.csv", "b/y.csv"]) == ["x", "y"]
+    assert cli._file_labels(["a/x.csv", "b/x.csv"]) == ["a/x", "b/x"]
+
+
+# -- python -m colloc -----------------------------------------------------------------------------
+def test_python_dash_m_runs_the_cli(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "colloc", "solve", str(tmp_path / "missing.py")], capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert "missing.py" in proc.stderr and "Traceback" not in proc.stderr
