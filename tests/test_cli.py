@@ -304,3 +304,21 @@ def test_python_dash_m_runs_the_cli(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "colloc", "solve", str(tmp_path / "missing.py")], capture_output=True, text=True)
     assert proc.returncode == 2
     assert "missing.py" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_readme_cartpole_command_reaches_the_continuous_optimum(tmp_path, capsys):
+    """`colloc solve problems/cartpole.py --intervals 100 --plot` (README); C1, PROBLEMS.md:
+    continuous optimum 58.807667 [COMPUTED], asserted to 1e-3 relative as the issue asks."""
+    from pathlib import Path
+
+    import colloc as cl
+    from colloc import cli
+
+    script = Path(__file__).resolve().parents[1] / "problems" / "cartpole.py"
+    code = cli.main(["solve", str(script), "--intervals", "100", "--plot", "--out", str(tmp_path)])
+    assert code == 0
+    traj = cl.Trajectory.read(tmp_path / "cartpole.csv")
+    assert traj.metadata["objective"] == pytest.approx(58.807667, rel=1e-3)
+    assert traj.metadata["intervals"] == 100
+    assert (tmp_path / "cartpole.png").stat().st_size > 0
+    assert "58.80" in capsys.readouterr().out
