@@ -72,8 +72,9 @@ def solve(problem: Problem, scheme="hermite-simpson", intervals=None, mesh=None,
         Expand the NLP to CasADi SX before solving (faster iterations).
     progress : bool or callable, optional
         ``True`` prints one compact line per IPOPT iteration (iteration,
-        objective, largest constraint violation, step); a callable receives a
-        dict with those keys instead.
+        objective, primal infeasibility = largest constraint violation, dual
+        infeasibility = largest entry of the Lagrangian gradient, step = largest
+        change of a variable); a callable receives a dict with those keys.
     checkpoint : (path, every), optional
         Write the current iterate as a Trajectory to ``path`` every ``every``
         iterations (atomically).
@@ -231,7 +232,18 @@ class _Monitor(ca.Callback):
             checkpoint = (os.fspath(path), every)
         self.checkpoint = checkpoint
         self.iteration, self.previous, self.interrupted = 0, None, False
+        self._nlp, self._grad = nlp, None
         self.construct("colloc_monitor", {})
+
+    def _dual_infeasibility(self, w, lam_g, lam_x):
+        """max |∇f + Jᵀλ_g + λ_x| at the iterate (unscaled; IPOPT's own figure is scaled)."""
+        if self._grad is None:
+            nlp = self._nlp
+            lg = ca.MX.sym("lam_g", self.ng)
+            lag = nlp.f + (ca.dot(lg, nlp.g) if self.ng else 0)
+            self._grad = ca.Function("grad_lag", [nlp.w, lg], [ca.gradient(lag, nlp.w)]).expand()
+        grad = np.asarray(self._grad(w, lam_g)).ravel() + lam_x
+        return float(np.abs(grad).max(initial=0.0))
 
     def get_n_in(self):
         return ca.nlpsol_n_out()
@@ -261,10 +273,12 @@ class _Monitor(ca.Callback):
         viol = float(np.max(np.maximum(np.maximum(self.lower - g, g - self.upper), 0.0), initial=0.0))
         step = float(np.abs(w - self.previous).max()) if self.previous is not None and w.size else 0.0
         info = dict(iteration=self.iteration, objective=float(arg[1]), violation=viol, step=step)
+        if self.progress:
+            info["dual"] = self._dual_infeasibility(w, np.asarray(arg[4]).ravel(), np.asarray(arg[3]).ravel())
         if self.progress is True:
             if self.iteration == 0:
-                print(f"{'iter':>5} {'objective':>16} {'violation':>10} {'step':>10}", flush=True)
-            print(f"{self.iteration:5d} {info['objective']:16.9g} {viol:10.2e} {step:10.2e}", flush=True)
+                print(f"{'iter':>5} {'objective':>16} {'primal':>9} {'dual':>9} {'step':>9}", flush=True)
+            print(f"{self.iteration:5d} {info['objective']:16.9g} {viol:9.2e} {info['dual']:9.2e} {step:9.2e}", flush=True)
         elif callable(self.progress):
             self.progress(info)
         if self.checkpoint and self.iteration and self.iteration % self.checkpoint[1] == 0:

@@ -140,7 +140,9 @@ def test_progress_lines(capsys):
     p, _ = double_integrator()
     cl.solve(p, intervals=5, progress=True)
     out = capsys.readouterr().out.splitlines()
-    assert out[0].split() == ["iter", "objective", "violation", "step"]
+    assert out[0].split() == ["iter", "objective", "primal", "dual", "step"]
+    last = out[-1].split()
+    assert float(last[2]) < 1e-8 and float(last[3]) < 1e-6  # converged: both infeasibilities small
     assert len(out) >= 3
 
 
