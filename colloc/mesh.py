@@ -18,7 +18,10 @@ def make_mesh(intervals=None, mesh=None) -> np.ndarray:
         ``intervals`` if both are given.
     """
     if mesh is not None:
-        m = np.asarray(mesh, dtype=float).ravel()
+        try:
+            m = np.asarray(mesh, dtype=float).ravel()
+        except (TypeError, ValueError):
+            raise OptionError(f"A mesh must be a sequence of numbers from 0 to 1; got {mesh!r}.") from None
         if m.size < 2:
             raise OptionError(f"A mesh needs at least two points (0 and 1); got {m.size}.")
         if not np.isfinite(m).all():

@@ -56,19 +56,22 @@ class KinematicConstraint:
     or ``"acceleration"`` (α(q, v, a, t) = 0).  ``position`` holds φ (holonomic
     only), ``velocity`` φ̇ or ψ (not for acceleration-only), ``acceleration``
     φ̈, ψ̇ or α written with derivative symbols (``Component.dot``).  One
-    multiplier per underived row.
+    multiplier per underived row.  A holonomic constraint the kinematics keep
+    by themselves (a position-level invariant, e.g. a quaternion's unit norm)
+    has ``velocity`` and ``acceleration`` None and no multiplier.
     """
 
     name: str
     kind: str
     position: ca.SX | None
     velocity: ca.SX | None
-    acceleration: ca.SX
+    acceleration: ca.SX | None
     multipliers: list = field(default_factory=list)
 
     @property
     def num_rows(self) -> int:
-        return int(self.acceleration.numel())
+        """Rows per level; a position-level invariant (``acceleration`` None) counts its φ rows."""
+        return int((self.acceleration if self.acceleration is not None else self.position).numel())
 
 
 def _check_name(name, what):
@@ -88,6 +91,8 @@ def _check_bounds(bounds, what):
         raise ModelError(f"Bounds of `{what}` contain NaN: {bounds!r}.")
     if lo > hi:
         raise ModelError(f"Lower bound {lo} of `{what}` is greater than its upper bound {hi}.")
+    if lo == math.inf or hi == -math.inf:
+        raise ModelError(f"Bounds of `{what}` leave no finite value: ({lo}, {hi}).")
     return (lo, hi)
 
 

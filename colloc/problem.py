@@ -40,7 +40,10 @@ class CostTerm:
 
 
 def _finite_or_inf(value, what):
-    v = float(value)
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ProblemError(f"{what} must be a number; got {value!r}.") from None
     if math.isnan(v):
         raise ProblemError(f"{what} is NaN.")
     return v
@@ -60,6 +63,8 @@ def _range(value, what):
             raise ProblemError(f"{what} is infinite; give a finite value or a (lower, upper) range.")
     if lo > hi:
         raise ProblemError(f"{what}: lower value {lo} is greater than upper value {hi}.")
+    if lo == math.inf or hi == -math.inf:
+        raise ProblemError(f"{what}: the range ({lo}, {hi}) holds no finite value.")
     return lo, hi
 
 
