@@ -227,3 +227,35 @@ def test_unknown_ipopt_option_is_an_option_error():
     p, *_ = ok_problem()
     with pytest.raises(cl.OptionError, match="Unknown IPOPT option `bogus_opt`"):
         cl.solve(p, ipopt={"bogus_opt": 3})
+
+
+def test_guess_file_with_foreign_columns_is_refused(tmp_path):
+    p, c, x, v, u = ok_problem()
+    traj = cl.Trajectory([0.0, 1.0], {"cart.xx": [0.0, 1.0]}, {"cart.xx": "state"}, {}, {"problem": "other"})
+    path = traj.write(tmp_path / "g.csv")
+    with pytest.raises(cl.FileFormatError, match="Guess column `cart.xx` .* Did you mean `cart.x`"):
+        cl.solve(p, guess=str(path))
+
+
+def test_missing_guess_file_is_refused(tmp_path):
+    p, *_ = ok_problem()
+    with pytest.raises(cl.FileFormatError, match="does not exist"):
+        cl.solve(p, guess=str(tmp_path / "none.csv"))
+
+
+def test_guess_of_wrong_type_is_refused():
+    p, *_ = ok_problem()
+    with pytest.raises(cl.OptionError, match="`guess` must be a Trajectory"):
+        cl.solve(p, guess=42)
+
+
+def test_posa_with_other_scheme_cannot_be_placed():
+    import casadi as ca
+
+    b = cl.Multibody("pend", coordinates=["x", "y"])
+    x, y = b.coordinates
+    b.kinetic_energy = 0.5 * ca.sumsqr(ca.vertcat(*b.speeds))
+    b.holonomic("rod", x**2 + y**2 - 1)
+    p = cl.Problem([b], tf=1.0)
+    with pytest.raises(cl.OptionError, match="posa2016.*hermite-simpson"):
+        cl.solve(p, scheme="trapezoidal", constraint_method="posa2016")

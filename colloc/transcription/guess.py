@@ -61,6 +61,8 @@ def initial_guess(problem, layout, tau, guess, mesh_idx):
     times = t0 + tau * (tf - t0)
     if "tf" in layout:
         layout["tf"].guess[:] = tf
+    if guess is not None:
+        _check_columns(problem, guess)
     sampled = guess.sample(times) if guess is not None else {}
     for block in ("x", "u", "lam"):
         b = layout[block]
@@ -91,3 +93,18 @@ def initial_guess(problem, layout, tau, guess, mesh_idx):
             xi = x.guess[x.row_names.index(state)]
             vals = np.gradient(xi, times) if times.size > 1 else np.zeros(1)
         z.guess[i] = np.clip(vals, z.lower[i], z.upper[i])
+
+
+def _check_columns(problem, guess):
+    """A warm start must describe this problem: every column must name one of its variables."""
+    from ..errors import FileFormatError, did_you_mean
+
+    known = {v.name for v in problem.model.variables}
+    known |= {s.name + ".dot" for s in problem.model.states}
+    for name in guess.names:
+        if name not in known:
+            source = guess.metadata.get("problem", "the guess")
+            raise FileFormatError(f"Guess column `{name}` (from `{source}`) is not a variable of problem `{problem.name}`.{did_you_mean(name, known)}")
+    for name in guess.parameters:
+        if name not in known:
+            raise FileFormatError(f"Guess parameter `{name}` is not a parameter of problem `{problem.name}`.{did_you_mean(name, known)}")
