@@ -18,3 +18,8 @@ from .solve import solve  # noqa: E402
 from .trajectory import SolveResult, Status, Trajectory  # noqa: E402
 
 __all__ += ["make_mesh", "SCHEMES", "get_scheme", "solve", "SolveResult", "Status", "Trajectory"]
+
+from .refine import solve_adaptive  # noqa: E402
+from .verify import simulate_controls, verify  # noqa: E402
+
+__all__ += ["solve_adaptive", "simulate_controls", "verify"]

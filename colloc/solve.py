@@ -50,7 +50,7 @@ def _as_guess(guess):
 
 
 def solve(problem: Problem, scheme="hermite-simpson", intervals=None, mesh=None, guess=None, ipopt=None,
-          verbose=False, expand=True, progress=None, checkpoint=None, **options) -> SolveResult:
+          verbose=False, expand=True, progress=None, checkpoint=None, refine=None, **options) -> SolveResult:
     """Solve ``problem`` by direct collocation with IPOPT.
 
     Parameters
@@ -75,6 +75,11 @@ def solve(problem: Problem, scheme="hermite-simpson", intervals=None, mesh=None,
         objective, primal infeasibility = largest constraint violation, dual
         infeasibility = largest entry of the Lagrangian gradient, step = largest
         change of a variable); a callable receives a dict with those keys.
+    refine : dict, optional
+        Adaptive mesh refinement (:func:`colloc.refine.solve_adaptive`):
+        ``tolerance`` (relative local error, default 1e-6), ``max_iterations``,
+        ``max_intervals``, ``max_pieces``.  The result then records every
+        mesh iteration in ``result.refinement``.
     checkpoint : (path, every), optional
         Write the current iterate as a Trajectory to ``path`` every ``every``
         iterations (atomically).
@@ -94,6 +99,18 @@ def solve(problem: Problem, scheme="hermite-simpson", intervals=None, mesh=None,
     """
     if not isinstance(problem, Problem):
         raise ProblemError(f"solve() takes a colloc.Problem; got {type(problem).__name__}.")
+    if refine is not None:
+        from .refine import solve_adaptive
+
+        if not isinstance(refine, dict):
+            raise OptionError(f"`refine` must be a dict such as {{'tolerance': 1e-6}}; got {type(refine).__name__}.")
+        allowed = ("tolerance", "max_iterations", "max_intervals", "max_pieces")
+        for key in refine:
+            if key not in allowed:
+                raise OptionError(f"Unknown refinement option `{key}`.{_suggest(key, allowed)} Known: {', '.join(allowed)}.")
+        return solve_adaptive(problem, scheme, 50 if intervals is None and mesh is None else intervals, mesh=mesh, guess=guess,
+                              ipopt=ipopt, verbose=verbose, expand=expand, progress=progress, checkpoint=checkpoint,
+                              **options, **refine)
     problem.validate()
     sch = get_scheme(scheme)
     mesh_points = make_mesh(intervals, mesh)
@@ -157,6 +174,12 @@ def _result(problem, nlp, scheme, sol, stats, build_seconds, solve_seconds, opts
     size = dict(variables=int(nlp.layout.size), constraints=int(nlp.rows.size))
     return SolveResult(traj, success, status, message, objective, terms, int(stats.get("iter_count", 0)),
                        build_seconds, solve_seconds, violations, worst, slacks, warnings, dict(stats), size)
+
+
+def _suggest(name, choices):
+    from .errors import did_you_mean
+
+    return did_you_mean(name, choices)
 
 
 def _ipopt_option_error(text, given):

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .errors import FileFormatError, did_you_mean
+from .interpolant import collocation_nodes
 from .schemes import get_scheme
 
 KINDS = ("state", "control", "multiplier", "derivative", "slack")
@@ -114,11 +115,12 @@ class Trajectory:
         s = np.where(h > 0, (times - mesh_t[i]) / np.where(h > 0, h, 1.0), 0.0)
         out = {}
         states = [n for n in self.of_kind("state") if f"{n}.dot" in self._columns]
+        cols = collocation_nodes(scheme)  # controls: the polynomial through the collocation nodes
+        basis = np.stack([_lagrange_at(scheme.nodes[cols], j, s) for j in range(cols.size)])
         for name, col in self._columns.items():
             if name in states:
                 continue
-            nodes = np.stack([col[i * m + j] for j in range(m + 1)])  # (nodes, len(times))
-            basis = np.stack([_lagrange_at(scheme.nodes, j, s) for j in range(m + 1)])
+            nodes = np.stack([col[i * m + j] for j in cols])  # (nodes, len(times))
             out[name] = (nodes * basis).sum(axis=0)
         for name in states:
             x, f = self._columns[name], self._columns[f"{name}.dot"]
@@ -332,6 +334,8 @@ class SolveResult:
     warnings: list = field(default_factory=list)
     stats: dict = field(default_factory=dict, repr=False)
     nlp_size: dict = field(default_factory=dict)
+    refinement: list | None = None  # one record per mesh iteration when solved with refine=
+    interval_errors: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def max_violation(self) -> float:
