@@ -23,3 +23,7 @@ from .refine import solve_adaptive  # noqa: E402
 from .verify import simulate_controls, verify  # noqa: E402
 
 __all__ += ["solve_adaptive", "simulate_controls", "verify"]
+
+from . import plot  # noqa: E402  (matplotlib loads only when a figure is made)
+
+__all__ += ["plot"]

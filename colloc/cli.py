@@ -3,34 +3,33 @@
 ::
 
     colloc solve PROBLEM.py [--set k=v ...] [--scheme S] [--intervals N] [--guess FILE]
-                 [--out DIR] [--plot] [--verbose] [--ipopt key=value ...]
-    colloc plot FILE... [--out PNG]
+                 [--out DIR] [--plot] [--animate] [--quiet | --verbose] [--ipopt key=value ...]
+    colloc plot FILE... [--out PNG] [--violations [--by-kind] | --refinement]
     colloc info PROBLEM.py [--set k=v ...] [--scheme S] [--intervals N]
+    colloc sweep PROBLEM.py --set k=START:STOP:COUNT [--set ...] [--workers N | --scheduler ADDRESS]
+                 [--continuation] [--out DIR] [--scheme S] [--intervals N] [--ipopt key=value ...] [--quiet]
 
 A problem script exposes ``build(**params) -> Problem`` and may give solve
 defaults in a module-level ``SOLVE = dict(scheme=..., intervals=..., ...)``;
 command-line flags override them.  Exit codes: 0 solved, 1 the solver did not
-converge (files are still written), 2 usage or problem error (one line on
-stderr, no traceback).
+converge (files are still written; for a sweep: some point did not), 2 usage
+or problem error (one line on stderr, no traceback).
 """
 from __future__ import annotations
 
 import argparse
-import ast
-import importlib.util
 import inspect
+import math
 import os
-import re
 import sys
-import traceback
 from pathlib import Path
 
 from . import __version__
-from .errors import CollocError, OptionError, ProblemError, did_you_mean
+from .errors import CollocError, OptionError
 from .mesh import make_mesh
-from .plot import plot_trajectory, save_figure
-from .problem import Problem
+from .plot import animate, model_points, plot_refinement, plot_trajectory, plot_violations, save_figure
 from .schemes import SCHEMES, get_scheme
+from .script import literal, load_problem, parse_assignments, solve_defaults, split_assignments
 from .solve import solve
 from .trajectory import Trajectory
 from .transcription import make_options, transcribe
@@ -48,7 +47,7 @@ def main(argv=None) -> int:
         return e.code if isinstance(e.code, int) else (EXIT_SOLVED if e.code is None else EXIT_ERROR)
     if args.command is None:
         parser.print_usage(sys.stderr)
-        print("colloc: error: give a command: solve, plot or info.", file=sys.stderr)
+        print("colloc: error: give a command: solve, plot, info or sweep.", file=sys.stderr)
         return EXIT_ERROR
     try:
         return args.run(args)
@@ -69,45 +68,78 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     p = sub.add_parser("solve", help="solve a problem script and write its trajectory",
-                       description="Solve PROBLEM.py (a script with build(**params) -> Problem); write OUT/NAME.csv (and OUT/NAME.png with --plot).")
+                       description="Solve PROBLEM.py (a script with build(**params) -> Problem); write OUT/NAME.csv "
+                                   "(and OUT/NAME.png with --plot, OUT/NAME.gif with --animate). One line per IPOPT "
+                                   "iteration is printed unless --quiet.")
     _problem_arguments(p)
-    p.add_argument("--guess", metavar="FILE", help="warm start from a trajectory file (.csv or .npz)")
+    p.add_argument("--guess", metavar="FILE", help="warm start from a trajectory file (.csv, .sto or .npz)")
     p.add_argument("--out", metavar="DIR", default="results", help="output folder (default: results/)")
     p.add_argument("--plot", action="store_true", help="also write OUT/NAME.png")
-    p.add_argument("--verbose", action="store_true", help="print IPOPT's log")
-    p.add_argument("--ipopt", metavar="KEY=VALUE", action="append", default=[], help="IPOPT option, e.g. max_iter=500 (repeatable)")
+    p.add_argument("--animate", action="store_true", help="also write OUT/NAME.gif, an animation of the points of the model's Multibody components")
+    loud = p.add_mutually_exclusive_group()
+    loud.add_argument("--quiet", action="store_true", help="no per-iteration progress lines")
+    loud.add_argument("--verbose", action="store_true", help="print IPOPT's full log instead of the progress lines")
+    _ipopt_argument(p)
     p.set_defaults(run=_run_solve)
 
     p = sub.add_parser("plot", help="overlay trajectory files in one figure",
-                       description="Plot one or more trajectory files (.csv or .npz), one subplot per variable, legend by file name.")
+                       description="Plot one or more trajectory files (.csv, .sto or .npz), one subplot per variable, legend by file name; "
+                                   "or the constraint violations or the mesh-refinement history the files record.")
     p.add_argument("files", nargs="+", metavar="FILE", help="trajectory files")
-    p.add_argument("--out", metavar="PNG", help="figure file (default: FILE.png for one file, overlay.png beside the first for several)")
+    p.add_argument("--out", metavar="PNG", help="figure file (default: FILE.png for one file, overlay.png beside the first for several; "
+                                                 "with _violations or _refinement before the suffix for those plots)")
+    what = p.add_mutually_exclusive_group()
+    what.add_argument("--violations", action="store_true", help="bars of the largest violation per constraint label, as recorded by colloc solve/sweep")
+    what.add_argument("--refinement", action="store_true", help="convergence of mesh refinement (error, intervals, iterations, seconds per mesh)")
+    p.add_argument("--by-kind", action="store_true", help="with --violations: one bar per constraint kind instead of per label")
     p.set_defaults(run=_run_plot)
 
     p = sub.add_parser("info", help="show a problem's variables, constraints and NLP size",
                        description="Print the variables, residual labels, constraints and NLP size of PROBLEM.py without solving it.")
     _problem_arguments(p)
     p.set_defaults(run=_run_info)
+
+    p = sub.add_parser("sweep", help="solve a problem script over a grid of parameters on Dask",
+                       description="Solve PROBLEM.py at every point of a parameter grid, one Dask task per solve; write OUT/NAME_<i>.csv "
+                                   "per point and the summary OUT/NAME_sweep.csv. Needs Dask: python -m pip install \"colloc[sweep]\".")
+    _problem_arguments(p, set_help="NAME=START:STOP:COUNT sweeps COUNT evenly spaced values (several ranges form a grid); "
+                                   "NAME=VALUE holds a build() argument fixed (repeatable)")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--workers", metavar="N", type=int, help="worker processes of the local Dask cluster (default: 2)")
+    where.add_argument("--scheduler", metavar="ADDRESS", help="address of a running Dask scheduler, e.g. tcp://127.0.0.1:8786")
+    p.add_argument("--continuation", action="store_true", help="solve the points in sequence, each warm-started from the previous one")
+    p.add_argument("--out", metavar="DIR", default="results", help="output folder (default: results/)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    _ipopt_argument(p)
+    p.set_defaults(run=_run_sweep)
     return parser
 
 
-def _problem_arguments(p):
+def _problem_arguments(p, set_help="keyword argument of build(), parsed as a Python literal (repeatable)"):
     p.add_argument("problem", metavar="PROBLEM.py", help="problem script defining build(**params)")
-    p.add_argument("--set", metavar="NAME=VALUE", action="append", default=[], dest="params",
-                   help="keyword argument of build(), parsed as a Python literal (repeatable)")
+    p.add_argument("--set", metavar="NAME=VALUE", action="append", default=[], dest="params", help=set_help)
     p.add_argument("--scheme", metavar="S", help=f"collocation scheme: {', '.join(SCHEMES)}, radau-1..9 (default: SOLVE or {DEFAULT_SCHEME})")
     p.add_argument("--intervals", metavar="N", type=int, help=f"number of mesh intervals (default: SOLVE or {DEFAULT_INTERVALS})")
 
 
+def _ipopt_argument(p):
+    p.add_argument("--ipopt", metavar="KEY=VALUE", action="append", default=[], help="IPOPT option, e.g. max_iter=500 (repeatable)")
+
+
 # -- commands ---------------------------------------------------------------------------------
 def _run_solve(args) -> int:
-    module, problem = _load_problem(args.problem, args.params)
+    params = parse_assignments(args.params, "--set")
+    module, problem = load_problem(args.problem, params)
     kwargs = _solve_arguments(module, args)
     kwargs["ipopt"] = _ipopt_options(kwargs.get("ipopt"), args.ipopt)
     if args.guess:
         kwargs["guess"] = args.guess
     if args.verbose:
         kwargs["verbose"] = True
+    elif not args.quiet:
+        kwargs["progress"] = True
+    if args.animate:
+        model_points(problem)  # no points: say so before the solve, not after
     created = not os.path.isdir(args.out)
     out = _output_folder(args.out)  # before the solve: a bad --out should not cost a long solve
     try:
@@ -118,15 +150,20 @@ def _run_solve(args) -> int:
         raise
     print(result.summary())
     name = Path(args.problem).stem
-    print(f"wrote {result.trajectory.write(out / f'{name}.csv')}")
+    traj = result.trajectory
+    traj.metadata["params"] = {k: list(v) if isinstance(v, tuple) else v for k, v in params.items()}
+    traj.metadata["violations"] = dict(result.violations)  # for `colloc plot --violations`
+    print(f"wrote {traj.write(out / f'{name}.csv')}")
     if args.plot:
-        fig = plot_trajectory(result.trajectory, bounds=problem.bounds)
+        fig = plot_trajectory(traj, bounds=problem.bounds)
         print(f"wrote {save_figure(fig, out / f'{name}.png', close=True)}")
+    if args.animate:
+        print(f"wrote {animate(traj, problem, out / f'{name}.gif')}")
     return EXIT_SOLVED if result.success else EXIT_NOT_CONVERGED
 
 
 def _run_info(args) -> int:
-    module, problem = _load_problem(args.problem, args.params)
+    module, problem = load_problem(args.problem, parse_assignments(args.params, "--set"))
     kwargs = _solve_arguments(module, args)
     solve_names = {n for n, p in inspect.signature(solve).parameters.items() if p.kind is not p.VAR_KEYWORD}
     options = make_options(**{k: v for k, v in kwargs.items() if k not in solve_names})
@@ -156,21 +193,83 @@ def _run_info(args) -> int:
 
 
 def _run_plot(args) -> int:
+    if args.by_kind and not args.violations:
+        raise OptionError("--by-kind goes with --violations.")
     trajs = [Trajectory.read(f) for f in args.files]
-    out = args.out or _default_figure_path(args.files)
     labels = _file_labels(args.files) if len(args.files) > 1 else None
-    fig = plot_trajectory(trajs, labels=labels)
+    if args.violations:
+        for f, t in zip(args.files, trajs):
+            if "violations" not in t.metadata:
+                raise OptionError(f"`{f}` records no constraint violations; files written by `colloc solve` or `colloc sweep` do.")
+        fig, suffix = plot_violations(trajs, labels=labels, by="kind" if args.by_kind else "label"), "_violations"
+    elif args.refinement:
+        for f, t in zip(args.files, trajs):
+            if "refinement" not in t.metadata:
+                raise OptionError(f"`{f}` records no mesh refinement (metadata `refinement`); solve with mesh refinement to get one.")
+        fig, suffix = plot_refinement(trajs, labels=labels), "_refinement"
+    else:
+        fig, suffix = plot_trajectory(trajs, labels=labels), ""
+    out = args.out or _default_figure_path(args.files, suffix)
     print(f"wrote {save_figure(fig, out, close=True)}")
     return EXIT_SOLVED
+
+
+def _run_sweep(args) -> int:
+    from . import sweep as sweeping
+
+    grid, fixed = {}, {}
+    for key, text in split_assignments(args.params, "--set"):
+        values = sweeping.parse_range(text)
+        if values is None:
+            fixed[key] = literal(text)
+        else:
+            grid[key] = values
+    if not grid:
+        raise OptionError("colloc sweep needs at least one range: --set NAME=START:STOP:COUNT (e.g. --set distance=1:2:3).")
+    options = {}
+    if args.scheme is not None:
+        options["scheme"] = args.scheme
+    if args.intervals is not None:
+        options["intervals"] = args.intervals
+        options["mesh"] = None  # an explicit --intervals replaces the script's mesh
+    if args.ipopt:
+        options["ipopt"] = parse_assignments(args.ipopt, "--ipopt")  # sweep() merges them into SOLVE's
+    rows = sweeping.sweep(args.problem, grid, fixed, workers=args.workers, scheduler=args.scheduler,
+                          continuation=args.continuation, out=args.out, options=options, progress=not args.quiet)
+    print(_table(rows, list(grid)))
+    name = Path(args.problem).stem
+    print(f"wrote {len(rows)} trajectories and {Path(args.out) / f'{name}_sweep.csv'}")
+    return EXIT_SOLVED if all(r["success"] for r in rows) else EXIT_NOT_CONVERGED
+
+
+def _table(rows, swept):
+    """The summary rows as aligned text: index, swept parameters, status, objective, iterations, seconds."""
+    columns = ["index"] + [k for k in rows[0] if k in swept or k.removeprefix("set:") in swept] + ["status", "objective", "iterations", "seconds"]
+
+    def cell(v, column):
+        if isinstance(v, float):
+            return "nan" if math.isnan(v) else f"{v:.3f}" if column == "seconds" else f"{v:.10g}"
+        return str(v)
+
+    cells = [[cell(r[c], c) for c in columns] for r in rows]
+    widths = [max(len(c), *(len(line[i]) for line in cells)) for i, c in enumerate(columns)]
+    lines = ["  ".join(c.rjust(w) for c, w in zip(columns, widths))]
+    lines += ["  ".join(v.rjust(w) for v, w in zip(line, widths)) for line in cells]
+    for r in rows:
+        if r["status"] == "error":
+            lines.append(f"point {r['index']}: {r['message']}")
+    return "\n".join(lines)
 
 
 def _listing(title, items, empty):
     return f"{title}: {', '.join(items) if items else empty}"
 
 
-def _default_figure_path(files):
+def _default_figure_path(files, suffix=""):
     first = Path(files[0])
-    return first.with_suffix(".png") if len(files) == 1 else first.parent / "overlay.png"
+    if len(files) == 1:
+        return first.with_name(first.stem + suffix + ".png")
+    return first.parent / f"{(suffix.lstrip('_') or 'overlay')}.png"
 
 
 def _file_labels(files):
@@ -180,100 +279,10 @@ def _file_labels(files):
     return [str(Path(f).with_suffix("")) for f in files]  # same stem in several folders
 
 
-# -- problem scripts --------------------------------------------------------------------------
-def _load_problem(path, assignments):
-    """Import the script at ``path``, check ``--set`` names against ``build`` and call it."""
-    module = _import_script(path)
-    build = getattr(module, "build", None)
-    if not callable(build):
-        raise ProblemError(f"Problem script `{path}` defines no `build` function; a problem script exposes `build(**params) -> Problem`.")
-    params = _parse_assignments(assignments, "--set")
-    _check_parameters(build, params, path)
-    try:
-        problem = build(**params)
-    except CollocError:
-        raise
-    except (ValueError, TypeError) as e:
-        raise ProblemError(f"`build` in `{path}`{_script_line(e, path)} raised {type(e).__name__}: {e}") from None
-    if not isinstance(problem, Problem):
-        raise ProblemError(f"`build` in `{path}` returned {type(problem).__name__}, not a colloc.Problem.")
-    return module, problem
-
-
-def _import_script(path):
-    file = Path(path)
-    if not file.is_file():
-        raise ProblemError(f"Problem script `{path}` does not exist." if not file.exists() else f"Problem script `{path}` is not a file.")
-    name = "colloc_script_" + re.sub(r"\W", "_", file.stem)
-    spec = importlib.util.spec_from_file_location(name, file)
-    if spec is None or spec.loader is None:
-        raise ProblemError(f"Problem script `{path}` cannot be imported; give a Python file ending in .py.")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses and pickling look the module up by name
-    try:
-        spec.loader.exec_module(module)
-    except SyntaxError as e:
-        sys.modules.pop(name, None)
-        where = "" if e.filename and Path(e.filename).resolve() == file.resolve() else f" (in `{e.filename}`)"
-        raise ProblemError(f"Problem script `{path}` has a syntax error at line {e.lineno}{where}: {e.msg}.") from None
-    return module
-
-
-def _script_line(error, path):
-    """`` (line N)``: the deepest line of the script in the error's traceback, or ``""``."""
-    target, line = Path(path).resolve(), ""
-    for frame, lineno in traceback.walk_tb(error.__traceback__):
-        if Path(frame.f_code.co_filename).resolve() == target:
-            line = f" (line {lineno})"
-    return line
-
-
-def _check_parameters(build, params, path):
-    signature = inspect.signature(build)
-    accepted = signature.parameters.values()
-    if not any(p.kind is p.VAR_KEYWORD for p in accepted):
-        valid = [p.name for p in accepted if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
-        for name in params:
-            if name not in valid:
-                hint = did_you_mean(name, valid) or (f" Its parameters are: {', '.join(valid)}." if valid else " It takes no parameters.")
-                raise OptionError(f"Unknown --set name `{name}`: `build` in `{path}` has no such parameter.{hint}")
-    try:
-        signature.bind(**params)
-    except TypeError as e:
-        raise OptionError(f"`build` in `{path}` cannot be called with the --set values ({e}); give required parameters with --set NAME=VALUE.") from None
-
-
-def _parse_assignments(items, flag) -> dict:
-    """``["k=v", ...]`` -> ``{k: value}``; values are Python literals, else floats (``inf``), else strings."""
-    out = {}
-    for item in items:
-        key, sep, text = item.partition("=")
-        key = key.strip()
-        if not sep or not key.isidentifier():
-            raise OptionError(f"{flag} takes NAME=VALUE; got `{item}`.")
-        if key in out:
-            raise OptionError(f"{flag} `{key}` is given twice.")
-        out[key] = _literal(text.strip())
-    return out
-
-
-def _literal(text):
-    try:
-        return ast.literal_eval(text)
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        pass
-    try:
-        return float(text)  # inf, -inf, nan
-    except ValueError:
-        return text
-
-
+# -- options ----------------------------------------------------------------------------------
 def _solve_arguments(module, args) -> dict:
     """``SOLVE`` of the script, overridden by ``--scheme`` and ``--intervals``."""
-    defaults = getattr(module, "SOLVE", {})
-    if not isinstance(defaults, dict):
-        raise ProblemError(f"`SOLVE` in `{args.problem}` must be a dict of solve() arguments; got {type(defaults).__name__}.")
-    kwargs = dict(defaults)
+    kwargs = solve_defaults(module, args.problem)
     if args.scheme is not None:
         kwargs["scheme"] = args.scheme
     if args.intervals is not None:
@@ -286,7 +295,7 @@ def _ipopt_options(defaults, assignments):
     if defaults is not None and not isinstance(defaults, dict):
         raise OptionError(f"`ipopt` in SOLVE must be a dict of IPOPT options; got {type(defaults).__name__}.")
     merged = dict(defaults or {})
-    merged.update(_parse_assignments(assignments, "--ipopt"))
+    merged.update(parse_assignments(assignments, "--ipopt"))
     return merged or None
 
 

@@ -1,4 +1,9 @@
-"""Figures of trajectories.
+"""Figures and animations of trajectories.
+
+* :func:`plot_trajectory` — one subplot per state, control and multiplier, several files overlaid;
+* :func:`plot_violations` — largest constraint violation per label, as recorded by the solve;
+* :func:`plot_refinement` — convergence of adaptive mesh refinement (``result.refinement``);
+* :func:`animate` — a GIF of the points a planar multibody model declares (``body.point``).
 
 matplotlib is imported inside the functions only, so ``import colloc`` stays
 light; without a display (no ``DISPLAY``/``WAYLAND_DISPLAY`` on Linux, no
@@ -131,6 +136,375 @@ def _dense_times(traj):
     return np.linspace(traj.time[0], traj.time[-1], n)
 
 
+# -- violations -------------------------------------------------------------------------------
+#: Violations are drawn on a log axis; smaller values (exact zeros included) sit at this floor.
+VIOLATION_FLOOR = 1e-17
+
+
+def plot_violations(results, labels=None, by="label"):
+    """Horizontal bars of the largest constraint violation per constraint label.
+
+    The values are those the solve measured at its final iterate
+    (``SolveResult.violations``: the largest bound violation over all grid
+    points of each ``kind:name`` row block); ``colloc solve`` and
+    ``colloc sweep`` also record them in ``trajectory.metadata["violations"]``.
+    How a violation is distributed over time is not stored, so it is not drawn.
+
+    Parameters
+    ----------
+    results : SolveResult, Trajectory, or list of them
+        A Trajectory must carry ``metadata["violations"]`` (``{label: value}``).
+    labels : list of str, optional
+        Legend label per result; a legend is drawn when given or when there are several.
+    by : {"label", "kind"}
+        One bar per constraint label (``defect.simpson:pend.x``) or per kind (``defect.simpson``).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One axes, log-scaled x axis; values below :data:`VIOLATION_FLOOR` are drawn at it.
+    """
+    items = _as_list(results)
+    if not items:
+        raise OptionError("plot_violations takes a SolveResult or Trajectory, or a non-empty list of them.")
+    if by not in ("label", "kind"):
+        raise OptionError(f"`by` must be 'label' or 'kind'; got {by!r}.")
+    if labels is not None and len(labels) != len(items):
+        raise OptionError(f"plot_violations got {len(labels)} labels for {len(items)} results.")
+    tables = [_violations_of(item, i) for i, item in enumerate(items)]
+    if by == "kind":
+        tables = [_by_kind(t) for t in tables]
+    rows = []
+    for t in tables:
+        rows += [k for k in t if k not in rows]
+    if not rows:
+        raise OptionError("The results have no constraint rows, so there are no violations to plot.")
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7.0, 1.2 + 0.28 * len(rows) * max(1, len(items)) ** 0.5), layout="constrained")
+    height = 0.8 / len(tables)
+    y = np.arange(len(rows))
+    bars = []
+    for i, t in enumerate(tables):
+        # bars run from the floor to the value (none for a zero); a label absent from this result has no bar
+        widths = [max(t[r] - VIOLATION_FLOOR, 0.0) if r in t else np.nan for r in rows]
+        bars.append(ax.barh(y - 0.4 + height * (i + 0.5), widths, height=height, left=VIOLATION_FLOOR, color=f"C{i % 10}"))
+    ax.set_xscale("log")
+    ax.set_xlim(left=VIOLATION_FLOOR)
+    ax.set_yticks(y, rows, fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel("largest violation")
+    ax.set_title("constraint violations" if by == "label" else "constraint violations by kind", fontsize=10)
+    ax.grid(True, axis="x", alpha=0.3)
+    if labels is not None or len(items) > 1:
+        texts = labels if labels is not None else [_name_of(item, i) for i, item in enumerate(items)]
+        ax.legend(bars, [str(t) for t in texts], fontsize=8)
+    return fig
+
+
+def _violations_of(item, index):
+    if isinstance(item, Trajectory):
+        table = item.metadata.get("violations")
+        if not isinstance(table, dict):
+            raise OptionError(f"Trajectory {_name_of(item, index)} records no constraint violations (metadata `violations`); "
+                              "files written by `colloc solve` and `colloc sweep` record them, or pass the SolveResult.")
+        return {str(k): float(v) for k, v in table.items()}
+    table = getattr(item, "violations", None)
+    if not isinstance(table, dict):
+        raise OptionError(f"plot_violations takes SolveResult or Trajectory objects; got {type(item).__name__}.")
+    return dict(table)
+
+
+def _by_kind(table):
+    out = {}
+    for label, v in table.items():
+        kind = label.split(":", 1)[0]
+        out[kind] = max(out.get(kind, 0.0), v)
+    return out
+
+
+def _name_of(item, index):
+    traj = item if isinstance(item, Trajectory) else getattr(item, "trajectory", None)
+    name = traj.metadata.get("problem") if isinstance(traj, Trajectory) else None
+    return f"`{name}`" if name else f"#{index + 1}"
+
+
+def _as_list(obj):
+    return list(obj) if isinstance(obj, (list, tuple)) else [obj]
+
+
+# -- mesh refinement --------------------------------------------------------------------------
+#: Keys every mesh-refinement record must have (see ``colloc.refine.solve_adaptive``).
+REFINEMENT_KEYS = ("intervals", "grid_points", "max_error", "iterations", "seconds")
+
+
+def plot_refinement(records, labels=None, tolerance=None):
+    """Convergence of adaptive mesh refinement, one mesh iteration per marker.
+
+    Parameters
+    ----------
+    records : list of dict, SolveResult, Trajectory, or a list of those
+        One refinement history: the dicts of ``result.refinement`` (keys
+        ``intervals``, ``grid_points``, ``max_error``, ``iterations``,
+        ``seconds``; optional ``iteration``), a result that has them, or a
+        Trajectory with ``metadata["refinement"]``.  A list of histories is
+        overlaid.
+    labels : list of str, optional
+        Legend label per history.
+    tolerance : float, optional
+        Drawn as a dashed line on the error plot.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Four axes: max relative local error against grid points (log–log),
+        and intervals, IPOPT iterations and seconds against the mesh iteration.
+    """
+    histories = _histories(records)
+    if labels is not None and len(labels) != len(histories):
+        raise OptionError(f"plot_refinement got {len(labels)} labels for {len(histories)} refinement histories.")
+    plt = _pyplot()
+    fig, axes = plt.subplots(2, 2, figsize=(8.0, 5.6), layout="constrained")
+    ax_err, ax_int, ax_ipopt, ax_sec = axes.ravel()
+    for k, history in enumerate(histories):
+        color = f"C{k % 10}"
+        step = [r.get("iteration", i) for i, r in enumerate(history)]
+        grid = [r["grid_points"] for r in history]
+        error = [max(float(r["max_error"]), np.finfo(float).tiny) for r in history]
+        ax_err.loglog(grid, error, "o-", color=color, label=None if labels is None else str(labels[k]))
+        ax_int.plot(step, [r["intervals"] for r in history], "o-", color=color)
+        ax_ipopt.plot(step, [r["iterations"] for r in history], "o-", color=color)
+        ax_sec.plot(step, [r["seconds"] for r in history], "o-", color=color)
+    if tolerance is not None:
+        ax_err.axhline(tolerance, color="0.4", ls="--", lw=0.9)
+    ax_err.set(title="max relative local error", xlabel="grid points")
+    for ax, title in ((ax_int, "intervals"), (ax_ipopt, "IPOPT iterations"), (ax_sec, "seconds")):
+        ax.set(title=title, xlabel="mesh iteration")
+        ax.xaxis.get_major_locator().set_params(integer=True)
+        ax.set_ylim(bottom=0)
+    for ax in axes.ravel():
+        ax.title.set_fontsize(10)
+        ax.grid(True, alpha=0.3)
+    if labels is not None:
+        ax_err.legend(fontsize=8)
+    return fig
+
+
+def _histories(records):
+    """One or several refinement histories as lists of checked dicts."""
+    def history(obj, what):
+        if isinstance(obj, Trajectory):
+            obj = obj.metadata.get("refinement")
+            if obj is None:
+                raise OptionError(f"The trajectory {what} records no mesh refinement (metadata `refinement`); solve with colloc.refine.solve_adaptive.")
+        elif not isinstance(obj, (list, tuple)):
+            rec = getattr(obj, "refinement", None)
+            if rec is None:
+                raise OptionError(f"plot_refinement takes refinement records (list of dict), a result with `refinement` or a Trajectory; got {type(obj).__name__}.")
+            obj = rec
+        rows = list(obj)
+        if not rows:
+            raise OptionError(f"The refinement history {what} is empty.")
+        for i, r in enumerate(rows):
+            if not isinstance(r, dict):
+                raise OptionError(f"Refinement record {i} {what} is {type(r).__name__}, not a dict.")
+            missing = [k for k in REFINEMENT_KEYS if k not in r]
+            if missing:
+                raise OptionError(f"Refinement record {i} {what} has no `{missing[0]}`; each record needs {', '.join(REFINEMENT_KEYS)}.")
+        return rows
+
+    if isinstance(records, (list, tuple)) and records and all(isinstance(r, dict) for r in records):
+        return [history(records, "")]
+    items = _as_list(records)
+    if not items:
+        raise OptionError("plot_refinement takes a non-empty refinement history.")
+    return [history(obj, f"#{i + 1}" if len(items) > 1 else "") for i, obj in enumerate(items)]
+
+
+# -- animation --------------------------------------------------------------------------------
+def model_points(model_or_points) -> dict:
+    """The points to animate, grouped by body: ``{body: {point: expression}}``.
+
+    Parameters
+    ----------
+    model_or_points : Problem, Model, Multibody, list of Multibody, or dict
+        Every :class:`~colloc.Multibody` with points (``body.point(name, expr)``)
+        contributes a group; a dict ``{name: expression}`` is one group
+        ``"points"``.  Expressions may use the trajectory's states and
+        controls, its parameters and time.
+
+    Raises
+    ------
+    OptionError
+        If there is not a single point: colloc cannot guess what to draw
+        from coordinates alone (they may be angles); declare the joints and
+        tips with ``body.point``.
+    """
+    from .multibody import Multibody
+
+    obj = model_or_points
+    if isinstance(obj, dict):
+        groups = {"points": {str(k): _point_expr(v, k) for k, v in obj.items()}} if obj else {}
+    else:
+        model = getattr(obj, "model", obj)  # Problem -> Model
+        comps = getattr(model, "components", None)
+        if comps is None:
+            comps = _as_list(obj)
+        if not all(hasattr(c, "name") for c in comps):
+            raise OptionError(f"animate takes a Problem, Model, Multibody or a dict of point expressions; got {type(obj).__name__}.")
+        groups = {c.name: {f"{c.name}.{k}": v for k, v in c.points.items()} for c in comps if isinstance(c, Multibody) and c.points}
+    if not groups:
+        raise OptionError("There are no points to animate; declare them on a Multibody with "
+                          "`body.point('tip', expr)` (joints and tips in drawing order), or pass {name: expression}.")
+    return groups
+
+
+def _point_expr(value, name):
+    import casadi as ca
+
+    if isinstance(value, ca.MX):
+        raise OptionError(f"Point `{name}` is a CasADi MX expression; give an SX expression (the symbols of the model) or numbers.")
+    expr = value if isinstance(value, ca.SX) else ca.SX(ca.DM(np.asarray(value, dtype=float)))
+    expr = ca.vec(expr)
+    if expr.numel() not in (2, 3):
+        raise OptionError(f"Point `{name}` must be a 2-D or 3-D position; got {expr.numel()} values.")
+    return expr
+
+
+def _point_positions(traj, groups, times):
+    """Positions of every point at ``times``: ``{body: ndarray, shape (num_times, num_points, 2)}``."""
+    import casadi as ca
+
+    from .model import TIME
+
+    exprs = [ca.vec(e)[:2] for g in groups.values() for e in g.values()]
+    names = [n for g in groups.values() for n in g]
+    joined = ca.vertcat(*exprs)
+    symbols = ca.symvar(joined)
+    columns = traj.sample(times)
+    inputs = []
+    for s in symbols:
+        key = s.name()
+        if ca.is_equal(s, TIME):
+            inputs.append(times)
+        elif key in columns:
+            inputs.append(columns[key])
+        elif key in traj.parameters:
+            inputs.append(np.full(times.size, float(traj.parameters[key])))
+        else:
+            user = next(n for n, e in zip(names, exprs) if ca.depends_on(e, s))
+            raise OptionError(f"Point `{user}` uses `{key}`, which is neither a column nor a parameter of the trajectory.{did_you_mean(key, list(columns) + list(traj.parameters))}")
+    f = ca.Function("points", [ca.vertcat(*symbols)] if symbols else [ca.SX(0, 1)], [joined])
+    arg = np.vstack(inputs) if inputs else np.zeros((0, times.size))
+    values = np.asarray(f.map(times.size)(arg)).reshape(len(exprs), 2, times.size)
+    if not np.all(np.isfinite(values)):
+        raise OptionError("A point's position is NaN or inf along the trajectory; check the point expressions.")
+    out, start = {}, 0
+    for body, g in groups.items():
+        out[body] = values[start:start + len(g)].transpose(2, 0, 1)
+        start += len(g)
+    return out
+
+
+def animate(trajectory, model_or_points, path, fps=30, speed=1.0, dpi=80):
+    """Write a GIF of a planar multibody motion.
+
+    Each body is drawn as a polyline through its points in declaration order
+    (so declare a chain's pivot, joints and tip in that order), with the full
+    path of every point in light grey.  3-D points are drawn by their x and
+    y.  Positions come from the point expressions evaluated (as one CasADi
+    Function) on the trajectory sampled with the scheme's interpolant.
+
+    Parameters
+    ----------
+    trajectory : Trajectory
+    model_or_points : Problem, Model, Multibody or dict
+        See :func:`model_points`.
+    path : str or path-like
+        ``.gif`` file, written atomically.
+    fps : float
+        Frames per second of the GIF.
+    speed : float
+        Playback speed: 2 plays the motion twice as fast as real time.  The
+        GIF has ``round(duration / speed * fps) + 1`` frames (at least 2).
+    dpi : float
+        Resolution (the figure is 5 × 5 inches).
+
+    Returns
+    -------
+    str
+        The path written.
+    """
+    if not isinstance(trajectory, Trajectory):
+        raise OptionError(f"animate takes a Trajectory; got {type(trajectory).__name__}.")
+    path = os.fspath(path)
+    if os.path.splitext(path)[1].lower() != ".gif":
+        raise FileFormatError(f"Cannot write the animation `{path}`: give a .gif file.")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise FileFormatError(f"Cannot write `{path}`: folder `{folder}` does not exist.")
+    for name, value in (("fps", fps), ("speed", speed), ("dpi", dpi)):
+        if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
+            raise OptionError(f"`{name}` must be a positive number; got {value!r}.")
+    if trajectory.duration <= 0:
+        raise OptionError("The trajectory spans no time; there is nothing to animate.")
+    groups = model_points(model_or_points)
+    frames = max(2, int(round(trajectory.duration / speed * fps)) + 1)
+    times = np.linspace(trajectory.time[0], trajectory.time[-1], frames)
+    positions = _point_positions(trajectory, groups, times)
+    _write_gif(positions, times, fps, path, dpi)
+    return path
+
+
+def _write_gif(positions, times, fps, path, dpi):
+    """Render the frames and write them as one GIF.
+
+    Only the moving artists are redrawn over a cached background (blitting),
+    about ten times faster than matplotlib's ``PillowWriter``, which redraws
+    the whole figure for every frame; the frames go to Pillow just as
+    ``PillowWriter`` sends them.  The figure is built without pyplot, so the
+    user's backend and open figures are left alone.
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    from PIL import Image
+
+    fig = Figure(figsize=(5.0, 5.0), dpi=dpi)
+    canvas = FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    fig.subplots_adjust(left=0.12, right=0.96, bottom=0.08, top=0.93)
+    everything = np.concatenate([p.reshape(-1, 2) for p in positions.values()])
+    lo, hi = everything.min(axis=0), everything.max(axis=0)
+    half = 0.55 * max(float((hi - lo).max()), 1e-9) + 0.05 * max(float(np.abs(everything).max()), 1e-3)
+    centre = 0.5 * (lo + hi)
+    ax.set_xlim(centre[0] - half, centre[0] + half)
+    ax.set_ylim(centre[1] - half, centre[1] + half)
+    ax.set_aspect("equal")
+    ax.grid(True, alpha=0.3)
+    moving = []
+    for k, (body, pos) in enumerate(positions.items()):
+        for j in range(pos.shape[1]):
+            ax.plot(pos[:, j, 0], pos[:, j, 1], color="0.8", lw=0.8, zorder=1)
+        line, = ax.plot([], [], "o-", color=f"C{k % 10}", lw=2.5, ms=6, zorder=2, label=body, animated=True)
+        moving.append((line, pos))
+    if len(positions) > 1:
+        ax.legend(fontsize=8, loc="upper right")
+    clock = ax.text(0.5, 1.02, "", transform=ax.transAxes, ha="center", va="bottom", fontsize=10, animated=True)
+    canvas.draw()
+    background = canvas.copy_from_bbox(fig.bbox)
+    frames = []
+    for i, t in enumerate(times):
+        canvas.restore_region(background)
+        for line, pos in moving:
+            line.set_data(pos[i, :, 0], pos[i, :, 1])
+            ax.draw_artist(line)
+        clock.set_text(f"t = {t:.3f}")
+        ax.draw_artist(clock)
+        frames.append(Image.frombuffer("RGBA", canvas.get_width_height(), canvas.buffer_rgba(), "raw", "RGBA", 0, 1).convert("RGB"))
+    buf = io.BytesIO()
+    frames[0].save(buf, format="GIF", save_all=True, append_images=frames[1:], duration=int(round(1000 / fps)), loop=0)
+    atomic_write(path, buf.getvalue())
+
+
 def save_figure(fig, path, dpi=120, close=False) -> str:
     """Write ``fig`` to ``path`` atomically; the format follows the suffix (.png, .pdf, .svg …).
 
@@ -150,4 +524,4 @@ def save_figure(fig, path, dpi=120, close=False) -> str:
     return path
 
 
-__all__ = ["plot_trajectory", "save_figure", "PLOTTED_KINDS"]
+__all__ = ["plot_trajectory", "plot_violations", "plot_refinement", "animate", "model_points", "save_figure", "PLOTTED_KINDS"]

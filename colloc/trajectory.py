@@ -294,6 +294,9 @@ def atomic_write(path, data: bytes):
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; give the file the usual permissions
         os.replace(tmp, path)
     except OSError as e:
         if os.path.exists(tmp):

@@ -10,11 +10,13 @@ import math
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
 import colloc as cl
 from colloc import cli
+from colloc.script import parse_assignments
 
 DOUBLE_INTEGRATOR = '''
 """Double integrator, minimum energy, rest to rest."""
@@ -198,6 +200,9 @@ def test_scheme_nonsense_lists_known_names(tmp_path, script, capsys, monkeypatch
     ["solve", "x.py", "--intervals", "ten"],
     ["solve", "x.py", "--no-such-flag"],
     ["plot"],
+    ["sweep"],
+    ["solve", "x.py", "--quiet", "--verbose"],
+    ["plot", "x.csv", "--violations", "--refinement"],
 ])
 def test_usage_errors_exit_2(argv, capsys):
     assert cli.main(argv) == 2
@@ -234,7 +239,61 @@ def test_help_exits_0(capsys):
     ("(1, 2)", (1, 2)), ("[0.5, 1]", [0.5, 1]), ("inf", math.inf), ("hermite-simpson", "hermite-simpson"),
 ])
 def test_values_are_python_literals_else_strings(text, value):
-    assert cli._parse_assignments([f"k={text}"], "--set") == {"k": value}
+    assert parse_assignments([f"k={text}"], "--set") == {"k": value}
+
+
+def test_solve_prints_one_progress_line_per_iteration(tmp_path, capsys):
+    path = write(tmp_path, "pend.py", PENDULUM)
+    code, out, err = run(capsys, "solve", path, "--out", tmp_path)
+    assert code == 0, err
+    lines = out.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.split()[:2] == ["iter", "objective"])
+    rows = [line.split() for line in lines[header + 1:] if line.split() and line.split()[0].isdigit()]
+    assert len(rows) > 2 and [int(r[0]) for r in rows] == list(range(len(rows)))
+
+
+def test_quiet_solve_prints_no_progress(tmp_path, script, capsys):
+    code, out, err = run(capsys, "solve", script, "--quiet", "--out", tmp_path)
+    assert code == 0, err
+    assert not any(line.split()[:2] == ["iter", "objective"] for line in out.splitlines())
+    assert "objective" in out  # the summary stays
+
+
+def test_verbose_solve_prints_ipopts_log(tmp_path, script, capfd):
+    assert cli.main(["solve", str(script), "--verbose", "--out", str(tmp_path)]) == 0
+    out = capfd.readouterr().out  # IPOPT writes from C, past sys.stdout
+    assert "This is Ipopt" in out and "EXIT: Optimal Solution Found." in out
+    assert "violation" not in out.split("This is Ipopt")[0]  # no colloc progress lines besides IPOPT's
+
+
+def test_solve_records_parameters_and_violations(tmp_path, script, capsys):
+    assert run(capsys, "solve", script, "--set", "distance=2", "--out", tmp_path)[0] == 0
+    meta = cl.Trajectory.read(tmp_path / "di.csv").metadata
+    assert meta["params"] == {"distance": 2}
+    assert set(meta["violations"]) == {"defect.hermite:mass.x", "defect.hermite:mass.v", "defect.simpson:mass.x", "defect.simpson:mass.v"}
+    assert max(meta["violations"].values()) < 1e-8
+
+
+# -- animation ----------------------------------------------------------------------------------
+PENDULUM_CARTESIAN = Path(__file__).resolve().parents[1] / "problems" / "pendulum_cartesian.py"
+
+
+def test_solve_animate_writes_a_gif(tmp_path, capsys):
+    from PIL import Image
+
+    code, out, err = run(capsys, "solve", PENDULUM_CARTESIAN, "--intervals", 10, "--animate", "--quiet", "--out", tmp_path)
+    assert code == 0, err
+    gif = tmp_path / "pendulum_cartesian.gif"
+    assert f"wrote {gif}" in out
+    with Image.open(gif) as im:
+        assert im.format == "GIF" and im.n_frames > 1
+
+
+def test_animate_without_points_exits_2_before_solving(tmp_path, script, capsys):
+    code, out, err = run(capsys, "solve", script, "--animate", "--out", tmp_path / "out")
+    assert code == 2
+    assert "body.point" in err
+    assert not (tmp_path / "out").exists() and "objective" not in out
 
 
 # -- info ---------------------------------------------------------------------------------------
@@ -292,6 +351,44 @@ def test_plot_missing_file_exits_2(tmp_path, capsys):
     code, _, err = run(capsys, "plot", tmp_path / "gone.csv")
     assert code == 2
     assert "gone.csv" in err
+
+
+def test_plot_violations_of_two_files(tmp_path, script, capsys):
+    assert run(capsys, "solve", script, "--out", tmp_path / "a")[0] == 0
+    assert run(capsys, "solve", script, "--intervals", 3, "--out", tmp_path / "b")[0] == 0
+    code, out, err = run(capsys, "plot", tmp_path / "a" / "di.csv", tmp_path / "b" / "di.csv", "--violations")
+    assert code == 0, err
+    png = tmp_path / "a" / "violations.png"
+    assert f"wrote {png}" in out and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    code, out, err = run(capsys, "plot", tmp_path / "a" / "di.csv", "--violations", "--by-kind")
+    assert code == 0, err
+    assert (tmp_path / "a" / "di_violations.png").is_file()
+
+
+def test_plot_violations_of_a_file_without_them_exits_2(tmp_path, capsys):
+    import numpy as np
+
+    path = cl.Trajectory(np.linspace(0, 1, 3), {"a.x": np.zeros(3)}).write(tmp_path / "bare.csv")
+    code, _, err = run(capsys, "plot", path, "--violations")
+    assert code == 2
+    assert "bare.csv" in err and "records no constraint violations" in err
+    code, _, err = run(capsys, "plot", path, "--by-kind")
+    assert code == 2 and "--by-kind goes with --violations" in err
+
+
+def test_plot_refinement_from_file_metadata(tmp_path, capsys):
+    import numpy as np
+
+    records = [dict(iteration=i, intervals=n, grid_points=2 * n + 1, max_error=e, iterations=5, seconds=0.1)
+               for i, (n, e) in enumerate([(10, 1e-3), (25, 1e-6), (30, 1e-9)])]
+    traj = cl.Trajectory(np.linspace(0, 1, 3), {"a.x": np.zeros(3)}, metadata={"refinement": records})
+    path = traj.write(tmp_path / "refined.csv")
+    code, out, err = run(capsys, "plot", path, "--refinement")
+    assert code == 0, err
+    assert (tmp_path / "refined_refinement.png").is_file()
+    plain = cl.Trajectory(np.linspace(0, 1, 3), {"a.x": np.zeros(3)}).write(tmp_path / "plain.csv")
+    code, _, err = run(capsys, "plot", plain, "--refinement")
+    assert code == 2 and "plain.csv" in err and "refinement" in err
 
 
 def test_file_labels_disambiguate_equal_stems():

@@ -1,0 +1,146 @@
+"""Problem scripts: import one by path, check ``--set`` names against its ``build`` and call it.
+
+A problem script exposes ``build(**params) -> Problem`` and may give solve
+defaults in a module-level ``SOLVE = dict(scheme=..., intervals=..., ...)``.
+Used by the command line (``colloc solve/info/sweep``) and by sweep workers,
+which load the script by path in their own process.
+"""
+from __future__ import annotations
+
+import ast
+import importlib.util
+import inspect
+import re
+import sys
+import traceback
+from pathlib import Path
+
+from .errors import CollocError, OptionError, ProblemError, did_you_mean
+from .problem import Problem
+
+
+def load_problem(path, params=None):
+    """Import the script at ``path`` and call its ``build(**params)``; return ``(module, problem)``."""
+    module = import_script(path)
+    return module, build_problem(module, path, params or {})
+
+
+def build_problem(module, path, params: dict) -> Problem:
+    """``module.build(**params)``, with every mistake turned into a one-line colloc error."""
+    build = build_function(module, path)
+    check_parameters(build, params, path)
+    try:
+        problem = build(**params)
+    except CollocError:
+        raise
+    except (ValueError, TypeError) as e:
+        raise ProblemError(f"`build` in `{path}`{_script_line(e, path)} raised {type(e).__name__}: {e}") from None
+    if not isinstance(problem, Problem):
+        raise ProblemError(f"`build` in `{path}` returned {type(problem).__name__}, not a colloc.Problem.")
+    return problem
+
+
+def build_function(module, path):
+    """The script's ``build``, or a :class:`ProblemError` if it has none."""
+    build = getattr(module, "build", None)
+    if not callable(build):
+        raise ProblemError(f"Problem script `{path}` defines no `build` function; a problem script exposes `build(**params) -> Problem`.")
+    return build
+
+
+def import_script(path):
+    """Import a Python file by path as module ``colloc_script_<stem>`` (re-executed on every call)."""
+    file = Path(path)
+    if not file.is_file():
+        raise ProblemError(f"Problem script `{path}` does not exist." if not file.exists() else f"Problem script `{path}` is not a file.")
+    name = "colloc_script_" + re.sub(r"\W", "_", file.stem)
+    spec = importlib.util.spec_from_file_location(name, file)
+    if spec is None or spec.loader is None:
+        raise ProblemError(f"Problem script `{path}` cannot be imported; give a Python file ending in .py.")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses and pickling look the module up by name
+    try:
+        spec.loader.exec_module(module)
+    except SyntaxError as e:
+        sys.modules.pop(name, None)
+        where = "" if e.filename and Path(e.filename).resolve() == file.resolve() else f" (in `{e.filename}`)"
+        raise ProblemError(f"Problem script `{path}` has a syntax error at line {e.lineno}{where}: {e.msg}.") from None
+    return module
+
+
+def _script_line(error, path):
+    """`` (line N)``: the deepest line of the script in the error's traceback, or ``""``."""
+    target, line = Path(path).resolve(), ""
+    for frame, lineno in traceback.walk_tb(error.__traceback__):
+        if Path(frame.f_code.co_filename).resolve() == target:
+            line = f" (line {lineno})"
+    return line
+
+
+def build_parameters(build) -> list | None:
+    """Names ``build`` accepts as keywords, or ``None`` when it takes ``**kwargs``."""
+    accepted = inspect.signature(build).parameters.values()
+    if any(p.kind is p.VAR_KEYWORD for p in accepted):
+        return None
+    return [p.name for p in accepted if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+
+
+def check_parameters(build, params, path, flag="--set"):
+    """Raise :class:`OptionError` for a name ``build`` does not take or a required one left out."""
+    valid = build_parameters(build)
+    if valid is not None:
+        for name in params:
+            if name not in valid:
+                hint = did_you_mean(name, valid) or (f" Its parameters are: {', '.join(valid)}." if valid else " It takes no parameters.")
+                raise OptionError(f"Unknown {flag} name `{name}`: `build` in `{path}` has no such parameter.{hint}")
+    try:
+        inspect.signature(build).bind(**params)
+    except TypeError as e:
+        raise OptionError(f"`build` in `{path}` cannot be called with the {flag} values ({e}); give required parameters with {flag} NAME=VALUE.") from None
+
+
+def parse_assignments(items, flag) -> dict:
+    """``["k=v", ...]`` -> ``{k: value}``; values are Python literals, else floats (``inf``), else strings."""
+    out = {}
+    for key, text in split_assignments(items, flag):
+        out[key] = literal(text)
+    return out
+
+
+def split_assignments(items, flag):
+    """``["k=v", ...]`` -> ``[(k, "v"), ...]``, refusing a missing name or ``=`` and repeated names."""
+    out, seen = [], set()
+    for item in items:
+        key, sep, text = item.partition("=")
+        key = key.strip()
+        if not sep or not key.isidentifier():
+            raise OptionError(f"{flag} takes NAME=VALUE; got `{item}`.")
+        if key in seen:
+            raise OptionError(f"{flag} `{key}` is given twice.")
+        seen.add(key)
+        out.append((key, text.strip()))
+    return out
+
+
+def literal(text):
+    """A Python literal, else a float (``inf``, ``nan``), else the text itself."""
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def solve_defaults(module, path) -> dict:
+    """A copy of the script's ``SOLVE`` dict (empty if it has none)."""
+    defaults = getattr(module, "SOLVE", {})
+    if not isinstance(defaults, dict):
+        raise ProblemError(f"`SOLVE` in `{path}` must be a dict of solve() arguments; got {type(defaults).__name__}.")
+    return dict(defaults)
+
+
+__all__ = ["load_problem", "build_problem", "build_function", "import_script", "check_parameters", "build_parameters",
+           "parse_assignments", "split_assignments", "literal", "solve_defaults"]

@@ -1,0 +1,434 @@
+"""Batch solves of one problem script over a grid of ``build`` parameters, on Dask.
+
+Each grid point is one task: a worker process imports the problem script by
+path, calls ``build(**params)``, solves, writes ``OUT/NAME_<i>.csv`` and sends
+back a small summary row; the client collects the rows into
+``OUT/NAME_sweep.csv``.  The cluster is a
+``dask.distributed.LocalCluster(n_workers=N, threads_per_worker=1,
+processes=True)`` (IPOPT and CasADi hold the GIL, so one process per solve),
+or a running scheduler when an address is given.  On a multi-machine cluster
+the script and the output folder must be at the same absolute path on every
+worker (a shared file system).
+
+With ``continuation`` the points run one after another as chained futures,
+each warm-started from the previous point's trajectory (the last *successful*
+one, so a failure does not spoil the rest), in serpentine grid order so that
+consecutive points differ in one parameter by one step.
+
+Dask is an optional dependency (``python -m pip install "colloc[sweep]"``);
+it is imported only when a sweep runs, never by ``import colloc``.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import itertools
+import math
+import os
+import re
+import sys
+import time as _time
+from pathlib import Path
+
+import numpy as np
+
+from .errors import CollocError, OptionError
+
+#: How long to try to reach a scheduler given by address.
+CONNECT_TIMEOUT = "10s"
+
+#: Columns of the summary table after the parameters.
+COLUMNS = ("status", "success", "objective", "iterations", "seconds", "warm_start", "file", "message")
+
+_NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+_RANGE = re.compile(rf"^\s*({_NUMBER})\s*:\s*({_NUMBER})\s*(?::\s*(.*?)\s*)?$")
+
+
+class MissingDependencyError(CollocError, ImportError):
+    """An optional dependency (Dask for sweeps) is not installed."""
+
+
+# -- grid -------------------------------------------------------------------------------------
+def parse_range(text):
+    """``"START:STOP:COUNT"`` -> ``COUNT`` evenly spaced values (``numpy.linspace``), else ``None``.
+
+    Values are ints when START and STOP are written as integers and every
+    value is whole (``1:5:5`` -> 1, 2, 3, 4, 5), floats otherwise.
+    """
+    m = _RANGE.match(text)
+    if not m:
+        return None
+    start_text, stop_text, count_text = m.groups()
+    if count_text is None:
+        raise OptionError(f"Range `{text}` needs a count: START:STOP:COUNT (e.g. {start_text}:{stop_text}:5).")
+    try:
+        count = int(count_text)
+    except ValueError:
+        raise OptionError(f"Range `{text}` needs a whole number of values after the second colon (START:STOP:COUNT); got `{count_text}`.") from None
+    if count < 1:
+        raise OptionError(f"Range `{text}` must have at least one value; got COUNT={count}.")
+    values = [float(v) for v in np.linspace(float(start_text), float(stop_text), count)]
+    integral = all(re.fullmatch(r"[-+]?\d+", s) for s in (start_text, stop_text))
+    if integral and all(float(v).is_integer() for v in values):
+        return [int(v) for v in values]
+    return values
+
+
+def grid_points(grid: dict) -> list:
+    """Every combination of the grid values (``itertools.product``; the last name varies fastest)."""
+    names = list(grid)
+    return [dict(zip(names, combo)) for combo in itertools.product(*(grid[n] for n in names))]
+
+
+def serpentine(grid: dict) -> list:
+    """Indices of :func:`grid_points` in an order where consecutive points are grid neighbours.
+
+    The fastest name runs forward, then backward, and so on (boustrophedon),
+    recursively for every level, so each step changes one parameter by one step.
+    """
+    sizes = [len(v) for v in grid.values()]
+
+    def walk(level):
+        if level == len(sizes):
+            return [()]
+        inner = walk(level + 1)
+        out = []
+        for k in range(sizes[level]):
+            seq = inner if k % 2 == 0 else inner[::-1]
+            out += [(k,) + rest for rest in seq]
+        return out
+
+    strides = [math.prod(sizes[i + 1:]) for i in range(len(sizes))]
+    return [sum(k * s for k, s in zip(combo, strides)) for combo in walk(0)]
+
+
+# -- worker side ------------------------------------------------------------------------------
+def solve_point(script, params, index=0, path=None, options=None, guess=None) -> dict:
+    """Solve one grid point; runs in a worker process (module-level, so Dask can pickle it by name).
+
+    Imports ``script`` by path, calls ``build(**params)``, solves with
+    ``options`` (keyword arguments of :func:`colloc.solve`), writes the
+    trajectory to ``path`` when it is given (``OUT/NAME_<index>.csv``, with
+    ``params`` and the constraint violations in its metadata), and returns a
+    small row: ``index``, ``params``, ``status``, ``success``, ``objective``,
+    ``iterations``, ``seconds`` (build + solve), ``file``, ``message``.  A point
+    whose build or solve raises is a row with status ``"error"`` and the
+    message, so one bad point does not stop the sweep.
+    """
+    row, _ = _solve(script, params, index, path, options, guess)
+    return row
+
+
+def solve_chained(previous, script, params, index=0, path=None, options=None) -> tuple:
+    """:func:`solve_point` warm-started from ``previous`` (the output of the previous link, or ``None``).
+
+    Returns ``(row, (source_index, trajectory))``: the trajectory the next
+    point should start from — this point's if it solved, else the one it
+    started from — and the index of the point that produced it.
+    """
+    source, guess = previous[1] if previous is not None else (None, None)
+    row, traj = _solve(script, params, index, path, options, guess)
+    row["warm_start"] = source
+    if row["success"]:
+        return row, (index, traj)
+    return row, (source, guess)
+
+
+def _solve(script, params, index, path, options, guess):
+    from .script import load_problem
+    from .solve import solve
+
+    row = dict(index=index, params=dict(params), status="error", success=False, objective=math.nan,
+               iterations=0, seconds=math.nan, warm_start=None, file="", message="")
+    try:
+        _, problem = load_problem(script, params)
+        kwargs = dict(options or {})
+        if guess is not None:  # the neighbour's trajectory replaces a guess the script's SOLVE may give
+            kwargs["guess"] = guess
+        result = solve(problem, **kwargs)
+    except Exception as e:  # a bad point is a row, not the end of the sweep
+        row["message"] = str(e) if isinstance(e, CollocError) else f"{type(e).__name__}: {e}"
+        return row, None
+    traj = result.trajectory
+    traj.metadata["params"] = _jsonable(params)
+    traj.metadata["violations"] = dict(result.violations)
+    row.update(status=result.status.value, success=bool(result.success), objective=float(result.objective),
+               iterations=int(result.iterations), seconds=result.build_seconds + result.solve_seconds,
+               message=result.message)
+    if path is not None:
+        row["file"] = traj.write(path)
+    return row, traj
+
+
+def point_file(name, index, count) -> str:
+    """``NAME_<index>.csv``, the index zero-padded to the width of ``count - 1`` (files sort by index)."""
+    return f"{name}_{index:0{len(str(max(count - 1, 0)))}d}.csv"
+
+
+def _jsonable(params):
+    return {k: (list(v) if isinstance(v, tuple) else v) for k, v in params.items()}
+
+
+# -- client side ------------------------------------------------------------------------------
+def sweep(script_path, grid: dict, fixed: dict | None = None, workers=None, scheduler=None, continuation=False,
+          out=None, options=None, progress=True, name=None) -> list:
+    """Solve ``script_path`` at every point of a parameter grid, on Dask.
+
+    Parameters
+    ----------
+    script_path : str or path-like
+        Problem script with ``build(**params) -> Problem`` (and optionally ``SOLVE``).
+    grid : dict of str -> sequence
+        Values of each swept ``build`` parameter; the points are their
+        product (:func:`grid_points`: index ``i`` in that order, last name fastest).
+    fixed : dict, optional
+        ``build`` parameters held at one value.
+    workers : int, optional
+        Worker processes of the local cluster (default 2); not allowed with ``scheduler``.
+    scheduler : str or dask.distributed.Client, optional
+        Address of a running scheduler (``tcp://host:8786``) or a connected
+        client; default: start a LocalCluster for this sweep.
+    continuation : bool
+        Run the points in sequence (serpentine order, :func:`serpentine`), each
+        warm-started from the last successful trajectory before it.
+    out : str or path-like, optional
+        Folder for ``NAME_<i>.csv`` (one per point) and ``NAME_sweep.csv``
+        (the summary); default: write nothing, return the rows only.
+    options : dict, optional
+        Keyword arguments of :func:`colloc.solve`; they update the script's
+        ``SOLVE`` (an ``ipopt`` dict updates SOLVE's ``ipopt`` key by key).
+    progress : bool or callable
+        ``True`` draws a text progress bar on stderr; a callable receives each row as it completes.
+    name : str, optional
+        File stem (default: the script's stem).
+
+    Returns
+    -------
+    list of dict
+        One row per point, by index: ``index``, then each parameter, then
+        :data:`COLUMNS` (``warm_start`` is the index whose trajectory was the
+        guess, or ``None``).  A parameter named like a column appears as ``set:NAME``.
+    """
+    from .script import build_function, check_parameters, import_script, solve_defaults
+
+    Client = _dask_client_class()  # before any work: a missing Dask is a clear error at once
+    grid, fixed = _check_grid(grid, fixed or {})
+    workers = _check_cluster(workers, scheduler)
+    script = Path(script_path).resolve()
+    module = import_script(script_path)
+    kwargs = _solve_options(solve_defaults(module, script_path), options or {}, script_path)
+    points = [{**p, **fixed} for p in grid_points(grid)]
+    # names and required parameters are checked here, once; a value `build` refuses is that point's error row
+    check_parameters(build_function(module, script_path), points[0], script_path)
+    name = name or script.stem
+    created = out is not None and not os.path.isdir(out)
+    folder = _output_folder(out)
+    count = len(points)
+
+    try:
+        client, owned = _connect(Client, workers, scheduler)
+    except BaseException:
+        if created and not any(folder.iterdir()):
+            folder.rmdir()  # no empty folder left by a sweep that never ran
+        raise
+    try:
+        futures = _submit(client, points, str(script), folder, name, kwargs, continuation, grid)
+        rows = _collect(client, futures, progress, count, list(grid))
+    finally:
+        for c in owned:
+            c.close()
+    rows.sort(key=lambda r: r["index"])
+    table = [_flatten(r, list(grid) + list(fixed)) for r in rows]
+    if folder is not None:  # the summary names each file relative to itself: the folder can move
+        write_summary([{**r, "file": os.path.basename(r["file"])} for r in table], folder / f"{name}_sweep.csv")
+    return table
+
+
+def _solve_options(defaults, options, path):
+    """``SOLVE`` updated by ``options``; an ``ipopt`` dict updates SOLVE's ``ipopt`` key by key."""
+    merged = {**defaults, **options}
+    if isinstance(options.get("ipopt"), dict) and "ipopt" in defaults:
+        if not isinstance(defaults["ipopt"], dict):
+            raise OptionError(f"`ipopt` in SOLVE of `{path}` must be a dict of IPOPT options; got {type(defaults['ipopt']).__name__}.")
+        merged["ipopt"] = {**defaults["ipopt"], **options["ipopt"]}
+    return merged
+
+
+def _dask_client_class():
+    try:
+        from dask.distributed import Client
+    except ImportError:
+        raise MissingDependencyError('Sweeps run on Dask, which is not installed; install colloc[sweep] '
+                                     '(python -m pip install "colloc[sweep]").') from None
+    return Client
+
+
+def _check_grid(grid, fixed):
+    if not isinstance(grid, dict) or not grid:
+        raise OptionError("A sweep needs at least one swept parameter (`grid` = {name: values}); use colloc.solve for one point.")
+    checked = {}
+    for key, values in grid.items():
+        if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+            raise OptionError(f"Grid values of `{key}` must be a sequence; got {type(values).__name__}.")
+        values = list(values)
+        if not values:
+            raise OptionError(f"Grid parameter `{key}` has no values.")
+        checked[key] = [v.item() if hasattr(v, "item") else v for v in values]  # numpy scalars -> Python
+    both = sorted(set(checked) & set(fixed))
+    if both:
+        raise OptionError(f"Parameter `{both[0]}` is both swept and fixed; give it once.")
+    return checked, dict(fixed)
+
+
+def _output_folder(out):
+    if out is None:
+        return None
+    try:
+        os.makedirs(out, exist_ok=True)
+    except OSError as e:
+        raise OptionError(f"Cannot create output folder `{out}`: {e.strerror}.") from None
+    return Path(out).resolve()
+
+
+def _check_cluster(workers, scheduler):
+    """The number of local workers (``None`` with a scheduler), or an error for a bad combination."""
+    if scheduler is not None:
+        if workers is not None:
+            raise OptionError("Give either `workers` (a local cluster) or `scheduler` (a running one), not both; "
+                              "a running scheduler has its own workers.")
+        return None
+    workers = 2 if workers is None else workers
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise OptionError(f"`workers` must be a positive whole number; got {workers!r}.")
+    return workers
+
+
+def _connect(Client, workers, scheduler):
+    """A client and what to close afterwards (nothing for a client the caller passed)."""
+    if scheduler is not None:
+        if not isinstance(scheduler, str):
+            return scheduler, []
+        try:
+            client = Client(scheduler, timeout=CONNECT_TIMEOUT)
+        except (OSError, TimeoutError) as e:
+            raise OptionError(f"Cannot connect to the Dask scheduler at `{scheduler}` ({e}); start one with "
+                              "`dask scheduler` and workers with `dask worker ADDRESS`.") from None
+        return client, [client]
+    from dask.distributed import LocalCluster
+
+    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
+    client = Client(cluster)
+    return client, [client, cluster]
+
+
+def _submit(client, points, script, folder, name, options, continuation, grid):
+    paths = [None if folder is None else str(folder / point_file(name, i, len(points))) for i in range(len(points))]
+    tag = f"{name}-{os.getpid()}-{_time.time_ns()}"
+    if not continuation:
+        return [client.submit(solve_point, script, p, i, paths[i], options, pure=False, key=f"colloc-{tag}-{i}")
+                for i, p in enumerate(points)]
+    futures, previous = [], None
+    for i in serpentine(grid):
+        previous = client.submit(solve_chained, previous, script, points[i], i, paths[i], options,
+                                 pure=False, key=f"colloc-{tag}-{i}")
+        futures.append(previous)
+    return futures
+
+
+def _collect(client, futures, progress, count, swept):
+    from dask.distributed import as_completed
+
+    bar = _TextBar(count, swept) if progress is True else None
+    rows = []
+    try:
+        for future in as_completed(futures):
+            try:
+                value = future.result()
+            except Exception as e:  # the task itself failed (e.g. colloc is missing on a worker)
+                raise OptionError(f"A sweep task failed on a Dask worker: {type(e).__name__}: {e}") from None
+            row = value[0] if isinstance(value, tuple) else value
+            rows.append(row)
+            if bar is not None:
+                bar.update(row)
+            elif callable(progress):
+                progress(row)
+    except BaseException:
+        client.cancel(futures)
+        raise
+    finally:
+        if bar is not None:
+            bar.close()
+    return rows
+
+
+def _flatten(row, names):
+    flat = {"index": row["index"]}
+    for k in names:
+        flat[f"set:{k}" if k in COLUMNS or k == "index" else k] = row["params"][k]
+    flat.update({k: row[k] for k in COLUMNS})
+    return flat
+
+
+def write_summary(rows, path) -> str:
+    """Write the summary rows as CSV (header from the first row), atomically; returns the path."""
+    from .trajectory import atomic_write
+
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
+    writer.writeheader()
+    for r in rows:
+        writer.writerow({k: ("" if v is None else repr(v) if isinstance(v, float) else v) for k, v in r.items()})
+    atomic_write(os.fspath(path), buf.getvalue().encode())
+    return os.fspath(path)
+
+
+def read_summary(path) -> list:
+    """The rows of a summary CSV, with numbers, booleans and empty cells (``None``) parsed."""
+    from .script import literal
+
+    with open(path, newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    parsed = []
+    for r in rows:
+        out = {}
+        for k, v in r.items():
+            if k in ("file", "message", "status"):
+                out[k] = v
+            else:
+                out[k] = None if v == "" else literal(v)
+        parsed.append(out)
+    return parsed
+
+
+class _TextBar:
+    """``[#####.....] 5/10  solved 4  failed 1`` on stderr; one line per point when stderr is not a terminal."""
+
+    def __init__(self, total, swept, stream=None, width=30):
+        self.total, self.swept, self.width = total, swept, width
+        self.stream = stream or sys.stderr
+        self.done = self.failed = 0
+        self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
+        self.start = _time.perf_counter()
+
+    def update(self, row):
+        self.done += 1
+        self.failed += not row["success"]
+        filled = round(self.width * self.done / self.total)
+        bar = "#" * filled + "." * (self.width - filled)
+        point = ", ".join(f"{k}={row['params'][k]:.6g}" if isinstance(row["params"][k], float) else f"{k}={row['params'][k]}" for k in self.swept)
+        text = (f"sweep [{bar}] {self.done}/{self.total}  solved {self.done - self.failed}  failed {self.failed}  "
+                f"{_time.perf_counter() - self.start:.1f} s  last: {point} {row['status']}")
+        if self.tty:
+            self.stream.write("\r" + text + "\033[K")
+        else:
+            self.stream.write(text + "\n")
+        self.stream.flush()
+
+    def close(self):
+        if self.tty and self.done:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+__all__ = ["sweep", "solve_point", "solve_chained", "parse_range", "grid_points", "serpentine",
+           "point_file", "write_summary", "read_summary", "MissingDependencyError", "COLUMNS"]
