@@ -47,7 +47,7 @@ def main(argv=None) -> int:
         return e.code if isinstance(e.code, int) else (EXIT_SOLVED if e.code is None else EXIT_ERROR)
     if args.command is None:
         parser.print_usage(sys.stderr)
-        print("colloc: error: give a command: solve, plot, info or sweep.", file=sys.stderr)
+        print("colloc: error: give a command: solve, verify, plot, info or sweep.", file=sys.stderr)
         return EXIT_ERROR
     try:
         return args.run(args)
@@ -79,8 +79,18 @@ def _parser() -> argparse.ArgumentParser:
     loud = p.add_mutually_exclusive_group()
     loud.add_argument("--quiet", action="store_true", help="no per-iteration progress lines")
     loud.add_argument("--verbose", action="store_true", help="print IPOPT's full log instead of the progress lines")
+    p.add_argument("--checkpoint-every", metavar="K", type=int, help="write the current iterate to OUT/NAME.csv every K IPOPT iterations")
     _ipopt_argument(p)
     p.set_defaults(run=_run_solve)
+
+    p = sub.add_parser("verify", help="forward-simulate a solution with its controls and report the state error",
+                       description="Integrate the model of PROBLEM.py with the controls of FILE (CasADi CVODES, or IDAS "
+                                   "for implicit and constrained models) and compare with FILE's states.")
+    p.add_argument("file", metavar="FILE", help="trajectory file written by colloc solve (.csv, .sto, .npz)")
+    p.add_argument("problem", metavar="PROBLEM.py", help="the problem script FILE solves")
+    p.add_argument("--set", metavar="NAME=VALUE", action="append", default=[], dest="params", help="keyword argument of build()")
+    p.add_argument("--plot", metavar="PNG", help="also save the error over time as a figure")
+    p.set_defaults(run=_run_verify)
 
     p = sub.add_parser("plot", help="overlay trajectory files in one figure",
                        description="Plot one or more trajectory files (.csv, .sto or .npz), one subplot per variable, legend by file name; "
@@ -142,6 +152,8 @@ def _run_solve(args) -> int:
         model_points(problem)  # no points: say so before the solve, not after
     created = not os.path.isdir(args.out)
     out = _output_folder(args.out)  # before the solve: a bad --out should not cost a long solve
+    if args.checkpoint_every is not None:
+        kwargs["checkpoint"] = (out / f"{Path(args.problem).stem}.csv", args.checkpoint_every)
     try:
         result = solve(problem, **kwargs)
     except CollocError:
@@ -160,6 +172,17 @@ def _run_solve(args) -> int:
     if args.animate:
         print(f"wrote {animate(traj, problem, out / f'{name}.gif')}")
     return EXIT_SOLVED if result.success else EXIT_NOT_CONVERGED
+
+
+def _run_verify(args) -> int:
+    from .verify import report, verify
+
+    _, problem = load_problem(args.problem, parse_assignments(args.params, "--set"))
+    sim = verify(problem, args.file, figure=args.plot)
+    print(report(sim))
+    if sim.get("figure"):
+        print(f"wrote {sim['figure']}")
+    return EXIT_SOLVED if sim.get("success", True) else EXIT_NOT_CONVERGED
 
 
 def _run_info(args) -> int:
