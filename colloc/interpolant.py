@@ -32,9 +32,7 @@ def collocation_nodes(scheme: Scheme) -> np.ndarray:
     first grid point enters no defect and is arbitrary, so Radau controls are
     the degree ``d − 1`` polynomial through the roots (Garg et al. 2010).
     """
-    if isinstance(scheme, Radau):
-        return np.arange(1, scheme.num_nodes)
-    return np.arange(scheme.num_nodes)
+    return scheme.collocation_indices
 
 
 def state_basis(scheme: Scheme, s):

@@ -56,8 +56,7 @@ QUADRATURE_POINTS = 5
 
 def error_order(scheme: Scheme) -> int:
     """Power ``r`` of ``h`` at which the local error estimate shrinks (see the module docstring)."""
-    collocation_points = scheme.degree if isinstance(scheme, Radau) else scheme.num_nodes
-    return collocation_points + 1
+    return len(scheme.collocation_indices) + 1
 
 
 def _quadrature(scheme: Scheme, points=QUADRATURE_POINTS):

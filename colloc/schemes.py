@@ -77,6 +77,11 @@ class Scheme:
         """Defect rows per state per interval."""
         return self.num_nodes - 1
 
+    @property
+    def collocation_indices(self) -> np.ndarray:
+        """Nodes where the dynamics enter the defects (controls interpolate through these)."""
+        return np.arange(self.num_nodes)
+
     def defects(self, X, F, H):  # pragma: no cover - abstract
         raise NotImplementedError
 
@@ -162,8 +167,58 @@ class Radau(Scheme):
             rows.append(acc)
         return rows
 
+    @property
+    def collocation_indices(self):
+        return np.arange(1, self.num_nodes)
+
     def interpolate_state(self, s, X, F, h):
         return X @ lagrange_basis(self.nodes, s)
+
+
+class LegendreGauss(Scheme):
+    """Legendre–Gauss collocation of degree ``d`` (order 2d).
+
+    Nodes: the interval start, the ``d`` Gauss–Legendre roots on ``(0, 1)``
+    and the interval end.  The polynomial through the start and the roots
+    satisfies ``h f_k − Σ_j D_kj x_j = 0`` at the roots, and the end state is
+    its value at 1: ``x_end − Σ_j C_j x_j = 0`` (Moco's LegendreGauss; Benson
+    et al. 2006).  Quadrature: Gauss weights at the roots, zero at the ends.
+    """
+
+    def __init__(self, degree: int):
+        g, w = np.polynomial.legendre.leggauss(degree)
+        roots = (g + 1) / 2
+        poly_nodes = np.concatenate([[0.0], roots])
+        nodes = np.concatenate([poly_nodes, [1.0]])
+        weights = np.concatenate([[0.0], w / 2, [0.0]])
+        object.__setattr__(self, "degree", degree)
+        object.__setattr__(self, "D", differentiation_matrix(poly_nodes))
+        object.__setattr__(self, "C", lagrange_basis(poly_nodes, 1.0)[:, 0])
+        super().__init__(f"legendre-gauss-{degree}", 2 * degree, nodes, weights)
+
+    @property
+    def collocation_indices(self):
+        return np.arange(1, self.num_nodes - 1)
+
+    def defects(self, X, F, H):
+        d = self.degree
+        rows = []
+        for k in range(1, d + 1):
+            acc = H * F[k]
+            for j in range(d + 1):
+                acc = acc - self.D[k, j] * X[j]
+            rows.append(acc)
+        end = X[d + 1]
+        for j in range(d + 1):
+            end = end - self.C[j] * X[j]
+        rows.append(end)
+        return rows
+
+    def defect_names(self):
+        return [f"collocation{k}" for k in range(self.degree)] + ["continuity"]
+
+    def interpolate_state(self, s, X, F, h):
+        return X[:, : self.degree + 1] @ lagrange_basis(self.nodes[: self.degree + 1], s)
 
 
 def _radau_roots(d):
@@ -186,19 +241,20 @@ def _make(name):
         return Trapezoidal()
     if name == "hermite-simpson":
         return HermiteSimpson()
-    if name.startswith("radau-"):
-        try:
-            d = int(name.split("-", 1)[1])
-        except ValueError:
-            d = 0
-        if 1 <= d <= 9:
-            return Radau(d)
-        raise OptionError(f"Scheme `{name}` has no valid degree; radau-d takes d = 1..9.")
+    for prefix, cls in (("radau-", Radau), ("legendre-gauss-", LegendreGauss)):
+        if name.startswith(prefix):
+            try:
+                d = int(name[len(prefix):])
+            except ValueError:
+                d = 0
+            if 1 <= d <= 9:
+                return cls(d)
+            raise OptionError(f"Scheme `{name}` has no valid degree; {prefix}d takes d = 1..9.")
     raise OptionError(f"Unknown scheme `{name}`.{did_you_mean(name, SCHEMES)} Known schemes: {', '.join(SCHEMES)}.")
 
 
-#: Registry of scheme names (kebab-case keys); radau-1 … radau-9 are all accepted.
-SCHEMES = ("trapezoidal", "hermite-simpson", "radau-2", "radau-3", "radau-4")
+#: Registry of scheme names (kebab-case keys); radau-1 … radau-9 and legendre-gauss-1 … 9 are all accepted.
+SCHEMES = ("trapezoidal", "hermite-simpson", "radau-2", "radau-3", "radau-4", "legendre-gauss-2", "legendre-gauss-3")
 
 
 def get_scheme(name) -> Scheme:

@@ -40,6 +40,7 @@ def fitted_order(scheme, meshes):
     ("trapezoidal", [20, 40, 80, 160], 1.7),
     ("hermite-simpson", [4, 8, 16, 32], 3.5),
     ("radau-2", [4, 8, 16, 32], 2 * 2 - 1.5),
+    ("legendre-gauss-2", [4, 8, 16, 32], 2 * 2 - 0.3),
 ])
 def test_convergence_order_on_kirk(scheme, meshes, minimum):
     slope, errors = fitted_order(scheme, meshes)

@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 
 from colloc.schemes import differentiation_matrix, get_scheme, lagrange_basis
 
-NAMES = ["trapezoidal", "hermite-simpson"] + [f"radau-{d}" for d in range(1, 10)]
+NAMES = ["trapezoidal", "hermite-simpson"] + [f"radau-{d}" for d in range(1, 10)] + [f"legendre-gauss-{d}" for d in range(1, 10)]
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -21,7 +21,10 @@ def test_weights_sum_to_one_and_nodes_span_interval(name):
 def test_quadrature_exact_to_claimed_degree(name):
     s = get_scheme(name)
     # trapezoid: degree 1; Simpson: 3; Radau with d roots: 2d - 2
-    degree = {"trapezoidal": 1, "hermite-simpson": 3}.get(name, 2 * s.num_nodes - 4)
+    if name.startswith("legendre-gauss"):
+        degree = 2 * s.degree - 1
+    else:
+        degree = {"trapezoidal": 1, "hermite-simpson": 3}.get(name, 2 * s.num_nodes - 4)
     for k in range(degree + 1):
         assert s.weights @ s.nodes**k == pytest.approx(1.0 / (k + 1), abs=1e-12)
     assert abs(s.weights @ s.nodes ** (degree + 1) - 1.0 / (degree + 2)) > 1e-11
@@ -66,3 +69,13 @@ def test_radau_roots_are_the_published_radau_iia_nodes():
     s = get_scheme("radau-3")
     assert np.allclose(s.nodes[1:], [(4 - np.sqrt(6)) / 10, (4 + np.sqrt(6)) / 10, 1.0])
     assert np.allclose(s.weights[1:], [(16 - np.sqrt(6)) / 36, (16 + np.sqrt(6)) / 36, 1 / 9])
+
+
+@pytest.mark.parametrize("d", range(1, 10))
+def test_legendre_gauss_differentiation_and_continuity_exact(d):
+    s = get_scheme(f"legendre-gauss-{d}")
+    poly = s.nodes[: d + 1]
+    for k in range(d + 1):
+        assert np.allclose(s.D @ poly**k, k * poly ** (k - 1) if k else 0 * poly, atol=1e-8)
+        assert s.C @ poly**k == pytest.approx(1.0, abs=1e-9)  # extrapolation to s = 1 of a degree-≤d polynomial
+    assert s.order == 2 * d and list(s.collocation_indices) == list(range(1, d + 1))
