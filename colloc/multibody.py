@@ -22,6 +22,10 @@ nonholonomic   ψ(q, v, t, p) = 0, lin. v   ψ                    ψ̇ = dψ/dt 
 acceleration   α(q, v, a, t, p) = 0, lin. a                     α                       ∂α/∂a
 =============  ==========================  ===================  ======================  ============
 
+A holonomic constraint with ``Φ_q N ≡ 0`` and ``φ̇ ≡ 0`` (the kinematics keep it,
+e.g. a unit quaternion's norm under ``q̇ = ½ Q(q) ω``) is a *position-level
+invariant*: only φ is imposed, with no multiplier and no force.
+
 Time derivatives are taken along ``q̇ = N(q) v``, ``v̇ = a``; parameters and any
 symbol declared by another component are held constant in time.
 
@@ -123,7 +127,8 @@ class Multibody(Component):
         self._N = self._kinematic_matrix(kinematics)
         self._terms = dict(kinetic_energy=None, potential_energy=None, mass_matrix=None,
                            bias_force=None, generalized_force=None)
-        self._jacobians: list[ca.SX] = []  # G rows of each constraint, in declaration order
+        self._jacobians: list[ca.SX] = []  # G rows of each constraint with multipliers, in declaration order
+        self._jacobian_names: list[str] = []
         self.points: dict[str, ca.SX] = {}
         self._equations: EquationsOfMotion | None = None
 
@@ -285,12 +290,23 @@ class Multibody(Component):
         t); the constraint force uses ``G = Φ_q N``.  Declares one multiplier
         per row, ``name.constraint.lambda`` (``…lambda_<i>`` for a column).
 
+        A constraint the kinematics keep by themselves — ``Φ_q N ≡ 0`` and
+        ``φ̇ ≡ 0``, such as the unit norm of a quaternion with
+        ``q̇ = ½ Q(q) ω`` — is a *position-level invariant*: the continuous
+        motion never leaves it, but a discretisation drifts off it.  It is kept
+        at position level only (``velocity`` and ``acceleration`` are None) and
+        has no multiplier and no force; the transcription imposes ``φ = 0``
+        where it imposes positions (and the Bordalba projection gets one slack
+        per row to make room for it).  Both conditions are checked numerically
+        at a few points within the coordinates' bounds.
+
         Raises
         ------
         ModelError
             If φ uses speeds, accelerations, controls or multipliers, or a row
             does not depend on the coordinates, or its rows repeat an earlier
-            constraint (see :meth:`_check_independent`).
+            constraint (see :meth:`_check_independent`), or a column mixes
+            invariant rows with rows that need a force.
         """
         phi = self._constraint_expr(name, phi, "holonomic", allow_v=False, allow_a=False)
         for i in range(phi.numel()):
@@ -298,6 +314,8 @@ class Multibody(Component):
                 raise ModelError(f"Holonomic constraint `{self.name}.{name}`{_row(phi, i)} does not depend on the coordinates of `{self.name}`; it does not constrain the motion.")
         G = ca.mtimes(ca.jacobian(phi, self.q), self._N)
         phi_dot = self._rate(phi)
+        if self._is_invariant(name, phi, G, phi_dot):
+            return self._register_invariant(name, phi)
         return self._register(name, "holonomic", phi, phi_dot, self._rate(phi_dot), G, multiplier_bounds)
 
     def nonholonomic(self, name, psi, multiplier_bounds=MULTIPLIER_BOUNDS) -> KinematicConstraint:
@@ -365,6 +383,36 @@ class Multibody(Component):
         if ca.depends_on(J, wrt):
             raise ModelError(f"{kind.capitalize()} constraint `{full}` is not linear in the {words}: its Jacobian with respect to them depends on them. colloc supports only constraints linear in the {words}.")
 
+    def _is_invariant(self, name, phi, G, phi_dot):
+        """True if every row of φ has ``Φ_q N = 0`` and ``φ̇ = 0`` at every sample point."""
+        n = phi.numel()
+        samples = self._sample(ca.horzcat(G, phi_dot))  # phi_dot also depends on v, sampled alike
+        scale = [max(1.0, float(np.abs(S).max())) for S in samples]
+        zero = np.array([[np.abs(S[i, :]).max() <= _ZERO_ATOL * sc for i in range(n)] for S, sc in zip(samples, scale)]).all(axis=0)
+        if zero.all():
+            return True
+        if zero.any():
+            rows = ", ".join(str(i) for i in np.flatnonzero(zero))
+            raise ModelError(f"Holonomic constraint `{self.name}.{name}` mixes rows the kinematics keep by themselves (Φ_q N = 0 and φ̇ = 0: row {rows}) with rows that need a constraint force; declare them as separate constraints.")
+        return False
+
+    def _register_invariant(self, name, phi):
+        """A holonomic constraint kept by the kinematics: position level only, no multiplier."""
+        full = f"{self.name}.{name}"
+        Phi_q = ca.jacobian(phi, self.q)
+        earlier = [k for k in self.constraints if k.kind == "holonomic" and k.velocity is None]
+        blocks = [ca.jacobian(k.position, self.q) for k in earlier] + [Phi_q]
+        samples = self._sample(ca.vertcat(*blocks))
+        starts = np.cumsum([0] + [b.size1() for b in blocks])
+        rows = lambda idx: np.concatenate([np.arange(starts[j], starts[j + 1]) for j in idx])
+        if _deficient(samples, rows([len(blocks) - 1])) or _deficient(samples, rows(range(len(blocks)))):
+            partners = [earlier[j].name for j in range(len(earlier)) if _deficient(samples, rows([j, len(blocks) - 1]))]
+            what = f"repeats constraint {', '.join(f'`{p}`' for p in partners)}" if partners else "has linearly dependent rows"
+            raise ModelError(f"Constraint `{full}` {what}: its position Jacobian Φ_q is rank-deficient (it is kept by the kinematics, Φ_q N = 0, so only its position level is imposed). Declare each invariant once.")
+        k = KinematicConstraint(full, "holonomic", phi, None, None, [])
+        self.add_constraint(k)
+        return k
+
     def _register(self, name, kind, position, velocity, acceleration, G, bounds):
         full = f"{self.name}.{name}"
         self._check_independent(full, G)
@@ -380,6 +428,7 @@ class Multibody(Component):
         k = KinematicConstraint(full, kind, position, velocity, acceleration, lams)
         self.add_constraint(k)
         self._jacobians.append(G)
+        self._jacobian_names.append(full)
         return k
 
     def _check_independent(self, full, G):
@@ -393,7 +442,7 @@ class Multibody(Component):
         rank-deficient.
         """
         blocks = self._jacobians + [G]
-        names = [k.name for k in self.constraints] + [full]
+        names = self._jacobian_names + [full]
         samples = self._sample(ca.vertcat(*blocks))
         starts = np.cumsum([0] + [b.size1() for b in blocks])
         rows = lambda idx: np.concatenate([np.arange(starts[j], starts[j + 1]) for j in idx])

@@ -296,10 +296,15 @@ def test_independent_constraints_are_accepted():
     assert len(body.constraints) == 2
 
 
-def test_refuses_constraint_the_kinematics_already_keep():
+def test_constraint_the_kinematics_already_keep_is_a_position_invariant():
+    # Φ_q N ≡ 0 and φ̇ ≡ 0: kept at position level only, without a multiplier (no force)
     body = quaternion_body()
-    with pytest.raises(ModelError, match=r"`body.unit` does not constrain the speeds independently"):
-        body.holonomic("unit", ca.sumsqr(body.q) - 1)
+    unit = body.holonomic("unit", ca.sumsqr(body.q) - 1)
+    assert (unit.velocity, unit.acceleration, unit.multipliers, unit.num_rows) == (None, None, [], 1)
+    with pytest.raises(ModelError, match=r"`body.unit_again` repeats constraint `body.unit`"):
+        body.holonomic("unit_again", 2 * ca.sumsqr(body.q) - 2)
+    with pytest.raises(ModelError, match=r"`body.mixed` mixes rows the kinematics keep by themselves"):
+        body.holonomic("mixed", ca.vertcat(ca.sumsqr(body.q) - 1, body.q[1]))
 
 
 def test_refuses_lagrangian_with_nonidentity_kinematics():

@@ -66,29 +66,37 @@ def project_guess(problem, layout, times, point, opts):
         phi, ca.jacobian(phi, x), vel, ca.jacobian(vel, x), acc, ca.jacobian(acc, z), res, ca.jacobian(res, lam)])
 
     X, Z, U, L, P = (layout[b].guess for b in ("x", "z", "u", "lam", "p"))
+    xlo, xhi = layout["x"].lower, layout["x"].upper
     userguessed = set(problem.guesses)
+
+    def free(rows, k):  # entries fixed at this grid point (e.g. initial values) are not moved
+        return [i for i in rows if xlo[i, k] < xhi[i, k]]
+
     for k in range(times.size):
         args = lambda: (times[k], X[:, k], Z[:, k], U[:, k], L[:, k], P[:, 0])
+        rows = free(q_rows, k)
         for _ in range(8):  # positions
             out = F(*args())
             r = np.asarray(out[0]).ravel()
-            if r.size == 0 or np.abs(r).max() < 1e-12:
+            if r.size == 0 or np.abs(r).max() < 1e-12 or not rows:
                 break
-            J = np.asarray(out[1])[:, q_rows]
-            X[q_rows, k] += _lstsq_step(J, r)
+            X[rows, k] += _lstsq_step(np.asarray(out[1])[:, rows], r)
+        X[:, k] = np.clip(X[:, k], xlo[:, k], xhi[:, k])
     for q, v, identity in parts:
         if identity:
             for qn, vn in zip(q, v):
                 if vn not in userguessed and times.size > 1:
-                    X[idx[vn]] = np.gradient(X[idx[qn]], times)
+                    X[idx[vn]] = np.clip(np.gradient(X[idx[qn]], times), xlo[idx[vn]], xhi[idx[vn]])
     for k in range(times.size):
         args = lambda: (times[k], X[:, k], Z[:, k], U[:, k], L[:, k], P[:, 0])
+        rows = free(v_rows, k)
         for _ in range(2):  # speeds (linear in v)
             out = F(*args())
             r = np.asarray(out[2]).ravel()
-            if r.size == 0:
+            if r.size == 0 or not rows:
                 break
-            X[v_rows, k] += _lstsq_step(np.asarray(out[3])[:, v_rows], r)
+            X[rows, k] += _lstsq_step(np.asarray(out[3])[:, rows], r)
+        X[:, k] = np.clip(X[:, k], xlo[:, k], xhi[:, k])
     if zv_rows and times.size > 1:
         for i, zi in zip(v_rows, zv_rows):
             Z[zi] = np.gradient(X[i], times)

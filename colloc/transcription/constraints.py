@@ -114,9 +114,12 @@ class Bordalba2023(Unconstrained):
         super().__init__(problem, opts, layout, mesh_idx)
         self.F, self.labels, self.F_sym = _level_functions(self.model)
         x = layout["x"]
-        # projection states: bounds of the true state at the same mesh point
+        # projection states: the path bounds of the states. Not the final values: x' at the last mesh
+        # point differs from the (fixed) final state by F_xᵀμ, and fixing both leaves projection rows 0 = 0.
         cols = mesh_idx[1:]
-        layout.add("xp", [f"{r}.projection" for r in x.row_names], self.n, x.lower[:, cols], x.upper[:, cols], col_index=cols)
+        lo = np.array([problem.bounds[r][0] for r in x.row_names]).reshape(-1, 1)
+        hi = np.array([problem.bounds[r][1] for r in x.row_names]).reshape(-1, 1)
+        layout.add("xp", [f"{r}.projection" for r in x.row_names], self.n, lo, hi, col_index=cols)
         sb = opts.projection_slack_bounds
         layout.add("mu", [f"{lab.split(':', 1)[1]}.mu" for lab in self.labels], self.n, -sb, sb, col_index=cols)
 
