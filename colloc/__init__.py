@@ -27,3 +27,9 @@ __all__ += ["solve_adaptive", "simulate_controls", "verify"]
 from . import plot  # noqa: E402  (matplotlib loads only when a figure is made)
 
 __all__ += ["plot"]
+
+from .impact import Impact  # noqa: E402
+from .phased_trajectory import MultiPhaseResult, PhasedTrajectory  # noqa: E402
+from .phases import MultiPhaseProblem, Phase, solve_phases  # noqa: E402
+
+__all__ += ["Impact", "MultiPhaseProblem", "Phase", "solve_phases", "MultiPhaseResult", "PhasedTrajectory"]

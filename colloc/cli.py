@@ -186,7 +186,12 @@ def _run_verify(args) -> int:
 
 
 def _run_info(args) -> int:
+    from .phases import MultiPhaseProblem
+
     module, problem = load_problem(args.problem, parse_assignments(args.params, "--set"))
+    if isinstance(problem, MultiPhaseProblem):
+        print(problem.validate().summary())
+        return EXIT_SOLVED
     kwargs = _solve_arguments(module, args)
     solve_names = {n for n, p in inspect.signature(solve).parameters.items() if p.kind is not p.VAR_KEYWORD}
     options = make_options(**{k: v for k, v in kwargs.items() if k not in solve_names})

@@ -35,8 +35,10 @@ def build_problem(module, path, params: dict) -> Problem:
         raise
     except (ValueError, TypeError) as e:
         raise ProblemError(f"`build` in `{path}`{_script_line(e, path)} raised {type(e).__name__}: {e}") from None
-    if not isinstance(problem, Problem):
-        raise ProblemError(f"`build` in `{path}` returned {type(problem).__name__}, not a colloc.Problem.")
+    from .phases import MultiPhaseProblem
+
+    if not isinstance(problem, (Problem, MultiPhaseProblem)):
+        raise ProblemError(f"`build` in `{path}` returned {type(problem).__name__}, not a colloc.Problem or MultiPhaseProblem.")
     return problem
 
 

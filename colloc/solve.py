@@ -97,8 +97,15 @@ def solve(problem: Problem, scheme="hermite-simpson", intervals=None, mesh=None,
     -------
     SolveResult
     """
+    from .phases import MultiPhaseProblem, solve_phases
+
+    if isinstance(problem, MultiPhaseProblem):
+        if refine is not None:
+            raise OptionError("`refine` is not available for multi-phase problems; give each Phase its own `intervals` or `mesh`.")
+        return solve_phases(problem, scheme=scheme, intervals=intervals, mesh=mesh, guess=guess, ipopt=ipopt, verbose=verbose,
+                            expand=expand, progress=progress, checkpoint=checkpoint, **options)
     if not isinstance(problem, Problem):
-        raise ProblemError(f"solve() takes a colloc.Problem; got {type(problem).__name__}.")
+        raise ProblemError(f"solve() takes a colloc.Problem or MultiPhaseProblem; got {type(problem).__name__}.")
     if refine is not None:
         from .refine import solve_adaptive
 

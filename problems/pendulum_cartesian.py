@@ -20,9 +20,10 @@ Constraints
     m ẍ = u y + 2λx,  m ÿ = −m g − u x + 2λy  (Lagrangian, derived by colloc);
     holonomic rod φ = x² + y² − 1 = 0 (colloc derives φ̇ and φ̈);
     y(0) = 0, ẏ(0) = 0, 0 ≤ x(0) ≤ 2: with the rod (φ = 0, φ̇ = 0 are imposed
-    at t = 0 too) this is the state (1, 0, 0, 0).  Fixing x(0) = 1 instead
-    makes φ(t0) = y² − 0 degenerate (its gradient 2y vanishes at the solution)
-    and IPOPT crawls; fixing all four repeats the constraint rows at t0;
+    at t = 0 too) this is the state (1, 0, 0, 0).  Fixing x(0) = 1 with y(0)
+    free instead makes the row φ(t0) = y² degenerate (its gradient 2y
+    vanishes at the solution) and IPOPT crawls (~1500 iterations); fixing all
+    four makes the t0 rows of φ and φ̇ redundant (colloc leaves them out);
     x(3) = 0, ẋ(3) = 0; |x|, |y|, |ẋ|, |ẏ| ≤ 5 as in opty's script.
 
 The minimal twin is ``problems/pendulum_minimal.py`` (φ̈ = −g cos φ − u).  The

@@ -68,7 +68,7 @@ def test_builds_and_validates(stem):
     module = load(stem)
     assert module.__doc__ and "Source" in module.__doc__, f"{stem} needs a docstring with its source"
     problem = module.build()
-    assert isinstance(problem, cl.Problem)
+    assert isinstance(problem, (cl.Problem, cl.MultiPhaseProblem))
     problem.validate()
 
 
