@@ -364,6 +364,9 @@ class SolveResult:
             lines.append(f"  max violation {kind:22s} {v:.2e}")
         for k, v in self.slacks.items():
             lines.append(f"  largest slack {k:22s} {v:.2e}")
+        if self.refinement:
+            lines.append("  mesh refinement: " + " → ".join(f"{r['intervals']} ({r['max_error']:.1e})" for r in self.refinement)
+                         + "  intervals (max relative local error)")
         for w in self.warnings:
             lines.append(f"  warning: {w}")
         if not self.success and self.worst:

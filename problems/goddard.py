@@ -44,7 +44,7 @@ REFERENCE = dict(
     tolerance=1e-4,
 )
 
-SOLVE = dict(scheme="hermite-simpson", intervals=50)
+SOLVE = dict(scheme="hermite-simpson", intervals=20, refine=dict(tolerance=1e-6, max_iterations=10))
 
 
 def build(h_c=500.0, v_c=620.0, m_c=0.6, t_c=3.5):
