@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import FileFormatError
-from .schemes import Radau, Scheme, get_scheme, lagrange_basis
+from .schemes import Scheme, get_scheme, lagrange_basis
 
 
 def collocation_nodes(scheme: Scheme) -> np.ndarray:

@@ -48,7 +48,7 @@ from .model import TIME
 from .phased_trajectory import MultiPhaseResult, PhasedTrajectory
 from .problem import Problem
 from .schemes import get_scheme
-from .solve import _STATUS, DEFAULT_IPOPT, _interruptible, _ipopt_option_error, _Monitor, reconstruct
+from .solve import _STATUS, ipopt_options, reconstruct, run_ipopt
 from .trajectory import SolveResult, Status, Trajectory
 from .transcription import make_options
 from .transcription.phases import transcribe_phases
@@ -460,32 +460,12 @@ def solve_phases(problem, scheme="hermite-simpson", intervals=None, mesh=None, g
     make_mesh(intervals, mesh)
     make_options(**options)
     guesses = _phase_guesses(problem, guess)
-    ipopt_opts = dict(DEFAULT_IPOPT)
-    if verbose:
-        ipopt_opts["print_level"] = 5
-    if ipopt is not None:
-        if not isinstance(ipopt, dict):
-            raise OptionError(f"`ipopt` must be a dict of IPOPT options; got {type(ipopt).__name__}.")
-        ipopt_opts.update(ipopt)
+    ipopt_opts = ipopt_options(ipopt, verbose)
 
     start = _time.perf_counter()
     nlp = transcribe_phases(problem, dict(scheme=scheme, intervals=intervals, mesh=mesh, options=options), guesses)
-    monitor = _Monitor(nlp, progress, checkpoint, lambda w: _trajectory(problem, nlp, w, dict(status="checkpoint", success=False)))
-    try:
-        solver = ca.nlpsol("colloc", "ipopt", {"x": nlp.w, "f": nlp.f, "g": nlp.g},
-                           {"ipopt": ipopt_opts, "expand": bool(expand), "print_time": False, "error_on_fail": False,
-                            "iteration_callback": monitor})
-    except RuntimeError as e:
-        raise _ipopt_option_error(str(e), ipopt_opts) from None
-    build_seconds = _time.perf_counter() - start
-    start = _time.perf_counter()
-    with _interruptible(monitor):
-        lay = nlp.layout
-        sol = solver(x0=lay.vector("guess"), lbx=lay.vector("lower"), ubx=lay.vector("upper"), lbg=nlp.rows.lower, ubg=nlp.rows.upper)
-    solve_seconds = _time.perf_counter() - start
-    stats = solver.stats()
-    if monitor.interrupted:
-        stats["return_status"] = "User_Requested_Stop"
+    to_trajectory = lambda w: _trajectory(problem, nlp, w, dict(status="checkpoint", success=False))  # noqa: E731
+    sol, stats, build_seconds, solve_seconds = run_ipopt(nlp, ipopt_opts, expand, progress, checkpoint, to_trajectory, start)
     return _result(problem, nlp, sol, stats, build_seconds, solve_seconds)
 
 

@@ -48,7 +48,7 @@ import numpy as np
 from .errors import ModelError, OptionError
 from .interpolant import Interpolant
 from .mesh import make_mesh
-from .schemes import Radau, Scheme, get_scheme
+from .schemes import Scheme, get_scheme
 
 #: Gauss–Legendre points per sub-interval between consecutive scheme nodes.
 QUADRATURE_POINTS = 5

@@ -6,7 +6,6 @@ Malformed problems and options raise before anything is built.
 """
 from __future__ import annotations
 
-import math
 import os
 import signal
 import threading
@@ -123,17 +122,35 @@ def solve(problem: Problem, scheme="hermite-simpson", intervals=None, mesh=None,
     mesh_points = make_mesh(intervals, mesh)
     opts = make_options(**options)
     warm = _as_guess(guess)
-    ipopt_opts = dict(DEFAULT_IPOPT)
-    if verbose:
-        ipopt_opts["print_level"] = 5
-    if ipopt is not None:
-        if not isinstance(ipopt, dict):
-            raise OptionError(f"`ipopt` must be a dict of IPOPT options; got {type(ipopt).__name__}.")
-        ipopt_opts.update(ipopt)
+    ipopt_opts = ipopt_options(ipopt, verbose)
 
     start = _time.perf_counter()
     nlp = transcribe(problem, mesh_points, sch, opts, warm)
-    monitor = _Monitor(nlp, progress, checkpoint, lambda w: reconstruct(problem, nlp, nlp.layout.unpack(w), sch, meta=dict(status="checkpoint", success=False)))
+    to_trajectory = lambda w: reconstruct(problem, nlp, nlp.layout.unpack(w), sch, meta=dict(status="checkpoint", success=False))  # noqa: E731
+    sol, stats, build_seconds, solve_seconds = run_ipopt(nlp, ipopt_opts, expand, progress, checkpoint, to_trajectory, start)
+    return _result(problem, nlp, sch, sol, stats, build_seconds, solve_seconds, opts)
+
+
+def ipopt_options(ipopt=None, verbose=False) -> dict:
+    """colloc's IPOPT defaults updated with the user's ``ipopt`` dict (checked to be a dict)."""
+    opts = dict(DEFAULT_IPOPT)
+    if verbose:
+        opts["print_level"] = 5
+    if ipopt is not None:
+        if not isinstance(ipopt, dict):
+            raise OptionError(f"`ipopt` must be a dict of IPOPT options; got {type(ipopt).__name__}.")
+        opts.update(ipopt)
+    return opts
+
+
+def run_ipopt(nlp, ipopt_opts, expand, progress, checkpoint, to_trajectory, start):
+    """Create the IPOPT solver of ``nlp`` and run it from its guess, interruptibly.
+
+    ``start`` is when building began (``perf_counter``); returns ``(solution,
+    stats, build_seconds, solve_seconds)``.  ``to_trajectory(w)`` turns an
+    iterate into a Trajectory for checkpoints.
+    """
+    monitor = _Monitor(nlp, progress, checkpoint, to_trajectory)
     try:
         solver = ca.nlpsol("colloc", "ipopt", {"x": nlp.w, "f": nlp.f, "g": nlp.g},
                            {"ipopt": ipopt_opts, "expand": bool(expand), "print_time": False, "error_on_fail": False,
@@ -141,7 +158,6 @@ def solve(problem: Problem, scheme="hermite-simpson", intervals=None, mesh=None,
     except RuntimeError as e:
         raise _ipopt_option_error(str(e), ipopt_opts) from None
     build_seconds = _time.perf_counter() - start
-
     lay = nlp.layout
     start = _time.perf_counter()
     with _interruptible(monitor):
@@ -150,7 +166,7 @@ def solve(problem: Problem, scheme="hermite-simpson", intervals=None, mesh=None,
     stats = solver.stats()
     if monitor.interrupted:
         stats["return_status"] = "User_Requested_Stop"
-    return _result(problem, nlp, sch, sol, stats, build_seconds, solve_seconds, opts)
+    return sol, stats, build_seconds, solve_seconds
 
 
 def _result(problem, nlp, scheme, sol, stats, build_seconds, solve_seconds, opts):

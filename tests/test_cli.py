@@ -427,7 +427,6 @@ CARTPOLE = Path(__file__).resolve().parents[1] / "problems" / "cartpole.py"
 
 def test_verify_reports_final_errors_that_shrink_with_the_mesh(tmp_path, capsys):
     """Issue check: `colloc verify` on cart-pole solutions at 25, 50, 100 Hermite–Simpson intervals."""
-    import colloc as cl
     from colloc import cli
 
     finals = []

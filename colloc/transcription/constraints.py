@@ -154,7 +154,7 @@ class Bordalba2023(Unconstrained):
         Fmap = self.F.map(mesh.size)
         Fval, Fx = Fmap(T[:, mesh], X[:, mesh], V["p"])
         _add_mesh_rows(self.problem, rows, self.labels, Fval, mesh, self.F, self.F_sym)
-        nx, nF = X.size1(), len(self.labels)
+        nx = X.size1()
         # projection x = x' + F_x(x)ᵀ μ, interval by interval; F_x blocks are nF × nx, stacked horizontally
         Fx_end = Fx[:, nx:]  # drop mesh point 0
         proj = []
