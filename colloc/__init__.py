@@ -33,3 +33,7 @@ from .phased_trajectory import MultiPhaseResult, PhasedTrajectory  # noqa: E402
 from .phases import MultiPhaseProblem, Phase, solve_phases  # noqa: E402
 
 __all__ += ["Impact", "MultiPhaseProblem", "Phase", "solve_phases", "MultiPhaseResult", "PhasedTrajectory"]
+
+from .variational import MidpointVI, simulate  # noqa: E402
+
+__all__ += ["MidpointVI", "simulate"]

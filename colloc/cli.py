@@ -128,7 +128,7 @@ def _parser() -> argparse.ArgumentParser:
 def _problem_arguments(p, set_help="keyword argument of build(), parsed as a Python literal (repeatable)"):
     p.add_argument("problem", metavar="PROBLEM.py", help="problem script defining build(**params)")
     p.add_argument("--set", metavar="NAME=VALUE", action="append", default=[], dest="params", help=set_help)
-    p.add_argument("--scheme", metavar="S", help=f"collocation scheme: {', '.join(SCHEMES)}, radau-1..9 (default: SOLVE or {DEFAULT_SCHEME})")
+    p.add_argument("--scheme", metavar="S", help=f"collocation scheme: {', '.join(SCHEMES)}, radau-1..9, legendre-gauss-1..9, midpoint-vi (default: SOLVE or {DEFAULT_SCHEME})")
     p.add_argument("--intervals", metavar="N", type=int, help=f"number of mesh intervals (default: SOLVE or {DEFAULT_INTERVALS})")
 
 
@@ -191,6 +191,14 @@ def _run_info(args) -> int:
     module, problem = load_problem(args.problem, parse_assignments(args.params, "--set"))
     if isinstance(problem, MultiPhaseProblem):
         print(problem.validate().summary())
+        return EXIT_SOLVED
+    if _solve_arguments(module, args).get("scheme") == "midpoint-vi":
+        from .variational import MidpointVI, transcribe_midpoint_vi
+
+        kwargs = _solve_arguments(module, args)
+        nlp = transcribe_midpoint_vi(problem.validate(), make_mesh(kwargs.get("intervals"), kwargs.get("mesh")), MidpointVI(problem))
+        print(problem.summary())
+        print(f"NLP (midpoint-vi, {kwargs.get('intervals') or len(kwargs.get('mesh')) - 1} intervals): {nlp.layout.size} variables, {nlp.rows.size} constraints")
         return EXIT_SOLVED
     kwargs = _solve_arguments(module, args)
     solve_names = {n for n, p in inspect.signature(solve).parameters.items() if p.kind is not p.VAR_KEYWORD}

@@ -105,6 +105,13 @@ def solve(problem: Problem, scheme="hermite-simpson", intervals=None, mesh=None,
                             expand=expand, progress=progress, checkpoint=checkpoint, **options)
     if not isinstance(problem, Problem):
         raise ProblemError(f"solve() takes a colloc.Problem or MultiPhaseProblem; got {type(problem).__name__}.")
+    if scheme == "midpoint-vi":
+        if refine is not None:
+            raise OptionError("`refine` is not available for scheme='midpoint-vi'; give a finer `intervals` or `mesh`.")
+        from .variational import solve_midpoint_vi
+
+        return solve_midpoint_vi(problem, intervals=intervals, mesh=mesh, guess=guess, ipopt=ipopt, verbose=verbose,
+                                 expand=expand, progress=progress, checkpoint=checkpoint, **options)
     if refine is not None:
         from .refine import solve_adaptive
 
