@@ -159,3 +159,39 @@ def test_nan_is_reported_with_the_row_label():
     res = cl.solve(p, intervals=4)
     assert res.status == cl.Status.INVALID_NUMBER and not res.success
     assert "defect" in res.message and "@k=0" in res.message
+
+
+def test_cpu_time_limit_is_data():
+    p, _ = double_integrator()
+    res = cl.solve(p, intervals=10, ipopt={"max_cpu_time": 1e-9})
+    assert res.status == cl.Status.TIME_LIMIT and not res.success
+    assert "max_cpu_time" in res.message
+    assert res.trajectory.time.size == 21
+
+
+@pytest.mark.parametrize("code, status, hint", [
+    ("Restoration_Failed", cl.Status.RESTORATION_FAILED, "restoration"),
+    ("Infeasible_Problem_Detected", cl.Status.INFEASIBLE, "infeasib"),
+    ("Error_In_Step_Computation", cl.Status.RESTORATION_FAILED, "redundant"),
+    ("Maximum_WallTime_Exceeded", cl.Status.TIME_LIMIT, "max_wall_time"),
+    ("Search_Direction_Becomes_Too_Small", cl.Status.FAILED, "too small"),
+    ("Some_Future_Status", cl.Status.FAILED, "Some_Future_Status"),
+])
+def test_every_solver_outcome_becomes_a_flagged_result(monkeypatch, code, status, hint):
+    """Fault injection at the solver boundary: IPOPT reports `code`; the result is data with a hint."""
+    import sys
+
+    solve_module = sys.modules["colloc.solve"]  # the module, not the function colloc.solve
+    real = solve_module.run_ipopt
+
+    def faulty(*args, **kwargs):
+        sol, stats, b, s = real(*args, **kwargs)
+        stats["return_status"] = code
+        return sol, stats, b, s
+
+    monkeypatch.setattr(solve_module, "run_ipopt", faulty)
+    p, _ = double_integrator()
+    res = cl.solve(p, intervals=5)
+    assert res.status == status and not res.success
+    assert hint in res.message
+    assert res.trajectory.metadata["status"] == status.value and np.isfinite(res.trajectory["m.x"]).all()
