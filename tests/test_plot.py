@@ -347,3 +347,26 @@ def test_animation_speed_sets_the_frame_count(tmp_path):
     path = animate(swing(duration=2.0), double_pendulum(), tmp_path / "fast.gif", fps=5, speed=2.0)
     with Image.open(path) as gif:
         assert gif.n_frames == 6  # 2 s played in 1 s at 5 fps
+
+
+def test_cartpole_swing_up_gif_has_one_frame_per_sample(tmp_path):
+    """Issue check: a GIF of the cart-pole swing-up has one frame per requested sample (2 s at 10 fps: 21)."""
+    import importlib.util
+    from pathlib import Path
+
+    import casadi as ca
+    from PIL import Image
+
+    import colloc as cl
+    from colloc.plot import animate
+
+    spec = importlib.util.spec_from_file_location("cartpole", Path(__file__).resolve().parents[1] / "problems" / "cartpole.py")
+    cartpole = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cartpole)
+    prob = cartpole.build()
+    res = cl.solve(prob, intervals=20)
+    x, theta = prob.model.lookup("cartpole.x").symbol, prob.model.lookup("cartpole.theta").symbol
+    points = {"cart": ca.vertcat(x, 0), "bob": ca.vertcat(x + 0.5 * ca.sin(theta), -0.5 * ca.cos(theta))}
+    path = animate(res.trajectory, points, tmp_path / "cartpole.gif", fps=10)
+    with Image.open(path) as gif:
+        assert gif.n_frames == 21

@@ -276,3 +276,23 @@ def test_sweep_function_refuses_bad_grids():
         sweep(ENERGY, {"distance": [1]}, {"distance": 2})
     with pytest.raises(OptionError, match="must be a sequence"):
         sweep(ENERGY, {"distance": 3.0})
+
+
+CARTPOLE = Path(__file__).resolve().parents[1] / "problems" / "cartpole.py"
+
+
+def test_cartpole_sweep_of_six_and_continuation_saves_iterations(tmp_path, capsys, scheduler):
+    """Issue check: 6 cart-pole solves on a Dask cluster write 6 files and a 6-row summary; with
+    --continuation (each solve warm-started from its neighbour) the same sweep takes fewer IPOPT iterations."""
+    totals = {}
+    for mode in ("cold", "continuation"):
+        out = tmp_path / mode
+        extra = ["--continuation"] if mode == "continuation" else []
+        code, _, err = run(capsys, "sweep", CARTPOLE, "--set", "m_pole=0.25:0.35:6", "--intervals", 30,
+                           "--scheduler", scheduler, "--out", out, "--quiet", *extra)
+        assert code == 0, err
+        rows = read_summary(out / "cartpole_sweep.csv")
+        assert len(rows) == 6 and all(r["status"] == "solved" for r in rows)
+        assert len(list(out.glob("cartpole_[0-9]*.csv"))) == 6
+        totals[mode] = sum(r["iterations"] for r in rows)
+    assert totals["continuation"] < totals["cold"], totals
