@@ -394,3 +394,25 @@ def test_energy_stays_bounded_over_20000_steps():
     tr = simulate(pendulum(), np.arange(steps + 1) * h, [theta0], v0=[0.0])
     err = np.abs(pendulum_energy(tr["pend.theta"], tr["pend.omega"]) - pendulum_energy(theta0, 0.0))
     assert err[-2000:].max() <= 1.05 * err[:2000].max()
+
+
+def test_matches_hermite_simpson_on_the_constrained_double_pendulum():
+    """Issue check: midpoint-vi reaches the optimum of the constraints issue's double pendulum (end effector
+    held on a line; REFERENCE 177.4049512932 from its minimal twin) at second order as the mesh refines."""
+    import importlib.util
+    from pathlib import Path
+
+    import colloc as cl
+
+    path = Path(__file__).resolve().parents[1] / "problems" / "double_pendulum_line.py"
+    spec = importlib.util.spec_from_file_location("double_pendulum_line", path)
+    dp = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(dp)
+    meshes = [20, 40, 80]
+    gaps = []
+    for n in meshes:
+        res = cl.solve(dp.build(), scheme="midpoint-vi", intervals=n, ipopt={"tol": 1e-10})
+        assert res.success, res.message
+        gaps.append(abs(res.objective - dp.REFERENCE["value"]) / dp.REFERENCE["value"])
+    slope = np.polyfit(np.log(1.0 / np.array(meshes)), np.log(gaps), 1)[0]
+    assert slope >= 1.8 and gaps[-1] < 5e-6, gaps
