@@ -321,6 +321,9 @@ class _Monitor(ca.Callback):
         return ca.Sparsity(0, 0)
 
     def eval(self, arg):
+        if not self.progress and not self.checkpoint:  # only watching for a stop request: keep it cheap
+            self.iteration += 1
+            return [1 if self.interrupted else 0]
         w = np.asarray(arg[0]).ravel()
         g = np.asarray(arg[2]).ravel()
         viol = float(np.max(np.maximum(np.maximum(self.lower - g, g - self.upper), 0.0), initial=0.0))

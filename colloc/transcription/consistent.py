@@ -72,44 +72,42 @@ def project_guess(problem, layout, times, point, opts):
     def free(rows, k):  # entries fixed at this grid point (e.g. initial values) are not moved
         return [i for i in rows if xlo[i, k] < xhi[i, k]]
 
-    for k in range(times.size):
-        args = lambda: (times[k], X[:, k], Z[:, k], U[:, k], L[:, k], P[:, 0])
-        rows = free(q_rows, k)
-        for _ in range(8):  # positions
-            out = F(*args())
-            r = np.asarray(out[0]).ravel()
-            if r.size == 0 or np.abs(r).max() < 1e-12 or not rows:
-                break
-            X[rows, k] += _lstsq_step(np.asarray(out[1])[:, rows], r)
-        X[:, k] = np.clip(X[:, k], xlo[:, k], xhi[:, k])
+    Fmap = F.map(times.size)
+    nx, nz, nl = X.shape[0], Z.shape[0], L.shape[0]
+
+    def evaluate():
+        """Every output of F at every grid point; Jacobians as lists of per-point matrices."""
+        out = [np.asarray(o) for o in Fmap(times[None, :], X, Z, U, L, P)]
+        split = lambda M, n: [M[:, k * n:(k + 1) * n] for k in range(times.size)]  # noqa: E731
+        return out[0], split(out[1], nx), out[2], split(out[3], nx), out[4], split(out[5], nz), out[6], split(out[7], nl)
+
+    def project(value, jac, rows_of, target, iterations, tol=1e-12):
+        for _ in range(iterations):
+            out = evaluate()
+            r, J = out[value], out[jac]
+            if r.size == 0 or np.abs(r).max() < tol:
+                return
+            for k in range(times.size):
+                rows = rows_of(k)
+                if rows:
+                    target[rows, k] += _lstsq_step(J[k][:, rows], r[:, k])
+            if target is X:
+                np.clip(X, xlo, xhi, out=X)
+
+    project(0, 1, lambda k: free(q_rows, k), X, 8)  # positions
     for q, v, identity in parts:
         if identity:
             for qn, vn in zip(q, v):
                 if vn not in userguessed and times.size > 1:
                     X[idx[vn]] = np.clip(np.gradient(X[idx[qn]], times), xlo[idx[vn]], xhi[idx[vn]])
-    for k in range(times.size):
-        args = lambda: (times[k], X[:, k], Z[:, k], U[:, k], L[:, k], P[:, 0])
-        rows = free(v_rows, k)
-        for _ in range(2):  # speeds (linear in v)
-            out = F(*args())
-            r = np.asarray(out[2]).ravel()
-            if r.size == 0 or not rows:
-                break
-            X[rows, k] += _lstsq_step(np.asarray(out[3])[:, rows], r)
-        X[:, k] = np.clip(X[:, k], xlo[:, k], xhi[:, k])
+    project(2, 3, lambda k: free(v_rows, k), X, 2)  # speeds (linear in v)
     if zv_rows and times.size > 1:
         for i, zi in zip(v_rows, zv_rows):
             Z[zi] = np.gradient(X[i], times)
-    for k in range(times.size):
-        args = lambda: (times[k], X[:, k], Z[:, k], U[:, k], L[:, k], P[:, 0])
-        out = F(*args())
-        r = np.asarray(out[4]).ravel()
-        if r.size and zv_rows:
-            Z[zv_rows, k] += _lstsq_step(np.asarray(out[5])[:, zv_rows], r)
-            out = F(*args())
-        res_k = np.asarray(out[6]).ravel()
-        if res_k.size and L.shape[0]:
-            L[:, k] += _lstsq_step(np.asarray(out[7]), res_k)
+    if zv_rows:
+        project(4, 5, lambda k: zv_rows, Z, 1)  # accelerations (linear in a)
+    if nl:
+        project(6, 7, lambda k: list(range(nl)), L, 1)  # multipliers: least squares on the inverse dynamics
     for b in ("x", "z", "lam"):
         blk = layout[b]
         np.clip(blk.guess, blk.lower, blk.upper, out=blk.guess)
