@@ -168,8 +168,13 @@ class Rows:
         viol = np.maximum(np.maximum(lo - g, g - hi), 0.0)
         viol = np.where(np.isnan(g), np.inf, viol)
         idx = np.argsort(-viol)[:count]
-        labels = self.labels()
-        return [(labels[i], float(g[i]), float(viol[i])) for i in idx if viol[i] > 0]
+        return [(self.label(i), float(g[i]), float(viol[i])) for i in idx if viol[i] > 0]
+
+    def label(self, i) -> str:
+        """The label of row ``i`` alone (``labels()`` formats every row)."""
+        b = next(b for b in reversed(self.blocks) if b.offset <= i)
+        k, r = divmod(int(i) - b.offset, len(b.names))
+        return f"{b.kind}:{b.names[r]}@k={b.points[k]}" if b.kind else f"{b.names[r]}@k={b.points[k]}"
 
 
 @dataclass

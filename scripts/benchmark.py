@@ -175,6 +175,13 @@ def node_matrices(M, tab, n):
     return [M[:, j:n * m:m] for j in range(m)] + [M[:, m::m]]
 
 
+def quadrature(tab, n, h):
+    """Weights on the grid with ``∫ L dt ≈ Σ_k W_k L_k`` (uniform mesh, interval length ``h``)."""
+    W = np.concatenate([np.tile(tab.weights[:-1], n), [0.0]])
+    W[tab.stride::tab.stride] += tab.weights[-1]
+    return h * W
+
+
 def fmap(f, count, threads):
     return f.map(count, "thread", threads) if threads else f.map(count)
 
@@ -232,7 +239,6 @@ def build_cartpole(case):
     w = ca.MX.sym("w", nw * ngrid)
     W = ca.reshape(w, nw, ngrid)
     X, U = W[:4, :], W[4 + nz:, :]
-    g = []
     if nz:
         Z = W[4:8, :]
         RES, L = fmap(point, ngrid, case.threads)(X, Z, U)
@@ -243,9 +249,7 @@ def build_cartpole(case):
     g = [ca.vec(d) for d in tab.defects(node_matrices(X, tab, n), node_matrices(XD, tab, n), h)]
     if nz:
         g.append(ca.vec(RES))
-    quad = np.concatenate([np.tile(tab.weights[:-1], n), [0.0]])
-    quad[m::m] += tab.weights[-1]
-    f = ca.mtimes(L, ca.DM(quad * h))
+    f = ca.mtimes(L, ca.DM(quadrature(tab, n, h)))
     g = ca.vertcat(*g)
     lo, hi, w0 = cartpole_arrays(tab, n, case.mode)
     args = dict(x0=w0.ravel("F"), lbx=lo.ravel("F"), ubx=hi.ravel("F"), lbg=np.zeros(g.numel()), ubg=np.zeros(g.numel()))
@@ -377,9 +381,7 @@ def build_pendulum(case, data):
     Fm = fmap(levels, n + 1, case.threads)(X[:, 0::m])
     g += [Fm[_kept_levels(data, data.initial), 0], ca.vec(Fm[:, 1:n]), Fm[_kept_levels(data, data.final), n]]
     g.append(ca.vec(fmap(projection, n, case.threads)(X[:, ends], Xp, MU)))
-    quad = np.concatenate([np.tile(tab.weights[:-1], n), [0.0]])
-    quad[m::m] += tab.weights[-1]
-    f = ca.mtimes(L, ca.DM(quad * h)) + data.projection_weight * ca.sumsqr(X[:, ends] - Xp)
+    f = ca.mtimes(L, ca.DM(quadrature(tab, n, h))) + data.projection_weight * ca.sumsqr(X[:, ends] - Xp)
     g = ca.vertcat(*g)
 
     times = data.T * grid(tab, n)
@@ -403,7 +405,6 @@ def build_cartpole_stagewise(case):
     s_{k+1} = (x_e, u_e) keeps the defects explicit in the stage's own variables.
     Same optimum as the separated HS NLP (the copies are equal at every feasible point).
     """
-    c = CARTPOLE
     n, h = case.n, CARTPOLE["T"] / case.n
     point = cartpole_point("explicit")
     s0, ctl = ca.SX.sym("s", 5), ca.SX.sym("c", 10)

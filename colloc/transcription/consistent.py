@@ -23,11 +23,17 @@ import numpy as np
 from ..errors import ProblemError
 
 
-def _lstsq_step(J, r):
-    """Minimum-norm ``d`` with ``J d = −r`` (least squares if inconsistent)."""
-    if J.size == 0 or r.size == 0:
-        return np.zeros(J.shape[1])
-    return -np.linalg.lstsq(J, r, rcond=1e-12)[0]
+def _lstsq_steps(J, r, movable=None):
+    """Minimum-norm ``d_k`` with ``J_k d_k = −r_k`` at every grid point k at once (least squares if inconsistent).
+
+    ``J`` (K, m, n), ``r`` (K, m); ``movable`` (K, n) marks the entries each point may move (the
+    others get 0, as if their columns were left out).  Returns (K, n).
+    """
+    if J.shape[1] == 0 or J.shape[2] == 0:
+        return np.zeros((J.shape[0], J.shape[2]))
+    if movable is not None:
+        J = J * movable[:, None, :]
+    return -np.einsum("kij,kj->ki", np.linalg.pinv(J, rcond=1e-12), r)
 
 
 def _multibody_parts(model):
@@ -69,45 +75,41 @@ def project_guess(problem, layout, times, point, opts):
     xlo, xhi = layout["x"].lower, layout["x"].upper
     userguessed = set(problem.guesses)
 
-    def free(rows, k):  # entries fixed at this grid point (e.g. initial values) are not moved
-        return [i for i in rows if xlo[i, k] < xhi[i, k]]
-
-    Fmap = F.map(times.size)
+    free = (xlo < xhi).T  # (K, nx): entries fixed at a grid point (e.g. initial values) are not moved
+    K = times.size
+    Fmap = F.map(K)
     nx, nz, nl = X.shape[0], Z.shape[0], L.shape[0]
 
     def evaluate():
-        """Every output of F at every grid point; Jacobians as lists of per-point matrices."""
+        """Every output of F at every grid point; Jacobians stacked as (K, rows, cols)."""
         out = [np.asarray(o) for o in Fmap(times[None, :], X, Z, U, L, P)]
-        split = lambda M, n: [M[:, k * n:(k + 1) * n] for k in range(times.size)]  # noqa: E731
-        return out[0], split(out[1], nx), out[2], split(out[3], nx), out[4], split(out[5], nz), out[6], split(out[7], nl)
+        stack = lambda M, n: M.reshape(M.shape[0], K, n).transpose(1, 0, 2)  # noqa: E731
+        return out[0], stack(out[1], nx), out[2], stack(out[3], nx), out[4], stack(out[5], nz), out[6], stack(out[7], nl)
 
-    def project(value, jac, rows_of, target, iterations, tol=1e-12):
+    def project(value, jac, rows, movable, target, iterations, tol=1e-12):
         for _ in range(iterations):
             out = evaluate()
             r, J = out[value], out[jac]
-            if r.size == 0 or np.abs(r).max() < tol:
+            if r.size == 0 or np.abs(r).max() < tol or not rows:
                 return
-            for k in range(times.size):
-                rows = rows_of(k)
-                if rows:
-                    target[rows, k] += _lstsq_step(J[k][:, rows], r[:, k])
+            target[rows] += _lstsq_steps(J[:, :, rows], r.T, movable).T
             if target is X:
                 np.clip(X, xlo, xhi, out=X)
 
-    project(0, 1, lambda k: free(q_rows, k), X, 8)  # positions
+    project(0, 1, q_rows, free[:, q_rows], X, 8)  # positions
     for q, v, identity in parts:
         if identity:
             for qn, vn in zip(q, v):
                 if vn not in userguessed and times.size > 1:
                     X[idx[vn]] = np.clip(np.gradient(X[idx[qn]], times), xlo[idx[vn]], xhi[idx[vn]])
-    project(2, 3, lambda k: free(v_rows, k), X, 2)  # speeds (linear in v)
+    project(2, 3, v_rows, free[:, v_rows], X, 2)  # speeds (linear in v)
     if zv_rows and times.size > 1:
         for i, zi in zip(v_rows, zv_rows):
             Z[zi] = np.gradient(X[i], times)
     if zv_rows:
-        project(4, 5, lambda k: zv_rows, Z, 1)  # accelerations (linear in a)
+        project(4, 5, zv_rows, None, Z, 1)  # accelerations (linear in a)
     if nl:
-        project(6, 7, lambda k: list(range(nl)), L, 1)  # multipliers: least squares on the inverse dynamics
+        project(6, 7, list(range(nl)), None, L, 1)  # multipliers: least squares on the inverse dynamics
     for b in ("x", "z", "lam"):
         blk = layout[b]
         np.clip(blk.guess, blk.lower, blk.upper, out=blk.guess)

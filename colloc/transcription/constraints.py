@@ -151,17 +151,14 @@ class Bordalba2023(Unconstrained):
 
     def add_rows(self, rows, X, XD, T, V):
         mesh = self.mesh_idx
-        Fmap = self.F.map(mesh.size)
-        Fval, Fx = Fmap(T[:, mesh], X[:, mesh], V["p"])
+        Fval, _ = self.F.map(mesh.size)(T[:, mesh], X[:, mesh], V["p"])
         _add_mesh_rows(self.problem, rows, self.labels, Fval, mesh, self.F, self.F_sym)
-        nx = X.size1()
-        # projection x = x' + F_x(x)ᵀ μ, interval by interval; F_x blocks are nF × nx, stacked horizontally
-        Fx_end = Fx[:, nx:]  # drop mesh point 0
-        proj = []
-        for i in range(self.n):
-            J = Fx_end[:, i * nx:(i + 1) * nx]
-            proj.append(X[:, mesh[i + 1]] - V["xp"][:, i] - ca.mtimes(J.T, V["mu"][:, i]))
-        rows.add("projection", [s.name for s in self.model.states], ca.horzcat(*proj), mesh[1:])
+        # projection x = x' + F_x(x)ᵀ μ: one SX Function of one interval end, mapped over the intervals
+        _, t, x, p = self.F_sym
+        xp, mu = ca.SX.sym("xp", x.numel()), ca.SX.sym("mu", len(self.labels))
+        proj = ca.Function("projection", [t, x, xp, mu, p], [x - xp - ca.mtimes(self.F(t, x, p)[1].T, mu)])
+        ends = mesh[1:]
+        rows.add("projection", [s.name for s in self.model.states], proj.map(self.n)(T[:, ends], X[:, ends], V["xp"], V["mu"], V["p"]), ends)
 
     def cost_terms(self, X, V):
         d = X[:, self.mesh_idx[1:]] - V["xp"]
