@@ -35,7 +35,7 @@ _STATUS = {
     "Search_Direction_Becomes_Too_Small": (Status.FAILED, "IPOPT's search direction became too small; the problem may be nearly converged; check the violations."),
 }
 
-DEFAULT_IPOPT = {"tol": 1e-8, "max_iter": 3000, "print_level": 0, "sb": "yes"}
+DEFAULT_IPOPT = {"tol": 1e-8, "max_iter": 3000, "print_level": 0, "sb": "yes", "mumps_pivot_order": 0}
 
 
 def _as_guess(guess):
