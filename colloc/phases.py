@@ -48,8 +48,8 @@ from .model import TIME
 from .phased_trajectory import MultiPhaseResult, PhasedTrajectory
 from .problem import Problem
 from .schemes import get_scheme
-from .solve import _STATUS, ipopt_options, reconstruct, run_ipopt
-from .trajectory import SolveResult, Status, Trajectory
+from .solve import ipopt_options, outcome, reconstruct, run_ipopt, slack_warnings
+from .trajectory import SolveResult, Trajectory
 from .transcription import make_options
 from .transcription.phases import transcribe_phases
 
@@ -512,24 +512,13 @@ def _trajectory(mp, nlp, w, meta):
 
 
 def _result(mp, nlp, sol, stats, build_seconds, solve_seconds):
-    w = np.asarray(sol["x"]).ravel()
-    g = np.asarray(sol["g"]).ravel()
-    ret = stats.get("return_status", "unknown")
-    status, message = _STATUS.get(ret, (Status.FAILED, f"IPOPT stopped with `{ret}`; inspect the worst violated rows and try a better guess."))
-    success = status in (Status.SOLVED, Status.ACCEPTABLE)
-    terms = {}
-    if nlp.terms:
-        fterms = ca.Function("terms", [nlp.w], list(nlp.terms.values()))
-        out = fterms(w)
-        out = out if isinstance(out, (list, tuple)) else [out]
-        terms = {k: float(v) for k, v in zip(nlp.terms, out)}
-    objective = float(sol["f"])
-    iterations = int(stats.get("iter_count", 0))
+    o = outcome(nlp, sol, stats, nlp.terms)
+    w, g, status, message, success, objective, terms, iterations = o
     values, links = nlp.split(w)
     slacks = {}
     for ph, sub, vals in zip(mp.phases, nlp.nlps, values):
         slacks.update({f"{ph.name}/{k}": v for k, v in sub.info["method"].slacks(vals).items()})
-    warnings = [f"the largest constraint slack `{k}` is {v:.2e} (at its bound); refine the mesh" for k, v in slacks.items() if v > 1e-3 * (1 - 1e-9)]
+    warnings = slack_warnings(slacks)
     traj = _trajectory(mp, nlp, w, dict(status=status.value, success=success, objective=objective, iterations=iterations))
     size = dict(variables=int(nlp.layout.size), constraints=int(nlp.rows.size))
     return MultiPhaseResult(traj, success, status, message, objective, terms, iterations, build_seconds, solve_seconds,

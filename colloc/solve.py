@@ -11,10 +11,12 @@ import signal
 import threading
 import time as _time
 
+from typing import NamedTuple
+
 import casadi as ca
 import numpy as np
 
-from .errors import OptionError, ProblemError
+from .errors import OptionError, ProblemError, did_you_mean
 from .mesh import make_mesh
 from .problem import Problem
 from .schemes import get_scheme
@@ -120,7 +122,7 @@ def solve(problem: Problem, scheme="hermite-simpson", intervals=None, mesh=None,
         allowed = ("tolerance", "max_iterations", "max_intervals", "max_pieces")
         for key in refine:
             if key not in allowed:
-                raise OptionError(f"Unknown refinement option `{key}`.{_suggest(key, allowed)} Known: {', '.join(allowed)}.")
+                raise OptionError(f"Unknown refinement option `{key}`.{did_you_mean(key, allowed)} Known: {', '.join(allowed)}.")
         return solve_adaptive(problem, scheme, 50 if intervals is None and mesh is None else intervals, mesh=mesh, guess=guess,
                               ipopt=ipopt, verbose=verbose, expand=expand, progress=progress, checkpoint=checkpoint,
                               **options, **refine)
@@ -176,40 +178,54 @@ def run_ipopt(nlp, ipopt_opts, expand, progress, checkpoint, to_trajectory, star
     return sol, stats, build_seconds, solve_seconds
 
 
-def _result(problem, nlp, scheme, sol, stats, build_seconds, solve_seconds, opts):
+class Outcome(NamedTuple):
+    """What IPOPT returned, read once: the iterate, constraint values, status and objective terms."""
+
+    w: np.ndarray
+    g: np.ndarray
+    status: Status
+    message: str
+    success: bool
+    objective: float
+    terms: dict
+    iterations: int
+
+
+def outcome(nlp, sol, stats, terms) -> Outcome:
+    """Map IPOPT's return status to a :class:`Status` with its hint and evaluate each cost term at the iterate.
+
+    ``terms`` maps cost-term names to MX expressions in ``nlp.w``.  Shared by every kind of solve.
+    """
     w = np.asarray(sol["x"]).ravel()
     g = np.asarray(sol["g"]).ravel()
     ret = stats.get("return_status", "unknown")
     status, message = _STATUS.get(ret, (Status.FAILED, f"IPOPT stopped with `{ret}`; inspect the worst violated rows and try a better guess."))
-    success = status in (Status.SOLVED, Status.ACCEPTABLE)
     if status == Status.INVALID_NUMBER:
         message += _locate_non_finite(nlp, w)
-    values = nlp.layout.unpack(w)
-    terms = {}
-    if nlp.info["terms"]:
-        fterms = ca.Function("terms", [nlp.w], list(nlp.info["terms"].values()))
-        terms = {k: float(v) for k, v in zip(nlp.info["terms"], _as_list(fterms(w)))}
-    objective = float(sol["f"])
-    violations = nlp.rows.violations(g)
-    worst = nlp.rows.worst(g, 10)
+    values = {}
+    if terms:
+        out = ca.Function("terms", [nlp.w], list(terms.values()))(w)
+        values = {k: float(v) for k, v in zip(terms, out if isinstance(out, (list, tuple)) else [out])}
+    return Outcome(w, g, status, message, status in (Status.SOLVED, Status.ACCEPTABLE), float(sol["f"]), values,
+                   int(stats.get("iter_count", 0)))
+
+
+def slack_warnings(slacks) -> list:
+    """One warning per slack block that reached its bound (±1e-3)."""
+    return [f"the largest constraint slack `{k}` is {v:.2e} (at its bound); refine the mesh" for k, v in slacks.items() if v > 1e-3 * (1 - 1e-9)]
+
+
+def _result(problem, nlp, scheme, sol, stats, build_seconds, solve_seconds, opts):
+    o = outcome(nlp, sol, stats, nlp.info["terms"])
+    values = nlp.layout.unpack(o.w)
     slacks = nlp.info["method"].slacks(values)
-    warnings = []
-    for k, v in slacks.items():
-        if v > 1e-3 * (1 - 1e-9):
-            warnings.append(f"the largest constraint slack `{k}` is {v:.2e} (at its bound); refine the mesh")
     traj = reconstruct(problem, nlp, values, scheme, meta=dict(
-        status=status.value, success=success, objective=objective, iterations=int(stats.get("iter_count", 0)),
+        status=o.status.value, success=o.success, objective=o.objective, iterations=o.iterations,
         constraint_method=opts.constraint_method if problem.model.constraints else None,
     ))
     size = dict(variables=int(nlp.layout.size), constraints=int(nlp.rows.size))
-    return SolveResult(traj, success, status, message, objective, terms, int(stats.get("iter_count", 0)),
-                       build_seconds, solve_seconds, violations, worst, slacks, warnings, dict(stats), size)
-
-
-def _suggest(name, choices):
-    from .errors import did_you_mean
-
-    return did_you_mean(name, choices)
+    return SolveResult(traj, o.success, o.status, o.message, o.objective, o.terms, o.iterations, build_seconds, solve_seconds,
+                       nlp.rows.violations(o.g), nlp.rows.worst(o.g, 10), slacks, slack_warnings(slacks), dict(stats), size)
 
 
 def _ipopt_option_error(text, given):
@@ -236,10 +252,6 @@ def _locate_non_finite(nlp, w):
             bad = [labels[i] for i in np.flatnonzero(~np.isfinite(g))[:3]]
             return f" Non-finite values first appear in: {', '.join(bad)}."
     return ""
-
-
-def _as_list(out):
-    return out if isinstance(out, (list, tuple)) else [out]
 
 
 def reconstruct(problem, nlp, values, scheme, meta=None) -> Trajectory:

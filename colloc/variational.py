@@ -59,7 +59,7 @@ from .model import TIME, Model
 from .multibody import Multibody
 from .nlp import NLP, Layout, Rows
 from .problem import Problem
-from .trajectory import SolveResult, Status, Trajectory
+from .trajectory import SolveResult, Trajectory
 
 SCHEME = "midpoint-vi"
 FORCING = ("midpoint", "trep")
@@ -725,27 +725,13 @@ def _reconstruct(problem, nlp, w, meta=None) -> Trajectory:
 
 
 def _result(problem, nlp, sol, stats, build_seconds, solve_seconds) -> SolveResult:
-    from .solve import _STATUS, _locate_non_finite
+    from .solve import outcome
 
-    w = np.asarray(sol["x"]).ravel()
-    g = np.asarray(sol["g"]).ravel()
-    ret = stats.get("return_status", "unknown")
-    status, message = _STATUS.get(ret, (Status.FAILED, f"IPOPT stopped with `{ret}`; inspect the worst violated rows and try a better guess."))
-    success = status in (Status.SOLVED, Status.ACCEPTABLE)
-    if status == Status.INVALID_NUMBER:
-        message += _locate_non_finite(nlp, w)
-    terms = {}
-    if nlp.info["terms"]:
-        fterms = ca.Function("terms", [nlp.w], list(nlp.info["terms"].values()))
-        out = fterms(w)
-        out = out if isinstance(out, (list, tuple)) else [out]
-        terms = {k: float(v) for k, v in zip(nlp.info["terms"], out)}
-    objective = float(sol["f"])
-    iterations = int(stats.get("iter_count", 0))
-    traj = _reconstruct(problem, nlp, w, dict(status=status.value, success=success, objective=objective, iterations=iterations))
+    o = outcome(nlp, sol, stats, nlp.info["terms"])
+    traj = _reconstruct(problem, nlp, o.w, dict(status=o.status.value, success=o.success, objective=o.objective, iterations=o.iterations))
     size = dict(variables=int(nlp.layout.size), constraints=int(nlp.rows.size))
-    return SolveResult(traj, success, status, message, objective, terms, iterations, build_seconds, solve_seconds,
-                       nlp.rows.violations(g), nlp.rows.worst(g, 10), {}, [], dict(stats), size)
+    return SolveResult(traj, o.success, o.status, o.message, o.objective, o.terms, o.iterations, build_seconds, solve_seconds,
+                       nlp.rows.violations(o.g), nlp.rows.worst(o.g, 10), {}, [], dict(stats), size)
 
 
 __all__ = ["MidpointVI", "ConvergenceError", "simulate", "solve_midpoint_vi", "transcribe_midpoint_vi", "FORCING"]

@@ -181,18 +181,17 @@ class Posa2016(Unconstrained):
         PV = ca.vertcat(phi, fv(t, x, z[0], z[1], z[2], p))
         self.levels = ca.Function("PV", [t, x, p], [PV, ca.jacobian(phi, x)])
         self.F_sym = (PV, t, x, p)
+        gamma = ca.SX.sym("gamma", phi.numel())
+        self.correction = ca.Function("velocity_correction", [t, x, p, gamma], [ca.mtimes(ca.jacobian(phi, x).T, gamma)])
         gb = opts.velocity_correction_bounds
         layout.add("gamma", [f"{lab.split(':', 1)[1]}.gamma" for lab in self.pos_labels], self.n, -gb, gb, col_index=mesh_idx[:-1] + 1)
 
     def adjust_derivatives(self, F_nodes, X, V):
         # q̇ at the midpoints gets Φ_qᵀ γ (it enters the Simpson defect only)
         mids = self.mesh_idx[:-1] + 1
-        n = self.n
-        _, Phix = self.levels.map(n)(self._T[:, mids], X[:, mids], V["p"])
-        nx = X.size1()
-        corr = [ca.mtimes(Phix[:, i * nx:(i + 1) * nx].T, V["gamma"][:, i]) for i in range(n)]
+        corr = self.correction.map(self.n)(self._T[:, mids], X[:, mids], V["p"], V["gamma"])
         F_nodes = list(F_nodes)
-        F_nodes[1] = F_nodes[1] + ca.horzcat(*corr)
+        F_nodes[1] = F_nodes[1] + corr
         return F_nodes
 
     def acceleration_points(self, ngrid):
