@@ -81,6 +81,22 @@ def build(duration=2.0, distance=1.0, m_cart=1.0, m_pole=0.3, length=0.5,
     return prob
 
 
+def guess_from_twin(problem, twin, length=0.5):
+    """Set ``problem``'s guess to a ``cartpole.py`` trajectory ``twin`` mapped to (x_c, p, speeds, force).
+
+    The two forms share two neighbouring local optima (58.8077 and 57.9448, see above); starting from the
+    twin's solution keeps IPOPT at the twin's optimum, so the two can be compared on the same mesh.
+    Solve with ``ipopt={"mu_init": 1e-6}`` so the first barrier steps do not leave that basin.
+    """
+    t, x, v = twin.time, twin["cartpole.x"], twin["cartpole.v"]
+    th, om = twin["cartpole.theta"], twin["cartpole.omega"]
+    ell = length
+    problem.guess({"cartpole.xc": (t, x), "cartpole.px": (t, x + ell * np.sin(th)), "cartpole.py": (t, -ell * np.cos(th)),
+                   "cartpole.vc": (t, v), "cartpole.vpx": (t, v + ell * np.cos(th) * om),
+                   "cartpole.vpy": (t, ell * np.sin(th) * om), "cartpole.force": (t, twin["cartpole.force"])})
+    return problem
+
+
 def angle(xc, px, py):
     """Pole angle θ from the downward vertical, unwrapped over the array."""
     return np.unwrap(np.arctan2(np.asarray(px) - np.asarray(xc), -np.asarray(py)))

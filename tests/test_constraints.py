@@ -183,29 +183,14 @@ def gap(stem, intervals, method="bordalba2023", scheme="hermite-simpson"):
     """Relative gap between the constrained optimum and its twin's on the same mesh, and both results."""
     twin = solve(load(stem).TWIN, scheme, intervals)
     if stem == "cartpole_cartesian":
-        # a small initial barrier keeps IPOPT near the mapped optimum (with the default mu_init = 0.1
-        # it leaves for the 57.9448 optimum at N = 200 even from this guess)
-        result = solve(stem, scheme, intervals, method, problem=_basin_guess(stem, twin), ipopt={"mu_init": 1e-6})
+        # neighbouring local optima (58.8077, 57.9448): start from the twin's solution, with a small
+        # initial barrier (with the default mu_init = 0.1 IPOPT leaves for 57.9448 at N = 200 even from it)
+        problem = load(stem).guess_from_twin(load(stem).build(), twin.trajectory)
+        result = solve(stem, scheme, intervals, method, problem=problem, ipopt={"mu_init": 1e-6})
     else:
         result = solve(stem, scheme, intervals, method)
     assert result.success and twin.success, f"{stem} N={intervals}: {describe(result)} / twin {describe(twin)}"
     return abs(result.objective / twin.objective - 1), result, twin
-
-
-def _basin_guess(stem, twin):
-    """The cart-pole has neighbouring local optima (58.8077, PROBLEMS.md C1, and 57.9448, found by the
-    Cartesian form: the pole first swings back to about −1 rad); which one the default guess reaches
-    changes with the mesh, so the Cartesian form starts from its twin's solution mapped to (x_c, p) to
-    compare the same optimum."""
-    module = load(stem)
-    traj = twin.trajectory
-    t, x, v, th, om = (traj.time, traj["cartpole.x"], traj["cartpole.v"], traj["cartpole.theta"], traj["cartpole.omega"])
-    ell = 0.5
-    problem = module.build()
-    problem.guess({"cartpole.xc": (t, x), "cartpole.px": (t, x + ell * np.sin(th)), "cartpole.py": (t, -ell * np.cos(th)),
-                   "cartpole.vc": (t, v), "cartpole.vpx": (t, v + ell * np.cos(th) * om),
-                   "cartpole.vpy": (t, ell * np.sin(th) * om), "cartpole.force": (t, traj["cartpole.force"])})
-    return problem
 
 
 #: Constraints the schemes preserve exactly (linear in q on the solution branch, or in a): the two
