@@ -28,9 +28,11 @@ def collocation_nodes(scheme: Scheme) -> np.ndarray:
     """Indices of the nodes where the scheme imposes the dynamics.
 
     Every node for the trapezoid and Hermite–Simpson; the ``d`` Radau roots
-    for ``radau-d``, not the interval start: there the control of the very
-    first grid point enters no defect and is arbitrary, so Radau controls are
-    the degree ``d − 1`` polynomial through the roots (Garg et al. 2010).
+    for ``radau-d``, not the interval start: the control of the very first grid
+    point enters no defect, so Radau controls are the degree ``d − 1``
+    polynomial through the roots (Garg et al. 2010).  The transcription pulls
+    such controls onto that polynomial (``_dangling_controls``), so the values
+    written at those points are the polynomial's too.
     """
     return scheme.collocation_indices
 

@@ -115,6 +115,30 @@ def test_linear_control_interpolation_rows():
     assert np.allclose(rows[0], U[1::2] - 0.5 * (U[0:-1:2] + U[2::2]), atol=1e-14)
 
 
+@pytest.mark.parametrize("scheme", ["radau-3", "legendre-gauss-2"])
+def test_controls_no_defect_uses_sit_on_the_control_polynomial(scheme):
+    # Radau's first point and every Legendre–Gauss mesh point are not collocation points: their controls
+    # are pulled to the polynomial through the interval's collocation controls (extrapolated; averaged
+    # where two intervals meet), with a penalty that vanishes at the optimum, not left at the guess.
+    problem = nonlinear_problem()
+    problem.initial({"c.x": 1.0, "c.y": 0.5})
+    result = cl.solve(problem, scheme=scheme, intervals=4, ipopt={"tol": 1e-12})
+    assert result.success
+    sch = cl.get_scheme(scheme)
+    u, m, cols = result.trajectory["c.u"], sch.stride, sch.collocation_indices
+    loose = [j for j in range(sch.num_nodes) if j not in set(cols)]
+    side = {}
+    for i in range(4):
+        for j in loose:
+            if i * m + j not in {k * m + c for k in range(4) for c in cols}:
+                value = u[i * m + cols] @ cl.schemes.lagrange_basis(sch.nodes[cols], sch.nodes[j])[:, 0]
+                side.setdefault(i * m + j, []).append(value)
+    assert side and (0 in side)
+    for g, values in side.items():
+        assert u[g] == pytest.approx(np.mean(values), abs=1e-7), f"{scheme}: control at grid point {g}"
+    assert result.terms["control-polynomial"] < 1e-14
+
+
 def test_every_row_has_a_label():
     nlp, _, g, _ = evaluate(nonlinear_problem(), "hermite-simpson", 3)
     labels = nlp.rows.labels()

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..errors import OptionError, did_you_mean
 from ..nlp import NLP, Layout, Rows
-from ..schemes import Scheme
+from ..schemes import Scheme, lagrange_basis
 from . import constraints as kc
 from .consistent import project_guess
 from .guess import guess_final_time, initial_guess
@@ -157,6 +157,8 @@ def transcribe(problem, mesh, scheme: Scheme, opts: Options, guess=None) -> NLP:
 
     terms = _costs(problem, rows, V, tf, t0, T, LQ, quadrature(mesh, scheme), layout)
     terms.update(method.cost_terms(X, V))
+    if opts.control_interpolation == "free" and U.numel():
+        terms.update(_dangling_controls(scheme, U, n))
     f = sum(terms.values()) if terms else ca.MX(0)
     info = dict(tau=tau, mesh=mesh, mesh_idx=mesh_idx, point=point, terms=terms, meta=meta, method=method, n=n)
     return NLP(w, f, rows, layout, info)
@@ -197,6 +199,39 @@ def _control_interpolation(rows, scheme, U, n, m, names):
         s = scheme.nodes[j]
         Uj = U[:, list(range(j, n * m, m))]
         rows.add("control-interpolation", names, Uj - ((1 - s) * U[:, list(range(0, n * m, m))] + s * U[:, list(range(m, n * m + 1, m))]), np.arange(n) * m + j)
+
+
+#: Weight of the pull of controls that no defect uses towards the control polynomial (see below).
+DANGLING_CONTROL_WEIGHT = 1e-6
+
+
+def _dangling_controls(scheme, U, n):
+    """Pull controls at nodes no defect uses towards the interval's control polynomial.
+
+    Radau's interval start and the Legendre–Gauss mesh points are not collocation points: their
+    controls enter only bounds, path rows and residual rows that free variables of the same point
+    satisfy, so IPOPT leaves them wherever the guess put them.  A small penalty on their distance
+    from the polynomial through the interval's collocation controls (the interpolant's control,
+    extrapolated; averaged where two intervals meet) fixes them to that value.  It vanishes at the
+    optimum whenever that value is within the control's bounds and path constraints, so the optimum
+    is unchanged; otherwise the control stops at the bound nearest to it.
+    """
+    cols = scheme.collocation_indices
+    loose = [j for j in range(scheme.num_nodes) if j not in set(cols)]
+    if not loose:
+        return {}
+    m = scheme.stride
+    used = {i * m + k for i in range(n) for k in cols}  # a Radau mesh point ends the previous interval's roots
+    targets = {}  # grid index -> extrapolations of the intervals it belongs to
+    for j in loose:
+        L = lagrange_basis(scheme.nodes[cols], scheme.nodes[j])[:, 0]
+        for i in range(n):
+            if i * m + j not in used:
+                value = sum(float(c) * U[:, i * m + k] for c, k in zip(L, cols) if c != 0.0)
+                targets.setdefault(i * m + j, []).append(value)
+    index = sorted(targets)
+    want = ca.horzcat(*[sum(targets[g]) / len(targets[g]) for g in index])
+    return {"control-polynomial": DANGLING_CONTROL_WEIGHT * ca.sumsqr(U[:, index] - want)}
 
 
 def endpoint_vectors(problem, V, which):
