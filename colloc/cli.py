@@ -57,6 +57,10 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print("colloc: interrupted.", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `colloc solve ... | head`: the reader left; files are already written
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141  # 128 + SIGPIPE, as a shell reports a process killed by a closed pipe
 
 
 # -- parser -----------------------------------------------------------------------------------
@@ -160,12 +164,13 @@ def _run_solve(args) -> int:
         if created and not os.listdir(out):
             os.rmdir(out)
         raise
-    print(result.summary())
     name = Path(args.problem).stem
     traj = result.trajectory
     traj.metadata["params"] = {k: list(v) if isinstance(v, tuple) else v for k, v in params.items()}
     traj.metadata["violations"] = dict(result.violations)  # for `colloc plot --violations`
-    print(f"wrote {traj.write(out / f'{name}.csv')}")
+    written = traj.write(out / f'{name}.csv')  # before any printing: a closed pipe must not lose the result
+    print(result.summary())
+    print(f"wrote {written}")
     if args.plot:
         fig = plot_trajectory(traj, bounds=problem.bounds)
         print(f"wrote {save_figure(fig, out / f'{name}.png', close=True)}")

@@ -250,7 +250,10 @@ def _make(name):
             if 1 <= d <= 9:
                 return cls(d)
             raise OptionError(f"Scheme `{name}` has no valid degree; {prefix}d takes d = 1..9.")
-    raise OptionError(f"Unknown scheme `{name}`.{did_you_mean(name, SCHEMES)} Known schemes: {', '.join(SCHEMES)}.")
+    if name in ("radau", "legendre-gauss"):
+        raise OptionError(f"Scheme `{name}` needs a degree: `{name}-d` with d = 1..9, e.g. `{name}-3`.")
+    raise OptionError(f"Unknown scheme `{name}`.{did_you_mean(name, SCHEMES)} Known schemes: trapezoidal, hermite-simpson, "
+                      "radau-d and legendre-gauss-d (d = 1..9), and midpoint-vi (for colloc.solve, Lagrangian models).")
 
 
 #: Registry of scheme names (kebab-case keys); radau-1 … radau-9 and legendre-gauss-1 … 9 are all accepted.

@@ -149,7 +149,40 @@ def ipopt_options(ipopt=None, verbose=False) -> dict:
         if not isinstance(ipopt, dict):
             raise OptionError(f"`ipopt` must be a dict of IPOPT options; got {type(ipopt).__name__}.")
         opts.update(ipopt)
+    _check_ipopt_options(opts)
     return opts
+
+
+#: Frequently used IPOPT options, for "did you mean" hints (IPOPT itself knows them all).
+COMMON_IPOPT = ("tol", "max_iter", "max_cpu_time", "max_wall_time", "print_level", "linear_solver", "mu_init", "mu_strategy",
+                "acceptable_tol", "acceptable_iter", "constr_viol_tol", "dual_inf_tol", "compl_inf_tol", "hessian_approximation",
+                "nlp_scaling_method", "bound_push", "bound_frac", "warm_start_init_point", "mumps_pivot_order",
+                "print_frequency_iter", "output_file", "derivative_test", "sb")
+
+
+def _probe(opts):
+    """Create IPOPT for a one-variable NLP with ``opts``; the text of IPOPT's complaint, or ``None``."""
+    x = ca.SX.sym("x")
+    quiet = {**opts, "print_level": 0, "sb": "yes"}
+    try:
+        ca.nlpsol("probe", "ipopt", {"x": x, "f": x**2}, {"ipopt": quiet, "print_time": False})
+    except RuntimeError as e:
+        return str(e)
+    return None
+
+
+def _check_ipopt_options(opts):
+    """Refuse unknown or ill-typed IPOPT options by name before anything is built (a tiny probe solver)."""
+    text = _probe(opts)
+    if text is None:
+        return
+    bad = [k for k in opts if _probe({k: opts[k]}) is not None]
+    if bad:
+        k = bad[0]
+        if "No such IPOPT option" in _probe({k: opts[k]}):
+            raise OptionError(f"Unknown IPOPT option `{k}`.{did_you_mean(k, COMMON_IPOPT)} See IPOPT's options reference.")
+        raise OptionError(f"IPOPT refused option `{k}` = {opts[k]!r}: {text.strip().splitlines()[-1]}")
+    raise _ipopt_option_error(text, opts)
 
 
 def run_ipopt(nlp, ipopt_opts, expand, progress, checkpoint, to_trajectory, start):

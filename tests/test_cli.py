@@ -189,9 +189,20 @@ def test_scheme_nonsense_lists_known_names(tmp_path, script, capsys, monkeypatch
     monkeypatch.chdir(tmp_path)
     code, _, err = run(capsys, "solve", script, "--scheme", "nonsense")
     assert code == 2
-    for name in ("trapezoidal", "hermite-simpson", "radau-3"):
+    for name in ("trapezoidal", "hermite-simpson", "radau-d", "legendre-gauss-d", "midpoint-vi"):
         assert name in err
     assert not (tmp_path / "results").exists()  # no empty output folder left by a refused solve
+    code, _, err = run(capsys, "solve", script, "--scheme", "radau")
+    assert code == 2 and "radau-3" in err
+
+
+def test_ipopt_options_are_checked_by_name_before_the_build(tmp_path, script, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run(capsys, "solve", script, "--ipopt", "max_itr=2")
+    assert code == 2 and "`max_itr`" in err and "max_iter" in err
+    code, _, err = run(capsys, "solve", script, "--ipopt", "max_iter=abc")
+    assert code == 2 and "`max_iter`" in err
+    assert not (tmp_path / "results").exists()
 
 
 @pytest.mark.parametrize("argv", [
