@@ -92,7 +92,8 @@ def _parser() -> argparse.ArgumentParser:
                                    "for implicit and constrained models) and compare with FILE's states.")
     p.add_argument("file", metavar="FILE", help="trajectory file written by colloc solve (.csv, .sto, .npz)")
     p.add_argument("problem", metavar="PROBLEM.py", help="the problem script FILE solves")
-    p.add_argument("--set", metavar="NAME=VALUE", action="append", default=[], dest="params", help="keyword argument of build()")
+    p.add_argument("--set", metavar="NAME=VALUE", action="append", default=[], dest="params",
+                   help="keyword argument of build() (default: the values FILE records from `colloc solve --set`)")
     p.add_argument("--plot", metavar="PNG", help="also save the error over time as a figure")
     p.set_defaults(run=_run_verify)
 
@@ -182,8 +183,23 @@ def _run_solve(args) -> int:
 def _run_verify(args) -> int:
     from .verify import report, verify
 
-    _, problem = load_problem(args.problem, parse_assignments(args.params, "--set"))
-    sim = verify(problem, args.file, figure=args.plot)
+    from .phases import MultiPhaseProblem
+    from .trajectory import Trajectory
+
+    traj = Trajectory.read(args.file)
+    recorded = traj.metadata.get("params") or {}
+    given = parse_assignments(args.params, "--set")
+    _, problem = load_problem(args.problem, {**recorded, **given})
+    if isinstance(problem, MultiPhaseProblem):
+        raise OptionError(f"`colloc verify` checks single-phase problems; `{args.problem}` is multi-phase.")
+    if traj.metadata.get("scheme") == "midpoint-vi":
+        raise OptionError(f"`{args.file}` is a midpoint-vi solution; verify integrates collocation interpolants. "
+                          "Re-simulate it with colloc.simulate instead.")
+    if recorded and not given:
+        print("build parameters from the file: " + ", ".join(f"{k}={v!r}" for k, v in recorded.items()))
+    if traj.metadata.get("success") is False:
+        print(f"note: `{args.file}` holds an unconverged iterate (status {traj.metadata.get('status')}).")
+    sim = verify(problem, traj, figure=args.plot)
     print(report(sim))
     if sim.get("figure"):
         print(f"wrote {sim['figure']}")

@@ -490,3 +490,26 @@ def test_sigint_to_a_colloc_solve_subprocess_writes_the_last_iterate(tmp_path):
     assert traj.metadata["status"] == "interrupted"
     assert traj.time.size == 3001 and np.isfinite(traj["cartpole.x"]).all()
     assert b"interrupted" in stdout
+
+
+def test_verify_rebuilds_with_the_parameters_the_file_records(tmp_path, script, capsys):
+    out = tmp_path / "d2"
+    assert cli.main(["solve", str(script), "--set", "distance=2.0", "--quiet", "--out", str(out)]) == 0
+    capsys.readouterr()
+    assert cli.main(["verify", str(out / "di.csv"), str(script)]) == 0
+    text = capsys.readouterr().out
+    assert "distance=2.0" in text
+    final = float(next(line for line in text.splitlines() if "final state error" in line).split()[3])
+    assert final < 1e-6, text  # the double integrator's HS solution is exact (u is linear in t)
+    # an explicit --set wins (and the recorded values are not announced)
+    assert cli.main(["verify", str(out / "di.csv"), str(script), "--set", "distance=1.0"]) == 0
+    assert "build parameters from the file" not in capsys.readouterr().out
+
+
+def test_verify_refuses_multi_phase_and_midpoint_vi_files_in_one_sentence(tmp_path, capsys):
+    rocket = CARTPOLE.parent / "two_phase_rocket.py"
+    out = tmp_path / "r"
+    assert cli.main(["solve", str(rocket), "--quiet", "--out", str(out)]) in (0, 1)
+    capsys.readouterr()
+    code, _, err = run(capsys, "verify", out / "two_phase_rocket.csv", rocket)
+    assert code == 2 and "multi-phase" in err and "Traceback" not in err
