@@ -263,8 +263,12 @@ class Trajectory:
                         rows.append([float(x) for x in line.split(",")])
                     except ValueError:
                         raise FileFormatError(f"Line {lineno} of `{path}` holds a value that is not a number.") from None
+                    if len(rows[-1]) != len(header):
+                        raise FileFormatError(f"Line {lineno} of `{path}` has {len(rows[-1])} values; its header has {len(header)} columns.")
         if header is None or header[0] != "time":
             raise FileFormatError(f"`{path}` has no header row starting with `time`.")
+        if not rows:
+            raise FileFormatError(f"`{path}` has a header but no rows of values.")
         data = np.array(rows, dtype=float).reshape(-1, len(header))
         names = header[1:]
         kinds = dict(zip(names, kinds)) if kinds else {n: ("derivative" if n.endswith(".dot") else "state") for n in names}

@@ -513,3 +513,26 @@ def test_verify_refuses_multi_phase_and_midpoint_vi_files_in_one_sentence(tmp_pa
     capsys.readouterr()
     code, _, err = run(capsys, "verify", out / "two_phase_rocket.csv", rocket)
     assert code == 2 and "multi-phase" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("text, words", [
+    ("time,mass.x,mass.v\n0,0,0\n0.5,0.5\n1,1,0\n", ["Line 3", "2 values", "3 columns"]),
+    ("time,mass.x,mass.v\n", ["no rows"]),
+    ("time,mass.x,mass.v\n0,0,0\n1,nan,0\n", ["`mass.x`", "NaN"]),
+    ("time,mass.x,mass.v\n1,0,0\n0,1,0\n", ["decrease"]),
+])
+def test_malformed_guess_files_get_one_sentence(tmp_path, script, capsys, text, words):
+    bad = tmp_path / "bad.csv"
+    bad.write_text(text)
+    code, _, err = run(capsys, "solve", script, "--guess", bad, "--out", tmp_path / "o")
+    assert code == 2 and "Traceback" not in err, err
+    for w in words:
+        assert w in err, err
+
+
+def test_a_guess_missing_columns_is_used_with_a_warning(tmp_path, script, capsys):
+    partial = tmp_path / "partial.csv"
+    partial.write_text("time,mass.x\n0,0\n1,1\n")
+    with pytest.warns(UserWarning, match="`mass.v`"):
+        code, _, _ = run(capsys, "solve", script, "--guess", partial, "--out", tmp_path / "o")
+    assert code == 0

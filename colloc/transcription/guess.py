@@ -108,3 +108,14 @@ def _check_columns(problem, guess):
     for name in guess.parameters:
         if name not in known:
             raise FileFormatError(f"Guess parameter `{name}` is not a parameter of problem `{problem.name}`.{did_you_mean(name, known)}")
+    for name in guess.names:
+        if not np.all(np.isfinite(guess[name])):
+            raise FileFormatError(f"Guess column `{name}` holds NaN or infinite values; a guess must be finite.")
+    if np.any(np.diff(guess.time) < 0):
+        raise FileFormatError("The guess's times decrease; a guess must be ordered in time.")
+    missing = [v.name for v in problem.model.variables if v.kind in ("state", "control") and v.name not in guess.names]
+    if missing:
+        import warnings
+
+        warnings.warn(f"The guess has no column for {', '.join(f'`{m}`' for m in missing)}; "
+                      "the problem's own guess is used for them.", stacklevel=4)
