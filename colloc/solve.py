@@ -163,9 +163,8 @@ COMMON_IPOPT = ("tol", "max_iter", "max_cpu_time", "max_wall_time", "print_level
 def _probe(opts):
     """Create IPOPT for a one-variable NLP with ``opts``; the text of IPOPT's complaint, or ``None``."""
     x = ca.SX.sym("x")
-    quiet = {**opts, "print_level": 0, "sb": "yes"}
     try:
-        ca.nlpsol("probe", "ipopt", {"x": x, "f": x**2}, {"ipopt": quiet, "print_time": False})
+        ca.nlpsol("probe", "ipopt", {"x": x, "f": x**2}, {"ipopt": {**opts, "sb": "yes"}, "print_time": False})
     except RuntimeError as e:
         return str(e)
     return None
@@ -176,12 +175,13 @@ def _check_ipopt_options(opts):
     text = _probe(opts)
     if text is None:
         return
-    bad = [k for k in opts if _probe({k: opts[k]}) is not None]
-    if bad:
-        k = bad[0]
-        if "No such IPOPT option" in _probe({k: opts[k]}):
-            raise OptionError(f"Unknown IPOPT option `{k}`.{did_you_mean(k, COMMON_IPOPT)} See IPOPT's options reference.")
-        raise OptionError(f"IPOPT refused option `{k}` = {opts[k]!r}: {text.strip().splitlines()[-1]}")
+    for key, value in opts.items():
+        complaint = _probe({key: value})
+        if complaint is None:
+            continue
+        if "No such IPOPT option" in complaint:
+            raise OptionError(f"Unknown IPOPT option `{key}`.{did_you_mean(key, COMMON_IPOPT)} See IPOPT's options reference.")
+        raise OptionError(f"IPOPT refused option `{key}` = {value!r}: {complaint.strip().splitlines()[-1]}")
     raise _ipopt_option_error(text, opts)
 
 

@@ -220,18 +220,18 @@ def _dangling_controls(scheme, U, n):
     loose = [j for j in range(scheme.num_nodes) if j not in set(cols)]
     if not loose:
         return {}
-    m = scheme.stride
-    used = {i * m + k for i in range(n) for k in cols}  # a Radau mesh point ends the previous interval's roots
-    targets = {}  # grid index -> extrapolations of the intervals it belongs to
-    for j in loose:
-        L = lagrange_basis(scheme.nodes[cols], scheme.nodes[j])[:, 0]
-        for i in range(n):
-            if i * m + j not in used:
-                value = sum(float(c) * U[:, i * m + k] for c, k in zip(L, cols) if c != 0.0)
-                targets.setdefault(i * m + j, []).append(value)
-    index = sorted(targets)
-    want = ca.horzcat(*[sum(targets[g]) / len(targets[g]) for g in index])
-    return {"control-polynomial": DANGLING_CONTROL_WEIGHT * ca.sumsqr(U[:, index] - want)}
+    starts = np.arange(n) * scheme.stride
+    # one extrapolation per loose node and interval: Σ_k ℓ_k(s_j) U[:, i m + k], all intervals at once
+    pieces = [sum(float(c) * U[:, list(starts + k)] for c, k in zip(lagrange_basis(scheme.nodes[cols], scheme.nodes[j])[:, 0], cols))
+              for j in loose]
+    owners = np.concatenate([starts + j for j in loose])  # the grid index each extrapolation belongs to
+    keep = ~np.isin(owners, (starts[:, None] + cols[None, :]).ravel())  # a Radau mesh point ends the previous roots
+    index = np.unique(owners[keep])
+    average = np.zeros((owners.size, index.size))
+    average[np.flatnonzero(keep), np.searchsorted(index, owners[keep])] = 1.0
+    average /= average.sum(axis=0)  # where two intervals meet, their mean
+    want = ca.mtimes(ca.horzcat(*pieces), ca.DM(average))
+    return {"control-polynomial": DANGLING_CONTROL_WEIGHT * ca.sumsqr(U[:, list(index)] - want)}
 
 
 def endpoint_vectors(problem, V, which):

@@ -9,6 +9,7 @@ derivative variables start at the slope of their state's guess.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -115,7 +116,5 @@ def _check_columns(problem, guess):
         raise FileFormatError("The guess's times decrease; a guess must be ordered in time.")
     missing = [v.name for v in problem.model.variables if v.kind in ("state", "control") and v.name not in guess.names]
     if missing:
-        import warnings
-
         warnings.warn(f"The guess has no column for {', '.join(f'`{m}`' for m in missing)}; "
                       "the problem's own guess is used for them.", stacklevel=4)
