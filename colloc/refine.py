@@ -40,11 +40,13 @@ Legend: ``s`` local time in an interval, ``h`` interval lengths (physical time),
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import time as _time
 
 import numpy as np
 
+from .driver import run
 from .errors import ModelError, OptionError
 from .interpolant import Interpolant
 from .mesh import make_mesh
@@ -252,8 +254,6 @@ def solve_adaptive(problem, scheme="hermite-simpson", intervals=10, tolerance=1e
         not stop refinement (its last iterate is refined and warm-starts the
         next mesh) unless its error estimate is not finite.
     """
-    from .solve import solve  # refine is imported by solve's owner; import late to avoid a cycle
-
     if "refine" in solve_kwargs:
         raise OptionError("solve_adaptive() refines already; do not pass `refine` to it.")
     _check(tolerance, max_iterations, max_intervals, max_pieces)
@@ -263,7 +263,7 @@ def solve_adaptive(problem, scheme="hermite-simpson", intervals=10, tolerance=1e
     records, result, reason = [], None, None
     for iteration in range(max_iterations):
         start = _time.perf_counter()
-        result = solve(problem, scheme=sch.name, mesh=current, guess=guess, **solve_kwargs)
+        result = run(problem, scheme=sch.name, mesh=current, guess=guess, **solve_kwargs)
         errors = estimate_errors(problem, result.trajectory)
         max_error = float(errors.max()) if errors.size else 0.0
         records.append(dict(
@@ -283,13 +283,12 @@ def solve_adaptive(problem, scheme="hermite-simpson", intervals=10, tolerance=1e
             break
         reason = f"max_iterations={max_iterations} mesh iterations were used"
         current, guess = new, result.trajectory
-    result.refinement = records
-    result.interval_errors = errors
     result.trajectory.metadata["refinement"] = records
+    warnings = list(result.warnings)
     if reason is not None:
-        result.warnings.append(f"mesh refinement stopped with max relative local error {records[-1]['max_error']:.2e} > "
-                               f"tolerance {tolerance:.1e}: {reason}")
-    return result
+        warnings.append(f"mesh refinement stopped with max relative local error {records[-1]['max_error']:.2e} > "
+                        f"tolerance {tolerance:.1e}: {reason}")
+    return dataclasses.replace(result, refinement=records, interval_errors=errors, warnings=warnings)
 
 
 def summary(records) -> str:

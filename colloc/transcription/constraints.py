@@ -38,11 +38,11 @@ def check_method(problem, scheme, opts):
             raise OptionError(f"constraint_method='posa2016' handles holonomic constraints only, but `{other[0]}` is not holonomic; use 'bordalba2023'.")
 
 
-def make(problem, scheme, opts, layout, mesh_idx):
+def make(problem, scheme, opts, layout, grid):
     if not problem.model.constraints:
-        return Unconstrained(problem, opts, layout, mesh_idx)
+        return Unconstrained(problem, opts, layout, grid)
     cls = {"bordalba2023": Bordalba2023, "posa2016": Posa2016}[opts.constraint_method]
-    return cls(problem, opts, layout, mesh_idx)
+    return cls(problem, opts, layout, grid)
 
 
 def _level_functions(model):
@@ -74,10 +74,10 @@ def _add_mesh_rows(problem, rows, labels, values, mesh, F_func, F_sym):
 class Unconstrained:
     """Hooks for a model without kinematic constraints."""
 
-    def __init__(self, problem, opts, layout, mesh_idx):
-        self.problem, self.opts, self.layout, self.mesh_idx = problem, opts, layout, mesh_idx
+    def __init__(self, problem, opts, layout, grid):
+        self.problem, self.opts, self.layout, self.grid = problem, opts, layout, grid
         self.model = problem.model
-        self.n = mesh_idx.size - 1
+        self.n = grid.num_intervals
 
     def guess(self, layout):
         pass
@@ -86,7 +86,7 @@ class Unconstrained:
         self._V, self._T = V, T
 
     def interval_ends(self, X, XD, T, Z, U, LAM, P, point):
-        ends = self.mesh_idx[1:]
+        ends = self.grid.interval_ends
         return X[:, ends], XD[:, ends]
 
     def adjust_derivatives(self, F_nodes, X, V):
@@ -95,8 +95,8 @@ class Unconstrained:
     def pointwise_rows(self, RES, ACC):
         return RES, ACC
 
-    def acceleration_points(self, ngrid):
-        return np.arange(ngrid)
+    def acceleration_points(self):
+        return np.arange(self.grid.num_points)
 
     def add_rows(self, rows, X, XD, T, V):
         pass
@@ -110,13 +110,13 @@ class Unconstrained:
 
 
 class Bordalba2023(Unconstrained):
-    def __init__(self, problem, opts, layout, mesh_idx):
-        super().__init__(problem, opts, layout, mesh_idx)
+    def __init__(self, problem, opts, layout, grid):
+        super().__init__(problem, opts, layout, grid)
         self.F, self.labels, self.F_sym = _level_functions(self.model)
         x = layout["x"]
         # projection states: the path bounds of the states. Not the final values: x' at the last mesh
         # point differs from the (fixed) final state by F_xᵀμ, and fixing both leaves projection rows 0 = 0.
-        cols = mesh_idx[1:]
+        cols = grid.interval_ends
         lo = np.array([problem.bounds[r][0] for r in x.row_names]).reshape(-1, 1)
         hi = np.array([problem.bounds[r][1] for r in x.row_names]).reshape(-1, 1)
         layout.add("xp", [f"{r}.projection" for r in x.row_names], self.n, lo, hi, col_index=cols)
@@ -124,10 +124,10 @@ class Bordalba2023(Unconstrained):
         layout.add("mu", [f"{lab.split(':', 1)[1]}.mu" for lab in self.labels], self.n, -sb, sb, col_index=cols)
 
     def guess(self, layout):
-        layout["xp"].guess[:] = layout["x"].guess[:, self.mesh_idx[1:]]
+        layout["xp"].guess[:] = layout["x"].guess[:, self.grid.interval_ends]
 
     def interval_ends(self, X, XD, T, Z, U, LAM, P, point):
-        cols = self.mesh_idx[1:]
+        cols = self.grid.interval_ends
         Xp = self._V_xp
         n = self.n
         pmap = point.map(n)
@@ -140,9 +140,8 @@ class Bordalba2023(Unconstrained):
         self._V_xp = V["xp"]
 
     def pointwise_rows(self, RES, ACC):
-        cols = self.mesh_idx[1:]
-        ngrid = self.mesh_idx[-1] + 1
-        keep = np.setdiff1d(np.arange(ngrid), cols)
+        cols = self.grid.interval_ends
+        keep = np.setdiff1d(np.arange(self.grid.num_points), cols)
         # gather: true-state values off the mesh (and at t0), projected values at later mesh points
         order = np.argsort(np.concatenate([keep, cols]))
         res = ca.horzcat(RES[:, keep], self._res_p)[:, order] if RES.numel() else RES
@@ -150,7 +149,7 @@ class Bordalba2023(Unconstrained):
         return res, acc
 
     def add_rows(self, rows, X, XD, T, V):
-        mesh = self.mesh_idx
+        mesh = self.grid.mesh_points
         Fval, _ = self.F.map(mesh.size)(T[:, mesh], X[:, mesh], V["p"])
         _add_mesh_rows(self.problem, rows, self.labels, Fval, mesh, self.F, self.F_sym)
         # projection x = x' + F_x(x)ᵀ μ: one SX Function of one interval end, mapped over the intervals
@@ -161,7 +160,7 @@ class Bordalba2023(Unconstrained):
         rows.add("projection", [s.name for s in self.model.states], proj.map(self.n)(T[:, ends], X[:, ends], V["xp"], V["mu"], V["p"]), ends)
 
     def cost_terms(self, X, V):
-        d = X[:, self.mesh_idx[1:]] - V["xp"]
+        d = X[:, self.grid.interval_ends] - V["xp"]
         return {"projection": self.opts.projection_weight * ca.sumsqr(d)}
 
     def slacks(self, values):
@@ -170,8 +169,8 @@ class Bordalba2023(Unconstrained):
 
 
 class Posa2016(Unconstrained):
-    def __init__(self, problem, opts, layout, mesh_idx):
-        super().__init__(problem, opts, layout, mesh_idx)
+    def __init__(self, problem, opts, layout, grid):
+        super().__init__(problem, opts, layout, grid)
         fp, self.pos_labels = self.model.constraint_function("position")
         fv, self.vel_labels = self.model.constraint_function("velocity")
         model = self.model
@@ -184,21 +183,21 @@ class Posa2016(Unconstrained):
         gamma = ca.SX.sym("gamma", phi.numel())
         self.correction = ca.Function("velocity_correction", [t, x, p, gamma], [ca.mtimes(ca.jacobian(phi, x).T, gamma)])
         gb = opts.velocity_correction_bounds
-        layout.add("gamma", [f"{lab.split(':', 1)[1]}.gamma" for lab in self.pos_labels], self.n, -gb, gb, col_index=mesh_idx[:-1] + 1)
+        layout.add("gamma", [f"{lab.split(':', 1)[1]}.gamma" for lab in self.pos_labels], self.n, -gb, gb, col_index=grid.node(1))
 
     def adjust_derivatives(self, F_nodes, X, V):
         # q̇ at the midpoints gets Φ_qᵀ γ (it enters the Simpson defect only)
-        mids = self.mesh_idx[:-1] + 1
+        mids = self.grid.node(1)
         corr = self.correction.map(self.n)(self._T[:, mids], X[:, mids], V["p"], V["gamma"])
         F_nodes = list(F_nodes)
         F_nodes[1] = F_nodes[1] + corr
         return F_nodes
 
-    def acceleration_points(self, ngrid):
-        return self.mesh_idx
+    def acceleration_points(self):
+        return self.grid.mesh_points
 
     def add_rows(self, rows, X, XD, T, V):
-        mesh = self.mesh_idx
+        mesh = self.grid.mesh_points
         val, _ = self.levels.map(mesh.size)(T[:, mesh], X[:, mesh], V["p"])
         _add_mesh_rows(self.problem, rows, self.pos_labels + self.vel_labels, val, mesh, self.levels, self.F_sym)
 
