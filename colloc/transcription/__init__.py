@@ -93,11 +93,11 @@ def transcribe(problem, mesh, scheme: Scheme, opts: Options, guess=None) -> NLP:
     model = problem.model
     grid = Grid(mesh, scheme)
     mesh, tau, n, ngrid = grid.mesh, grid.tau, grid.num_intervals, grid.num_points
-    kc.check_method(problem, scheme, opts)
+    method = kc.make(problem, scheme, opts, grid)
     point, meta = point_function(problem, opts)
 
     layout = _variables(problem, opts, meta, ngrid, n)
-    method = kc.make(problem, scheme, opts, layout, grid)
+    method.add_variables(layout)
     initial_guess(problem, layout, tau, guess)
     if guess is None:  # a warm start is already consistent
         t0g = problem.t0_value
@@ -111,22 +111,21 @@ def transcribe(problem, mesh, scheme: Scheme, opts: Options, guess=None) -> NLP:
     T = t0 + (tf - t0) * ca.DM(tau).T
     H = (tf - t0) * ca.DM(np.diff(mesh)).T
     X, Z, U, LAM, P = V["x"], V["z"], V["u"], V["lam"], V["p"]
-    method.bind(V, T)
 
     pmap = point.map(ngrid, opts.parallelization, opts.threads) if opts.parallelization != "serial" else point.map(ngrid)
     XD, RES, PATH, ACC, LQ = pmap(T, X, Z, U, LAM, P)
     rows = Rows()
     nx = len(model.states)
-    ends = method.interval_ends(X, XD, T, Z, U, LAM, P, point)  # (X_end, XD_end) of each interval
+    ends = method.interval_ends(V, T, X, XD, point)
     node_cols = [list(grid.node(j)) for j in range(scheme.num_nodes - 1)]
-    X_nodes = [X[:, c] for c in node_cols] + [ends[0]]
-    F_nodes = [XD[:, c] for c in node_cols] + [ends[1]]
-    F_nodes = method.adjust_derivatives(F_nodes, X, V)
+    X_nodes = [X[:, c] for c in node_cols] + [ends.X]
+    F_nodes = [XD[:, c] for c in node_cols] + [ends.XD]
+    F_nodes = method.adjust_derivatives(F_nodes, V, T, X)
     Hx = ca.repmat(H, nx, 1) if nx else H
     state_names = [s.name for s in model.states]
     for dname, d in zip(scheme.defect_names(), scheme.defects(X_nodes, F_nodes, Hx)):
         rows.add("defect" if dname == "defect" else f"defect.{dname}", state_names, d, np.arange(n))
-    res_cols, acc_cols = method.pointwise_rows(RES, ACC)
+    res_cols, acc_cols = method.pointwise_rows(RES, ACC, ends)
     rows.add("residual", meta["res_names"], res_cols, np.arange(ngrid))
     if meta["acc_labels"]:
         pts = method.acceleration_points()
@@ -135,10 +134,10 @@ def transcribe(problem, mesh, scheme: Scheme, opts: Options, guess=None) -> NLP:
         rows.add("path", meta["path_names"], PATH, np.arange(ngrid), meta["path_lower"], meta["path_upper"])
     if opts.control_interpolation == "linear" and U.numel() and grid.stride > 1:
         _control_interpolation(rows, grid, U, [c.name for c in model.controls])
-    method.add_rows(rows, X, XD, T, V)
+    method.add_rows(rows, V, T, X)
 
     terms = _costs(problem, rows, V, tf, t0, T, LQ, grid.weights, layout)
-    terms.update(method.cost_terms(X, V))
+    terms.update(method.cost_terms(V, X))
     if opts.control_interpolation == "free" and U.numel():
         terms.update(_dangling_controls(grid, U))
     f = sum(terms.values()) if terms else ca.MX(0)
