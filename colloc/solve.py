@@ -65,9 +65,7 @@ def solve(problem, scheme="hermite-simpson", intervals=None, mesh=None, guess=No
     SolveResult
     """
     if refine is not None:
-        if not isinstance(problem, Problem):
-            raise OptionError("`refine` is not available for multi-phase problems; give each Phase its own `intervals` or `mesh`.")
-        if scheme == MIDPOINT_VI:
+        if isinstance(problem, Problem) and scheme == MIDPOINT_VI:
             raise OptionError("`refine` is not available for scheme='midpoint-vi'; give a finer `intervals` or `mesh`.")
         if not isinstance(refine, dict):
             raise OptionError(f"`refine` must be a dict such as {{'tolerance': 1e-6}}; got {type(refine).__name__}.")

@@ -136,10 +136,13 @@ class _Endpoints:
         return ca.vertcat(*out) if out else ca.DM(0, 1)
 
 
-def _phase_settings(phase, defaults):
-    """Scheme, mesh and options of one phase: its own settings over the solve's defaults."""
+def _phase_settings(phase, defaults, index=None):
+    """Scheme, mesh and options of one phase: per-phase meshes of the solve (refinement), else the phase's
+    own settings, else the solve's defaults."""
     scheme = get_scheme(phase.scheme or defaults["scheme"])
-    if phase.mesh is not None:
+    if defaults.get("meshes") is not None and index is not None:
+        mesh = make_mesh(None, defaults["meshes"][index])
+    elif phase.mesh is not None:
         mesh = make_mesh(None, phase.mesh)
     elif phase.intervals is not None:
         mesh = make_mesh(phase.intervals, None)
@@ -158,8 +161,8 @@ def transcribe_phases(mp, defaults, guesses) -> PhasedNLP:
     """
     nlps, schemes, Vs = [], [], []
     layout = Layout()
-    for ph, guess in zip(mp.phases, guesses):
-        scheme, mesh, opts = _phase_settings(ph, defaults)
+    for i, (ph, guess) in enumerate(zip(mp.phases, guesses)):
+        scheme, mesh, opts = _phase_settings(ph, defaults, i)
         nlp = transcribe(ph.problem, mesh, scheme, opts, guess)
         nlps.append(nlp)
         schemes.append(scheme)
@@ -334,10 +337,19 @@ class MultiPhase(Transcription):
 
     def __init__(self, mp, scheme="hermite-simpson", intervals=None, mesh=None, **options):
         get_scheme(scheme)
+        meshes = None
+        if _per_phase(mesh):
+            if len(mesh) != len(mp.phases):
+                raise OptionError(f"`mesh` gives {len(mesh)} per-phase meshes but `{mp.name}` has {len(mp.phases)} phases.")
+            meshes, mesh = [make_mesh(None, m) for m in mesh], None
         make_mesh(intervals, mesh)
         make_options(**options)
         self.problem = mp
-        self.defaults = dict(scheme=scheme, intervals=intervals, mesh=mesh, options=options)
+        self.defaults = dict(scheme=scheme, intervals=intervals, mesh=mesh, meshes=meshes, options=options)
+
+    def phase_settings(self):
+        """``(scheme, mesh, options)`` of every phase, as the build uses them."""
+        return [_phase_settings(ph, self.defaults, i) for i, ph in enumerate(self.problem.phases)]
 
     def warm_start(self, guess):
         return _phase_guesses(self.problem, guess)
@@ -360,6 +372,11 @@ class MultiPhase(Transcription):
         return MultiPhaseResult(trajectory=trajectory, **fields, phases=list(trajectory.phases),
                                 phase_names=[p.name for p in self.problem.phases],
                                 links={k: v[:, 0].copy() for k, v in links.items()})
+
+
+def _per_phase(mesh) -> bool:
+    """Whether ``mesh`` is a list of meshes (one per phase) rather than one mesh."""
+    return isinstance(mesh, (list, tuple)) and len(mesh) > 0 and all(np.ndim(m) == 1 for m in mesh)
 
 
 def _phase_guesses(mp, guess):
