@@ -106,3 +106,10 @@ def test_a_linear_solver_this_build_lacks_is_refused_naming_those_it_has():
     with pytest.raises(cl.OptionError, match="linear solver `nonsense` is not available"):
         backend.ipopt_options({"linear_solver": "nonsense"})
     assert backend.ipopt_options({"linear_solver": "mumps"})["linear_solver"] == "mumps"
+
+
+def test_readme_and_ci_run_the_same_test_command():
+    root = PACKAGE.parent
+    ci = (root / ".ci" / "run").read_text().strip().splitlines()[-1]
+    command = ci.split("-e \".[test]\" && ", 1)[1]
+    assert "-m slow" in command and f'python -m pip install -e ".[test]" && {command}' in (root / "README.md").read_text()

@@ -74,31 +74,53 @@ def _probe(opts):
 LINEAR_SOLVERS = ("mumps", "ma27", "ma57", "ma77", "ma86", "ma97", "pardiso", "pardisomkl", "spral", "wsmp", "custom")
 
 
-#: Solves ``min (x − 1)²`` with the linear solver named in argv[1]; exit status 0 if it converged.
+#: Solves ``min (x − 1)²`` with each linear solver named in argv, printing ``NAME 1`` or ``NAME 0`` as it goes.
 _LINEAR_SOLVER_PROBE = """import sys, casadi as ca
 x = ca.SX.sym("x")
-s = ca.nlpsol("p", "ipopt", {"x": x, "f": (x - 1) ** 2}, {"ipopt": {"linear_solver": sys.argv[1], "print_level": 0, "sb": "yes"},
-              "print_time": False, "error_on_fail": False})
-s(x0=0.0)
-sys.exit(0 if s.stats()["return_status"] == "Solve_Succeeded" else 3)
+for name in sys.argv[1:]:
+    print(name, flush=True)
+    try:
+        s = ca.nlpsol("p", "ipopt", {"x": x, "f": (x - 1) ** 2}, {"ipopt": {"linear_solver": name, "print_level": 0, "sb": "yes"},
+                      "print_time": False, "error_on_fail": False})
+        s(x0=0.0)
+        ok = s.stats()["return_status"] == "Solve_Succeeded"
+    except RuntimeError:
+        ok = False
+    print(name, int(ok), flush=True)
 """
 
 
 def _loadable(names) -> dict:
-    """``{name: bool}``: whether IPOPT can solve with each linear solver, each probed in its own process.
+    """``{name: bool}``: whether IPOPT can solve with each linear solver, probed in a child process.
 
     IPOPT accepts the name of a solver it cannot load (HSL's ``ma57`` without
     ``libhsl``) and then reports ``Invalid_Option`` with a garbage iteration
-    count, so solving is the only reliable test; a failed HSL load can crash
-    the next one in the same process, hence one child process per name.
+    count, so solving is the only reliable test.  A failed HSL load can crash
+    the process that tries the next one, so the probe runs in a child; if the
+    child dies, the solver it was trying counts as unavailable and a new child
+    goes on with the rest.
     """
     import subprocess
     import sys
 
     env = dict(os.environ, OMP_NUM_THREADS="1")
-    procs = {n: subprocess.Popen([sys.executable, "-c", _LINEAR_SOLVER_PROBE, n], stdout=subprocess.DEVNULL,
-                                 stderr=subprocess.DEVNULL, env=env) for n in names}
-    return {n: p.wait() == 0 for n, p in procs.items()}
+    found, todo = {}, list(names)
+    while todo:
+        before = len(found)
+        out = subprocess.run([sys.executable, "-c", _LINEAR_SOLVER_PROBE, *todo], capture_output=True, text=True, env=env).stdout
+        trying = None
+        for line in out.splitlines():
+            parts = line.split()
+            if len(parts) == 1 and parts[0] in todo:
+                trying = parts[0]
+            elif len(parts) == 2 and parts[0] in todo:
+                found[parts[0]], trying = parts[1] == "1", None
+        if trying is not None:
+            found[trying] = False  # the child died trying it
+        if len(found) == before:
+            found.update({n: False for n in todo})  # the child could not start at all
+        todo = [n for n in names if n not in found]
+    return found
 
 
 @lru_cache(maxsize=None)
