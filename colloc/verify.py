@@ -109,7 +109,7 @@ def _build(problem, itp, substeps, rtol, atol):
     return integ, form
 
 
-def simulate_controls(problem, trajectory, substeps=10, rtol=1e-12, atol=1e-12) -> dict:
+def simulate_controls(problem, trajectory, substeps=10, rtol=1e-12, atol=1e-12, initial=None) -> dict:
     """Integrate ``problem``'s model with ``trajectory``'s controls and compare states.
 
     Parameters
@@ -123,6 +123,9 @@ def simulate_controls(problem, trajectory, substeps=10, rtol=1e-12, atol=1e-12) 
         Output times per mesh interval (equally spaced in the interval).
     rtol, atol : float
         Integrator tolerances.
+    initial : dict of str -> float, optional
+        Start states to use instead of the trajectory's first row (multi-phase
+        verification starts a phase where the jump map put the previous one).
 
     Returns
     -------
@@ -146,7 +149,7 @@ def simulate_controls(problem, trajectory, substeps=10, rtol=1e-12, atol=1e-12) 
     s_out = np.linspace(0.0, 1.0, substeps + 1)
     collocated = itp.states(names, s_out)[0]                     # (nx, n, substeps + 1)
     params = np.array([trajectory.parameters[v.name] for v in model.parameters])
-    x = np.array([trajectory[n][0] for n in names])
+    x = np.array([(initial or {}).get(n, trajectory[n][0]) for n in names])
     z_init = [n for n in form["z_names"]]
     lam_names = [v.name for v in model.multipliers]
     n = itp.num_intervals
@@ -172,7 +175,7 @@ def simulate_controls(problem, trajectory, substeps=10, rtol=1e-12, atol=1e-12) 
         sim[:, k, :] = np.asarray(out["xf"]).reshape(len(names), substeps)
         x = sim[:, k, -1]
     time = np.concatenate([itp.times(s_out)[0, :1], itp.times(s_out[1:]).ravel()])
-    start_state = np.array([trajectory[n][0] for n in names]).reshape(-1, 1)
+    start_state = np.array([(initial or {}).get(n, trajectory[n][0]) for n in names]).reshape(-1, 1)
     sim_flat = np.concatenate([start_state, sim.reshape(len(names), -1)], axis=1)
     col_flat = np.concatenate([collocated[:, 0, :1], collocated[:, :, 1:].reshape(len(names), -1)], axis=1)
     err = np.abs(sim_flat - col_flat)
