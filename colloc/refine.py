@@ -54,6 +54,7 @@ from .mesh import make_mesh
 from .problem import Problem
 from .schemes import Scheme, get_scheme
 from .trajectory import Trajectory
+from .transcription import make_options, point_function
 
 #: Gauss–Legendre points per sub-interval between consecutive scheme nodes.
 QUADRATURE_POINTS = 5
@@ -77,8 +78,6 @@ def _quadrature(scheme: Scheme, points=QUADRATURE_POINTS):
 
 def _point_function(problem):
     """The one-point dynamics in explicit form if the model allows it, else the default (implicit) form."""
-    from .transcription import make_options, point_function  # casadi only when refining
-
     try:
         return point_function(problem, make_options(mode="explicit"))
     except ModelError:

@@ -35,6 +35,9 @@ import numpy as np
 
 from .errors import FileFormatError, ModelError, did_you_mean
 from .interpolant import Interpolant, collocation_nodes
+from .plot import _pyplot, save_figure
+from .trajectory import SolveResult, Trajectory
+from .transcription import make_options, point_function
 
 
 def _check_columns(problem, trajectory):
@@ -61,7 +64,6 @@ def _lagrange_symbolic(nodes, s):
 
 def _point(problem):
     """The one-point function in explicit form when possible, and whether it is."""
-    from .transcription import make_options, point_function
 
     try:
         return point_function(problem, make_options(mode="explicit")) + (True,)
@@ -204,8 +206,6 @@ def verify(problem, trajectory, figure=None, **options) -> dict:
     dict
         As :func:`simulate_controls`, plus ``figure`` (the saved path or None).
     """
-    from .trajectory import SolveResult, Trajectory
-
     if isinstance(trajectory, SolveResult):
         trajectory = trajectory.trajectory
     elif not isinstance(trajectory, Trajectory):
@@ -213,8 +213,6 @@ def verify(problem, trajectory, figure=None, **options) -> dict:
     sim = simulate_controls(problem, trajectory, **options)
     sim["figure"] = None
     if figure is not None:
-        from .plot import save_figure
-
         sim["figure"] = save_figure(plot_simulation(sim), figure, close=True)
     return sim
 
@@ -245,8 +243,6 @@ def plot_simulation(simulation, names=None):
         One subplot per state and a last one titled ``state error`` with the
         absolute error of every state and their maximum.
     """
-    from .plot import _pyplot
-
     plt = _pyplot()
     sim = simulation
     names = list(sim["states"]) if names is None else list(names)

@@ -23,7 +23,7 @@ from .errors import FileFormatError
 from .impact import solve_impact
 from .phased_trajectory import PhasedTrajectory
 from .trajectory import SolveResult, Trajectory
-from .verify import simulate_controls
+from .verify import report, simulate_controls
 
 
 def verify_phases(mp, trajectory, **options) -> dict:
@@ -124,8 +124,6 @@ def _phases(mp, trajectory) -> list:
 
 def report_phases(result) -> str:
     """A few lines per phase, then the jump and periodicity errors."""
-    from .verify import report
-
     lines = [f"forward simulation of {len(result['phases'])} phases ({result['integrator']}): {result['message']}"]
     for name, sim in zip(result["phase_names"], result["phases"]):
         lines.append(f"phase {name}:")
