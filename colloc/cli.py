@@ -191,6 +191,8 @@ def _run_verify(args) -> int:
     if isinstance(problem, MultiPhaseProblem):
         from .verify_phases import report_phases, verify_phases
 
+        if args.plot:
+            raise OptionError("`--plot` draws single-phase simulations only; `colloc verify` of a multi-phase file prints each phase's errors.")
         sim = verify_phases(problem, traj)
         print(report_phases(sim))
         return EXIT_SOLVED if sim["success"] else EXIT_NOT_CONVERGED

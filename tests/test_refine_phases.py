@@ -99,3 +99,11 @@ def test_colloc_verify_checks_a_multi_phase_file(tmp_path, capsys):
     assert code == 0 and "phase step:" in out and "jump periodic" in out
     error = float(out.split("jump periodic")[1].split()[2])
     assert 0 < error < 3e-6
+
+
+def test_colloc_verify_refuses_plot_for_a_multi_phase_file(tmp_path, capsys):
+    from colloc import cli
+
+    path = cl.solve(load("two_phase_rocket").build(), intervals=4).trajectory.write(tmp_path / "r.csv")
+    code = cli.main(["verify", str(path), "problems/two_phase_rocket.py", "--plot", str(tmp_path / "f.png")])
+    assert code == 2 and "`--plot` draws single-phase simulations only" in capsys.readouterr().err
