@@ -132,6 +132,13 @@ class Multibody(Component):
         self.points: dict[str, ca.SX] = {}
         self._equations: EquationsOfMotion | None = None
 
+    @classmethod
+    def from_urdf(cls, path, name="robot", base="fixed", joints=None, gravity=(0.0, 0.0, -9.81), actuated=None):
+        """A multibody whose coordinates are a URDF's joints; see :func:`colloc.urdf.from_urdf`."""
+        from .urdf import from_urdf
+
+        return from_urdf(path, name=name, base=base, joints=joints, gravity=gravity, actuated=actuated)
+
     # -- symbols -------------------------------------------------------------------------------
     @property
     def coordinates(self) -> list:
