@@ -47,6 +47,23 @@ class RobotBody(Multibody):
         ``(parent link, child link)`` of every joint, for drawing.
     """
 
+    def equations(self):
+        """As :meth:`Multibody.equations`, with the residual from RNEA itself.
+
+        ``M(q) a + c(q, v)`` is built by RNEA with the accelerations ``a``
+        (Featherstone 2008 §5.3) instead of multiplying out the CRBA mass
+        matrix: the same value with about half the expression graph
+        (README "Robots from URDF" has the measurement).
+        """
+        if self._equations is not None:
+            return self._equations
+        eq = super().equations()
+        lam_force = ca.mtimes(eq.constraint_jacobian.T, self.multiplier_vector)
+        eq = eq._replace(residual=self._inverse_dynamics - eq.generalized_force - lam_force)
+        if self._finalized:
+            self._equations = eq
+        return eq
+
     def frame(self, link):
         """Pose of a link frame in the world: ``(position (3, 1), rotation (3, 3))`` SX in q.
 
@@ -130,6 +147,27 @@ def from_urdf(path, name="robot", base="fixed", joints=None, gravity=(0.0, 0.0, 
     return _build(name, spec, robot, kept, acts, g)
 
 
+def example_robot(relative):
+    """Path of a URDF shipped by the ``example-robot-data`` wheel, e.g. ``"ur_description/urdf/ur5_robot.urdf"``.
+
+    Raises
+    ------
+    FileFormatError
+        If the wheel is not installed (``pip install example-robot-data``,
+        or colloc's ``robots`` extra) or does not ship that file.
+    """
+    from importlib import metadata
+
+    try:
+        dist = metadata.distribution("example-robot-data")
+    except metadata.PackageNotFoundError:
+        raise FileFormatError(f"The robot `{relative}` comes from the `example-robot-data` wheel, which is not installed; `pip install colloc[robots]`.") from None
+    path = dist.locate_file(os.path.join("cmeel.prefix", "share", "example-robot-data", "robots", relative))
+    if not os.path.isfile(path):
+        raise FileFormatError(f"`example-robot-data` has no file `{relative}`.")
+    return os.fspath(path)
+
+
 def _read(path):
     path = os.fspath(path)
     if not os.path.isfile(path):
@@ -170,6 +208,9 @@ def _origin(pose):
     R = np.array([[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
                   [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
                   [-sp, cp * sr, cp * cr]])
+    # cos(π/2) = 6e-17 would make every product with R dense in SX; exact zeros keep the graph small
+    R[np.abs(R) < 1e-14] = 0.0
+    xyz = np.where(np.abs(xyz) < 1e-14, 0.0, xyz)
     return R, xyz
 
 
@@ -192,23 +233,29 @@ def _tree_spec(robot, kept, floating):
     while stack:
         link = stack.pop()  # depth first, children in file order (Pinocchio's order)
         body, R, p = frames[link]
+        parent_joint = next((j for j in robot.joints if j.child == link), None)
+        if parent_joint is not None and parent_joint.name in kept:  # a body starts here
+            Rj, pj = R, p
+            bodies.append(Body(parent_joint.name, "prismatic" if parent_joint.type == "prismatic" else "revolute",
+                               body, Rj, pj, _axis(parent_joint)))
+            body, R, p = len(bodies) - 1, np.eye(3), np.zeros(3)
+            frames[link] = (body, R, p)
         if body >= 0:
             _add_inertia(bodies[body], inertials.get(link), R, p)
-        for k, j in enumerate(children.get(link, [])):
+        for j in reversed(children.get(link, [])):
             Ro, po = _origin(j.origin)
-            Rj, pj = R @ Ro, p + R @ po
-            axis = np.asarray(j.axis if j.axis is not None else [1.0, 0.0, 0.0], dtype=float)
-            if j.type != "fixed" and np.linalg.norm(axis) == 0:
-                raise ModelError(f"Joint `{j.name}` has a zero axis.")
-            axis = axis / (np.linalg.norm(axis) or 1.0)
-            if j.name in kept:
-                bodies.append(Body(j.name, "prismatic" if j.type == "prismatic" else "revolute", body, Rj, pj, axis))
-                frames[j.child] = (len(bodies) - 1, np.eye(3), np.zeros(3))
-            else:  # fixed, or a movable joint locked at 0: the child link rides on the parent body
-                frames[j.child] = (body, Rj, pj)
+            # a kept joint's child is placed at the joint frame of its parent body, then starts its own body
+            frames[j.child] = (body, R @ Ro, p + R @ po)
             skeleton.append((link, j.child))
-            stack.insert(len(stack) - k, j.child)
+            stack.append(j.child)
     return bodies, frames, skeleton
+
+
+def _axis(joint):
+    axis = np.asarray(joint.axis if joint.axis is not None else [1.0, 0.0, 0.0], dtype=float)
+    if np.linalg.norm(axis) == 0:
+        raise ModelError(f"Joint `{joint.name}` has a zero axis.")
+    return axis / np.linalg.norm(axis)
 
 
 def _add_inertia(body, inertial, R, p):
@@ -260,6 +307,7 @@ def _build(name, spec, robot, kept, acts, g):
     body._world = tree.world_poses(body.q)
     body.mass_matrix = tree.mass_matrix(body.q)
     body.bias_force = tree.inverse_dynamics(body.q, body.v, ca.SX.zeros(tree.nv, 1), g)
+    body._inverse_dynamics = tree.inverse_dynamics(body.q, body.v, body.a, g)
     tau = [ca.SX(0)] * tree.nv
     for i, (j, c) in enumerate(zip(kept, coords)):
         if j in acts:
@@ -278,4 +326,4 @@ def _floating_kinematics(q):
     return ca.diagcat(quaternion_rotation(quat), 0.5 * quaternion_rate_matrix(quat), ca.SX.eye(n))
 
 
-__all__ = ["RobotBody", "from_urdf", "SUPPORTED_JOINTS"]
+__all__ = ["RobotBody", "from_urdf", "example_robot", "SUPPORTED_JOINTS"]
