@@ -303,8 +303,11 @@ def _build(name, spec, robot, kept, acts, g):
                      kinematics=kinematics, coordinate_bounds=cb, speed_bounds=sb)
     body.tree, body.joint_names, body.skeleton = tree, list(kept), skeleton
     body.links = [l.name for l in robot.links]
+    body.moving_links = [joints[j].child for j in kept] + ([robot.get_root()] if floating else [])
     body._frames = frames
     body._world = tree.world_poses(body.q)
+    for link in body.moving_links:  # named points: what `colloc solve --animate` checks for before solving
+        body.point(_coordinate_name(link), body.frame(link)[0])
     body.mass_matrix = tree.mass_matrix(body.q)
     body.bias_force = tree.inverse_dynamics(body.q, body.v, ca.SX.zeros(tree.nv, 1), g)
     body._inverse_dynamics = tree.inverse_dynamics(body.q, body.v, body.a, g)

@@ -28,7 +28,7 @@ converges, the final time is reported, and the shoulder-lift torque sits at
 its effort limit at most grid points (bang-bang); the least-∫|τ|² motion in
 1.01 T* (at T* itself no freedom is left: the bang-bang motion is the only
 feasible one) has a far smaller mean |dτ/dt| and ∫|τ|².  Both are checked by
-forward simulation (``colloc.verify``).  No published optimum exists;
+forward simulation (``colloc.verify``).  No published optimum exists
 (no ``REFERENCE``).
 
 Source: robot model from example-robot-data 6.0.0 (UR5 URDF, limits from

@@ -197,3 +197,29 @@ def _write(folder, name, text):
     path = folder / name
     path.write_text(text)
     return path
+
+
+def test_animation_draws_every_link_frame_in_3d(tmp_path):
+    from PIL import Image
+
+    from colloc.animation import frame_poses
+
+    path = example_robot("double_pendulum_description/urdf/double_pendulum.urdf")
+    body = cl.Multibody.from_urdf(path, name="dp")
+    q, v = body.coordinates, body.speeds
+    prob = cl.Problem([body], t0=0.0, tf=1.0)
+    prob.initial({q[0]: 0.0, q[1]: 0.0, v[0]: 0.0, v[1]: 0.0})
+    prob.final({q[0]: 0.5, v[0]: 0.0, v[1]: 0.0})
+    prob.minimize(integral=ca.sumsqr(body.generalized_force))
+    res = cl.solve(prob, intervals=4)
+    out = cl.plot.animate(res.trajectory, prob, tmp_path / "dp.gif", fps=5)
+    with Image.open(out) as gif:
+        assert gif.n_frames == 6
+    times = np.array([0.0, 0.5, 1.0])
+    origins, rotations = frame_poses(res.trajectory, body, times)
+    p, R = body.frame(body.links[-1])
+    ref = ca.Function("pose", [body.q], [p, R])
+    state = res.trajectory(0.5)
+    got = ref([state[f"dp.{c}"] for c in body.joint_names])
+    assert np.allclose(origins[1, -1], np.array(got[0]).ravel(), atol=1e-12)
+    assert np.allclose(rotations[1, -1], np.array(got[1]), atol=1e-12)
