@@ -166,6 +166,9 @@ def test_actuated_subset_gets_controls_only_there():
     assert tau[0].is_zero() and not tau[1].is_zero()
 
 
+ZERO_AXIS = """<robot name="r"><link name="a"/><link name="b"/>
+<joint name="hinge" type="revolute"><parent link="a"/><child link="b"/><axis xyz="0 0 0"/>
+<limit lower="-1" upper="1" effort="1" velocity="1"/></joint></robot>"""
 PLANAR = """<robot name="r"><link name="a"/><link name="b"/>
 <joint name="slide" type="planar"><parent link="a"/><child link="b"/></joint></robot>"""
 
@@ -174,6 +177,7 @@ PLANAR = """<robot name="r"><link name="a"/><link name="b"/>
     (lambda p: cl.Multibody.from_urdf(p / "none.urdf"), cl.FileFormatError, r"`.*none\.urdf` does not exist"),
     (lambda p: cl.Multibody.from_urdf(_write(p, "x.urdf", "not xml <")), cl.FileFormatError, r"Cannot read `.*x\.urdf` as a URDF"),
     (lambda p: cl.Multibody.from_urdf(_write(p, "pl.urdf", PLANAR)), cl.ModelError, r"Joint `slide` .* has type `planar`"),
+    (lambda p: cl.Multibody.from_urdf(_write(p, "z.urdf", ZERO_AXIS)), cl.ModelError, r"Joint `hinge` has a zero axis"),
     (lambda p: cl.Multibody.from_urdf(example_robot("ur_description/urdf/ur5_robot.urdf"), joints=["elbow_jiont"]),
      cl.ModelError, r"Unknown joint `elbow_jiont` in `joints`.*Did you mean `elbow_joint`"),
     (lambda p: cl.Multibody.from_urdf(example_robot("ur_description/urdf/ur5_robot.urdf"), actuated=["wrist_9_joint"]),
