@@ -37,3 +37,7 @@ __all__ += ["Impact", "MultiPhaseProblem", "Phase", "solve_phases", "MultiPhaseR
 from .variational import MidpointVI, simulate  # noqa: E402
 
 __all__ += ["MidpointVI", "simulate"]
+
+from . import urdf  # noqa: E402  (registers Multibody.from_urdf; the URDF parser loads only with a file)
+
+__all__ += ["urdf"]

@@ -329,4 +329,6 @@ def _floating_kinematics(q):
     return ca.diagcat(quaternion_rotation(quat), 0.5 * quaternion_rate_matrix(quat), ca.SX.eye(n))
 
 
+Multibody._urdf_builder = staticmethod(from_urdf)
+
 __all__ = ["RobotBody", "from_urdf", "example_robot", "SUPPORTED_JOINTS"]
