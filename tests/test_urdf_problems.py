@@ -76,3 +76,15 @@ def test_panda_reach_clears_the_sphere_that_the_free_motion_crosses():
     pts = np.asarray(origins.map(q.shape[1])(q)).reshape(3, q.shape[1], -1)
     gap = np.linalg.norm(pts - np.reshape((0.1, 0.1, 0.85), (3, 1, 1)), axis=0).min()
     assert gap >= 0.98 * 0.1, gap
+
+
+def test_cli_animates_a_urdf_model_in_3d(tmp_path):
+    from PIL import Image
+
+    from colloc import cli
+
+    code = cli.main(["solve", os.path.join(ROOT, "problems", "ur5_min_time.py"), "--intervals", "8",
+                     "--out", str(tmp_path), "--animate", "--quiet"])
+    assert code == 0
+    with Image.open(tmp_path / "ur5_min_time.gif") as gif:
+        assert gif.n_frames >= 2 and gif.size == (400, 400)
