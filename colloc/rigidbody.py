@@ -35,6 +35,8 @@ from dataclasses import dataclass, field
 import casadi as ca
 import numpy as np
 
+from .errors import ModelError
+
 JOINT_DOFS = {"revolute": (1, 1), "prismatic": (1, 1), "free": (7, 6)}
 
 
@@ -81,7 +83,7 @@ class Tree:
         nq = nv = 0
         for i, b in enumerate(self.bodies):
             if not -1 <= b.parent < i:
-                raise ValueError(f"Body `{b.name}` comes before its parent; bodies must be in topological order.")
+                raise ModelError(f"Body `{b.name}` comes before its parent; bodies must be in topological order.")
             dq, dv = JOINT_DOFS[b.kind]
             self.q_slices.append(slice(nq, nq + dq))
             self.v_slices.append(slice(nv, nv + dv))
@@ -282,8 +284,8 @@ def _inertia_to_parent(m, h, Io, R, p):
     """A body's ``(m, h, Io)`` expressed about its parent's origin in parent axes: ``X_iᵀ I X_i``."""
     hR = ca.mtimes(R, h)
     IoR = ca.mtimes(ca.mtimes(R, Io), R.T)
-    # shift the reference point from the body origin to the parent origin (p = body origin in parent):
-    # Io_p = Io_R − [p]×[hR]× − [hR]×[p]× + m([p]×[p]×)ᵀ ... written with vectors to keep SX small
+    # move the reference point from the body origin to the parent origin (p = body origin in parent):
+    # I_p = −Σ m [p + y]×² = R Io Rᵀ − [p]×[Rh]× − [Rh]×[p]× − m [p]×²
     P, H = _skew_sx(p), _skew_sx(hR)
     Io_p = IoR - ca.mtimes(P, H) - ca.mtimes(H, P) - m * ca.mtimes(P, P)
     return m, hR + m * p, Io_p

@@ -45,6 +45,9 @@ class RobotBody(Multibody):
         Every link of the URDF, each a frame (:meth:`frame`).
     skeleton : list of (str, str)
         ``(parent link, child link)`` of every joint, for drawing.
+    moving_links : list of str
+        The child link of every kept joint (and the root of a floating base):
+        one per body; their origins are also declared as named points.
     """
 
     def equations(self):
@@ -106,7 +109,10 @@ def from_urdf(path, name="robot", base="fixed", joints=None, gravity=(0.0, 0.0, 
         root link moves freely (position + unit quaternion, see module notes).
     joints : list of str, optional
         Movable joints to keep as coordinates (default all); the others are
-        locked at 0 and their links merged into their parents.
+        locked at 0 and their links merged into their parents.  A mimic
+        joint listed here is an independent coordinate (its coupling is not
+        imposed, as in Pinocchio's default); with ``joints=None`` a mimic
+        joint is an error.
     gravity : 3 floats
         Gravitational acceleration in world axes [m/s²].
     actuated : list of str, optional
@@ -139,8 +145,8 @@ def from_urdf(path, name="robot", base="fixed", joints=None, gravity=(0.0, 0.0, 
         if j.type not in SUPPORTED_JOINTS:
             if joints is None or j.name in joints:
                 raise ModelError(f"Joint `{j.name}` of `{path}` has type `{j.type}`; colloc supports {', '.join(SUPPORTED_JOINTS)} joints (list the others out of `joints=` to lock them).")
-        if j.mimic is not None and (joints is None or j.name in joints):
-            raise ModelError(f"Joint `{j.name}` of `{path}` mimics `{j.mimic.joint}`; mimic joints are not supported (leave it out of `joints=` to lock it).")
+        if j.mimic is not None and joints is None:
+            raise ModelError(f"Joint `{j.name}` of `{path}` mimics `{j.mimic.joint}`; colloc does not couple joints: list it in `joints=` to make it an independent coordinate (as Pinocchio does) or leave it out to lock it.")
     kept = list(movable) if joints is None else _checked_names(joints, movable, "joints", path)
     acts = list(kept) if actuated is None else _checked_names(actuated, kept, "actuated", path)
     spec = _tree_spec(robot, set(kept), base == "floating")

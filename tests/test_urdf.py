@@ -31,6 +31,8 @@ NUM_STATES = 20
 ROBOTS = {
     "ur5": ("ur_description/urdf/ur5_robot.urdf", "fixed", None),
     "panda": ("panda_description/urdf/panda.urdf", "fixed", [f"panda_joint{i}" for i in range(1, 8)]),
+    "panda_fingers": ("panda_description/urdf/panda.urdf", "fixed",
+                      [f"panda_joint{i}" for i in range(1, 8)] + ["panda_finger_joint1", "panda_finger_joint2"]),
     "kinova": ("kinova_description/robots/kinova.urdf", "fixed", None),
     "talos_arm": ("talos_data/robots/talos_left_arm.urdf", "fixed", [f"arm_left_{i}_joint" for i in range(2, 8)]),
     "double_pendulum": ("double_pendulum_description/urdf/double_pendulum.urdf", "fixed", None),
