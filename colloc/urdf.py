@@ -136,7 +136,10 @@ def from_urdf(path, name="robot", base="fixed", joints=None, gravity=(0.0, 0.0, 
     """
     if base not in ("fixed", "floating"):
         raise ModelError(f"`base` must be \"fixed\" or \"floating\"; got {base!r}.")
-    g = np.asarray(gravity, dtype=float).ravel() if np.ndim(gravity) == 1 else None
+    try:
+        g = np.asarray(gravity, dtype=float).ravel() if np.ndim(gravity) == 1 else None
+    except (TypeError, ValueError):
+        g = None
     if g is None or g.size != 3 or not np.all(np.isfinite(g)):
         raise ModelError(f"`gravity` must be three finite numbers (m/s², world axes); got {gravity!r}.")
     robot = _read(path)
@@ -144,7 +147,7 @@ def from_urdf(path, name="robot", base="fixed", joints=None, gravity=(0.0, 0.0, 
     for j in robot.joints:
         if j.type not in SUPPORTED_JOINTS:
             if joints is None or j.name in joints:
-                raise ModelError(f"Joint `{j.name}` of `{path}` has type `{j.type}`; colloc supports {', '.join(SUPPORTED_JOINTS)} joints (list the others out of `joints=` to lock them).")
+                raise ModelError(f"Joint `{j.name}` of `{path}` has type `{j.type}`; colloc supports {', '.join(SUPPORTED_JOINTS)} joints (leave it out of `joints=` to lock it).")
         if j.mimic is not None and joints is None:
             raise ModelError(f"Joint `{j.name}` of `{path}` mimics `{j.mimic.joint}`; colloc does not couple joints: list it in `joints=` to make it an independent coordinate (as Pinocchio does) or leave it out to lock it.")
     kept = list(movable) if joints is None else _checked_names(joints, movable, "joints", path)

@@ -192,6 +192,8 @@ PLANAR = """<robot name="r"><link name="a"/><link name="b"/>
      cl.ModelError, r"`base` must be \"fixed\" or \"floating\"; got 'free'"),
     (lambda p: cl.Multibody.from_urdf(example_robot("ur_description/urdf/ur5_robot.urdf"), gravity=(0, -9.81)),
      cl.ModelError, r"`gravity` must be three finite numbers"),
+    (lambda p: cl.Multibody.from_urdf(example_robot("ur_description/urdf/ur5_robot.urdf"), gravity=("a", 0, 0)),
+     cl.ModelError, r"`gravity` must be three finite numbers"),
     (lambda p: example_robot("nothing/robot.urdf"), cl.FileFormatError, r"`example-robot-data` has no file `nothing/robot\.urdf`"),
 ])
 def test_bad_input_is_one_sentence(tmp_path, call, error, match):
