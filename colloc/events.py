@@ -524,4 +524,6 @@ def _control_function(controls, names):
     raise OptionError(f"`controls` must be None, a function u(t) or a dict {{control: value or function}}; got {type(controls).__name__}.")
 
 
-__all__ = ["simulate_events", "ContactSystem", "Mode", "SimulationError", "contact_lcp", "smooth_accelerations", "EVENT_KINDS"]
+from .resimulation import resimulate_phases  # noqa: E402  (re-simulation of multi-phase results)
+
+__all__ = ["simulate_events", "resimulate_phases", "ContactSystem", "Mode", "SimulationError", "contact_lcp", "smooth_accelerations", "EVENT_KINDS"]
