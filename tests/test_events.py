@@ -7,7 +7,9 @@ LCP: (−1/3, 2/3, 2/3) for e = 1, (1/3, 1/3, 1/3) for e = 0), a block braking o
 """
 from __future__ import annotations
 
+import importlib.util
 import math
+from pathlib import Path
 
 import casadi as ca
 import numpy as np
@@ -75,42 +77,48 @@ def test_friction_lcp_sticks_inside_and_slides_outside_the_cone():
             assert Ft[0] == pytest.approx(-mu * G, abs=1e-12) and slip[0] == pytest.approx(push - mu * G, abs=1e-12)
 
 
-# -- models ------------------------------------------------------------------------------------
+# -- models: the problem scripts ---------------------------------------------------------------
+PROBLEMS = Path(__file__).resolve().parents[1] / "problems"
+
+
+def load(stem):
+    spec = importlib.util.spec_from_file_location(f"problems.{stem}", PROBLEMS / f"{stem}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def bouncing_mass(e, mass=1.0):
-    body = cl.Multibody("mass", coordinates=["y"])
-    body.kinetic_energy = 0.5 * mass * body.v[0] ** 2
-    body.potential_energy = mass * G * body.q[0]
-    body.contact("ground", body.q[0], restitution=e)
-    return body
+    return load("bouncing_mass_events").model(e, mass)
 
 
 def cradle(e):
-    body = cl.Multibody("cradle", coordinates=["x1", "x2", "x3"])
-    body.kinetic_energy = 0.5 * ca.sumsqr(body.v)
-    x = body.q
-    body.contact("c12", x[1] - x[0] - 1.0, restitution=e)
-    body.contact("c23", x[2] - x[1] - 1.0, restitution=e)
-    return body
+    return load("newton_cradle").model(e)
 
 
 def block_on_slope(alpha, mu, mass=2.0):
-    body = cl.Multibody("block", coordinates=["x", "y"])
-    body.kinetic_energy = 0.5 * mass * ca.sumsqr(body.v)
-    body.potential_energy = mass * G * body.q[1]
-    normal = ca.vertcat(math.sin(alpha), math.cos(alpha))
-    down = ca.vertcat(math.cos(alpha), -math.sin(alpha))
-    body.contact("floor", ca.dot(normal, body.q), friction=mu, tangent=ca.dot(down, body.q))
-    return body
+    return load("block_on_slope").model(alpha, mu, mass)
 
 
 def bar(e, mass=1.0, length=1.0):
-    body = cl.Multibody("bar", coordinates=["x", "y", "theta"])
-    x, y, th = body.coordinates
-    body.kinetic_energy = 0.5 * mass * (body.v[0] ** 2 + body.v[1] ** 2) + 0.5 * mass * length**2 / 12 * body.v[2] ** 2
-    body.potential_energy = mass * G * y
-    body.contact("left", y - length / 2 * ca.sin(th), restitution=e)
-    body.contact("right", y + length / 2 * ca.sin(th), restitution=e)
-    return body
+    return load("falling_bar").model(e, mass, length)
+
+
+def test_problem_scripts_simulate_to_their_closed_forms():
+    ball = load("bouncing_mass_events")
+    closed = [ev for ev in ball.simulate().metadata["events"] if ev["kind"] == "closed"]
+    assert closed[0]["time"] == pytest.approx(ball.accumulation_time(), abs=1e-6)
+    cr = load("newton_cradle")
+    for e, expected in cr.EXPECTED.items():
+        traj = cr.simulate(restitution=e, times=[1.0])
+        np.testing.assert_allclose([traj[f"cradle.x{i}_speed"][-1] for i in (1, 2, 3)], expected, atol=1e-14)
+    block = load("block_on_slope")
+    t_stop, _ = block.stop()
+    stick = [ev for ev in block.simulate(times=[2.0]).metadata["events"] if ev["kind"] == "stick"]
+    assert stick[0]["time"] == pytest.approx(t_stop, abs=1e-8)
+    fb = load("falling_bar")
+    traj = fb.simulate(restitution=0.0)
+    assert np.diff(fb.energy(traj)).max() <= 1e-10 and abs(traj["bar.x"]).max() <= 1e-12
 
 
 # -- declaration -------------------------------------------------------------------------------
