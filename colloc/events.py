@@ -401,7 +401,10 @@ def _smooth(system, mode, u_of, p, t0, q0, v0, opts):
     cache = {}
     mu = system.friction
     T0 = system.evaluate(t0, q0, v0, u_of(t0), p)
-    a0 = smooth_accelerations(T0, mode, mu)[0]
+    a0, F0, _ = smooth_accelerations(T0, mode, mu)
+    # A contact kept with zero force (F = 0, ÿ = 0: Siconos' undetermined case) takes off only once its
+    # force falls below −tolerance; the others at F = 0 exactly.
+    offset = np.where(F0 <= 1e-9 * max(1.0, np.abs(T0["f"]).max(initial=0.0)), 1.0, 0.0)
     y0, yd0 = T0["gap"], T0["Wn"] @ v0
     ydd0 = T0["Wn"] @ a0 + T0["drift_n"]
 
@@ -434,9 +437,9 @@ def _smooth(system, mode, u_of, p, t0, q0, v0, opts):
         if not mode.active[i]:
             add(lambda t, y, i=i: solve(t, y)[0]["gap"][i], i, "impact")
             continue
-        add(lambda t, y, i=i: solve(t, y)[2][i] + solve(t, y)[4], i, "take-off")
+        add(lambda t, y, i=i: solve(t, y)[2][i] + offset[i] * solve(t, y)[4], i, "take-off")
         if mode.stick[i] and mu[i] > 0:
-            add(lambda t, y, i=i: mu[i] * solve(t, y)[2][i] - abs(solve(t, y)[3][i]) + solve(t, y)[4], i, "slip")
+            add(lambda t, y, i=i: mu[i] * solve(t, y)[2][i] - abs(solve(t, y)[3][i]), i, "slip")
         elif mode.sigma[i]:
             add(lambda t, y, i=i: mode.sigma[i] * (solve(t, y)[0]["Wt"][i] @ y[system.nq:]), i, "stop")
     return rhs, events, kinds

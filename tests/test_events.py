@@ -277,3 +277,46 @@ def test_events_survive_a_file_round_trip(tmp_path):
     traj = cl.simulate_events(cradle(1.0), 0.5, [0.0, 1.0, 2.0], [1.0, 0.0, 0.0], times=[0.5])
     back = cl.Trajectory.read(traj.write(tmp_path / "cradle.csv"))
     assert back.metadata["events"] == traj.metadata["events"]
+
+
+def _box(mu=0.4, mass=2.0):
+    body = cl.Multibody("box", coordinates=["x", "y"])
+    push = body.control("push")
+    lift = body.control("lift")
+    body.kinetic_energy = 0.5 * mass * ca.sumsqr(body.v)
+    body.potential_energy = mass * G * body.q[1]
+    body.generalized_force = ca.vertcat(push, lift)
+    body.contact("floor", body.q[1], friction=mu, tangent=body.q[0])
+    return body
+
+
+def test_pushed_box_sticks_until_the_cone_then_slips():
+    # push k t: stuck while k t ≤ μ m g; then ẍ = k (t − t_s)/m, so x = k (t − t_s)³/(6m).
+    mu, mass, k = 0.4, 2.0, 3.0
+    t_slip = mu * mass * G / k
+    t_end = t_slip + 1.0
+    traj = cl.simulate_events(_box(mu, mass), t_end, [0.0, 0.0], [0.0, 0.0],
+                              controls={"box.push": lambda t: k * t}, times=[0.5 * t_slip, t_end])
+    slip = [ev for ev in traj.metadata["events"] if ev["kind"] == "slip"]
+    assert len(slip) == 1 and slip[0]["time"] == pytest.approx(t_slip, abs=1e-10)
+    assert traj["box.x"][-1] == pytest.approx(k * (t_end - t_slip) ** 3 / (6 * mass), abs=1e-10)
+    mid = np.flatnonzero(traj.time == 0.5 * t_slip)[0]
+    assert traj["box.x"][mid] == 0.0 and traj["box.floor.friction_force"][mid] == pytest.approx(-0.5 * k * t_slip, rel=1e-12)
+
+
+def test_lifted_box_takes_off_when_the_lift_exceeds_its_weight():
+    # lift k t: on the floor while k t ≤ m g (normal force m g − k t); then y = k (t − t_o)³/(6m).
+    mass, k = 2.0, 10.0
+    t_off = mass * G / k
+    t_end = t_off + 0.5
+    traj = cl.simulate_events(_box(0.4, mass), t_end, [0.0, 0.0], [0.0, 0.0], controls=lambda t: [0.0, k * t],
+                              times=[0.5 * t_off, t_end])
+    off = [ev for ev in traj.metadata["events"] if ev["kind"] == "take-off"]
+    assert len(off) == 1 and off[0]["time"] == pytest.approx(t_off, abs=1e-10)
+    assert traj["box.y"][-1] == pytest.approx(k * (t_end - t_off) ** 3 / (6 * mass), abs=1e-10)
+    mid = np.flatnonzero(traj.time == 0.5 * t_off)[0]
+    assert traj["box.floor.normal_force"][mid] == pytest.approx(mass * G - 0.5 * k * t_off, rel=1e-12)
+    with pytest.raises(OptionError, match=r"`controls\(t\)` must return 2 values"):
+        cl.simulate_events(_box(), 1.0, [0.0, 0.0], [0.0, 0.0], controls=lambda t: [1.0])
+    with pytest.raises(OptionError, match="`box.pish` in `controls` is not a control of the model"):
+        cl.simulate_events(_box(), 1.0, [0.0, 0.0], [0.0, 0.0], controls={"box.pish": 1.0})
