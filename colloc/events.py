@@ -52,6 +52,7 @@ from .errors import CollocError, ModelError, OptionError, did_you_mean
 from .lcp import solve_lcp
 from .model import TIME, Model
 from .multibody import Multibody
+from .resimulation import format_resimulation, resimulate_phases, solve_ivp_function
 from .trajectory import Trajectory
 
 EVENT_KINDS = ("impact", "closed", "take-off", "stick", "slip")
@@ -272,8 +273,7 @@ def simulate_events(model, t_final, q0, v0, controls=None, parameters=None, t0=0
     SimulationError
         More than ``max_events`` events, or the integrator failed.
     """
-    from scipy.integrate import solve_ivp
-
+    solve_ivp = solve_ivp_function()
     system = model if isinstance(model, ContactSystem) else ContactSystem(model)
     opts = _Options(rtol, atol, gap_tolerance, rest_speed, max_events, max_step)
     if not (math.isfinite(t0) and math.isfinite(t_final) and t_final > t0):
@@ -527,6 +527,4 @@ def _control_function(controls, names):
     raise OptionError(f"`controls` must be None, a function u(t) or a dict {{control: value or function}}; got {type(controls).__name__}.")
 
 
-from .resimulation import resimulate_phases  # noqa: E402  (re-simulation of multi-phase results)
-
-__all__ = ["simulate_events", "resimulate_phases", "ContactSystem", "Mode", "SimulationError", "contact_lcp", "smooth_accelerations", "EVENT_KINDS"]
+__all__ = ["simulate_events", "resimulate_phases", "format_resimulation", "ContactSystem", "Mode", "SimulationError", "contact_lcp", "smooth_accelerations", "EVENT_KINDS"]

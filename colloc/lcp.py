@@ -130,7 +130,10 @@ def solve_symmetric_lcp(A, b) -> np.ndarray:
     solver = _QP_CACHE.get(n)
     if solver is None:
         qp = {"h": ca.Sparsity.dense(n, n), "a": ca.Sparsity(0, n)}
-        solver = ca.conic("lcp_qp", "daqp", qp, {"error_on_fail": False})
+        try:
+            solver = ca.conic("lcp_qp", "daqp", qp, {"error_on_fail": False})
+        except RuntimeError as e:  # a CasADi build without the DAQP plugin
+            raise LCPError(f"CasADi's DAQP plugin is not available: {str(e).splitlines()[-1]}") from None
         _QP_CACHE[n] = solver
     out = solver(h=0.5 * (A + A.T), g=b, lbx=0.0, ubx=np.inf, lba=np.zeros(0), uba=np.zeros(0))
     if not solver.stats()["success"]:

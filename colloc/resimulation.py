@@ -21,7 +21,7 @@ from __future__ import annotations
 import casadi as ca
 import numpy as np
 
-from .errors import ModelError
+from .errors import ModelError, OptionError
 from .interpolant import Interpolant, collocation_nodes
 from .model import TIME
 from .phased_trajectory import PhasedTrajectory
@@ -87,10 +87,18 @@ def resimulate_phases(problem, result, rtol=1e-12, atol=1e-12, horizon=2.0) -> d
                 max_state_error=max(r["state_error"] for r in out))
 
 
+def solve_ivp_function():
+    """scipy's ``solve_ivp``, imported when a simulation runs (scipy is the optional ``events`` extra)."""
+    try:
+        from scipy.integrate import solve_ivp
+    except ImportError:
+        raise OptionError("The event-driven simulator integrates with scipy; install it: python -m pip install -e \".[events]\".") from None
+    return solve_ivp
+
+
 def _phase(phase, ptraj, x0, start, par, rtol, atol, horizon):
     """Integrate one phase from ``x0`` at global time ``start`` up to its accepted guard root."""
-    from scipy.integrate import solve_ivp
-
+    solve_ivp = solve_ivp_function()
     pr = phase.problem
     model = pr.model
     if model.multipliers:
@@ -211,4 +219,15 @@ def _numeric(expr, syms, vals):
     return np.asarray(fn(flat_vals)).ravel()
 
 
-__all__ = ["resimulate_phases"]
+def format_resimulation(report) -> str:
+    """A one-screen table of a :func:`resimulate_phases` report (one line per phase)."""
+    lines = [f"{'phase':16s} {'event':14s} {'t found':>14s} {'t result':>14s} {'|Δt|':>9s} {'max |Δx|':>9s} {'end |Δx|':>9s}"]
+    for r in report["phases"]:
+        lines.append(f"{r['name']:16s} {str(r['event']):14s} {r['time_found']:14.9f} {r['time_result']:14.9f} "
+                     f"{r['time_error']:9.2e} {r['state_error']:9.2e} {r['end_error']:9.2e}")
+    if report["periodic_error"] is not None:
+        lines.append(f"periodicity of the re-simulated step: {report['periodic_error']:.2e}")
+    return "\n".join(lines)
+
+
+__all__ = ["resimulate_phases", "format_resimulation"]

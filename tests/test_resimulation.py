@@ -15,7 +15,7 @@ import pytest
 
 import colloc as cl
 from colloc.errors import ModelError
-from colloc.events import resimulate_phases
+from colloc.events import format_resimulation, resimulate_phases
 from colloc.phases import MultiPhaseProblem, Phase, solve_phases
 
 PROBLEMS = Path(__file__).resolve().parents[1] / "problems"
@@ -44,7 +44,7 @@ def test_bouncing_ball_phases_found_again():
 
 
 @pytest.mark.parametrize("intervals, state_tol", [(10, 1e-6), (20, 1e-8)])
-def test_simplest_walker_heel_strike_reproduced(intervals, state_tol):
+def test_simplest_walker_heel_strike_reproduced(intervals, state_tol, tmp_path):
     sw = load("simplest_walker")
     mp = sw.build()
     res = solve_phases(mp, scheme="radau-4", intervals=intervals, ipopt=TIGHT)
@@ -55,6 +55,10 @@ def test_simplest_walker_heel_strike_reproduced(intervals, state_tol):
     assert step["time_error"] <= 1e-6
     assert step["state_error"] <= state_tol  # measured 1.6e-7 (10 intervals), 5.2e-9 (20)
     assert rep["periodic_error"] <= state_tol
+    text = format_resimulation(rep)
+    assert "heel_strike" in text and "periodicity" in text
+    again = resimulate_phases(mp, cl.Trajectory.read(res.trajectory.write(tmp_path / "walker.csv")))
+    assert again["phases"][0]["time_found"] == pytest.approx(step["time_found"], abs=1e-12)
 
 
 @pytest.fixture(scope="module")
