@@ -320,3 +320,43 @@ def test_lifted_box_takes_off_when_the_lift_exceeds_its_weight():
         cl.simulate_events(_box(), 1.0, [0.0, 0.0], [0.0, 0.0], controls=lambda t: [1.0])
     with pytest.raises(OptionError, match="`box.pish` in `controls` is not a control of the model"):
         cl.simulate_events(_box(), 1.0, [0.0, 0.0], [0.0, 0.0], controls={"box.pish": 1.0})
+
+
+@pytest.mark.parametrize("vx", [1.0, 5.0])
+def test_oblique_impact_with_friction(vx):
+    # A point mass hits a rough floor at normal speed v_n: P_n = m(1 + e)|v_n|; the tangential impulse
+    # stops the sliding if |v_t| ≤ μ(1 + e)|v_n|, else it removes μ P_n/m of it (Coulomb at impact).
+    e, mu, mass, h = 0.5, 0.5, 1.0, 1.0
+    body = cl.Multibody("ball", coordinates=["x", "y"])
+    body.kinetic_energy = 0.5 * mass * ca.sumsqr(body.v)
+    body.potential_energy = mass * G * body.q[1]
+    body.contact("floor", body.q[1], restitution=e, friction=mu, tangent=body.q[0])
+    t1 = math.sqrt(2 * h / G)
+    traj = cl.simulate_events(body, t1 + 0.1, [0.0, h], [vx, 0.0], times=[t1 + 0.1])
+    first = traj.metadata["events"][0]
+    vn = math.sqrt(2 * G * h)
+    assert first["kind"] == "impact" and first["time"] == pytest.approx(t1, abs=1e-10)
+    assert first["impulse"] == pytest.approx(mass * (1 + e) * vn, rel=1e-10)
+    expected_vx = 0.0 if vx <= mu * (1 + e) * vn else vx - mu * (1 + e) * vn
+    assert traj["ball.x_speed"][-1] == pytest.approx(expected_vx, abs=1e-10)
+    assert traj["ball.y_speed"][-1] == pytest.approx(e * vn - G * 0.1, abs=1e-10)
+
+
+@pytest.mark.parametrize("mu", [0.2, 0.05])
+def test_cylinder_on_incline_rolls_or_slips(mu):
+    # Solid cylinder (I = m r²/2) released on an incline α, in the slope's frame.  It rolls without
+    # slipping, ẍ = (2/3) g sin α, iff μ ≥ tan(α)/3; otherwise ẍ = g (sin α − μ cos α), r θ̈ = −2 μ g cos α.
+    alpha, r, mass = 0.4, 0.3, 1.5
+    body = cl.Multibody("cyl", coordinates=["x", "y", "theta"])
+    x, y, th = body.coordinates
+    body.kinetic_energy = 0.5 * mass * (body.v[0] ** 2 + body.v[1] ** 2) + 0.25 * mass * r**2 * body.v[2] ** 2
+    body.potential_energy = mass * G * (math.cos(alpha) * y - math.sin(alpha) * x)
+    body.contact("slope", y - r, friction=mu, tangent=x + r * th)  # ṡ: speed of the material contact point
+    traj = cl.simulate_events(body, 1.0, [0.0, r, 0.0], [0.0, 0.0, 0.0], times=[1.0])
+    rolls = mu >= math.tan(alpha) / 3
+    acc = 2 / 3 * G * math.sin(alpha) if rolls else G * (math.sin(alpha) - mu * math.cos(alpha))
+    spin = -acc / r if rolls else -2 * mu * G * math.cos(alpha) / r
+    assert traj["cyl.x"][-1] == pytest.approx(0.5 * acc, abs=1e-10)
+    assert traj["cyl.theta_speed"][-1] == pytest.approx(spin, abs=1e-10)
+    assert traj["cyl.slope.normal_force"][-1] == pytest.approx(mass * G * math.cos(alpha), rel=1e-12)
+    assert [ev["kind"] for ev in traj.metadata["events"]] == ["closed"]  # it never leaves its initial mode
