@@ -13,6 +13,11 @@ Analytic solution [DERIVED]
     after ``s* = v₀²/(2g(μ cos α − sin α))``, then sticks, friction holding
     ``m g sin α`` (inside the cone since μ > tan α).
 
+``build()`` returns the model, initial state and span as a Problem (for ``colloc info``,
+plots and contact-implicit solves); collocation does not impose contacts yet, so a plain
+``colloc solve`` of it is infeasible (the path bound gap ≥ 0 cannot hold without contact
+forces).  ``simulate()`` is the event-driven answer.
+
 Source: Coulomb's law on an inclined plane (e.g. Pfeiffer & Glocker,
 *Multibody Dynamics with Unilateral Contacts*, Wiley 1996, §6; any
 mechanics text's block on a rough incline).

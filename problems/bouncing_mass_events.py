@@ -14,6 +14,11 @@ Analytic solution [DERIVED]
     apex heights ``e^{2k} h₀``; the impacts accumulate at
     ``t∞ = t₁ (1 + e)/(1 − e)``, after which the mass rests with normal force ``mg``.
 
+``build()`` returns the model, initial state and span as a Problem (for ``colloc info``,
+plots and contact-implicit solves); collocation does not impose contacts yet, so a plain
+``colloc solve`` of it is infeasible (the path bound gap ≥ 0 cannot hold without contact
+forces).  ``simulate()`` is the event-driven answer.
+
 Source: the geometric series of Newton's law ``ẏ⁺ = −e ẏ⁻`` with ballistic
 flights (e.g. Acary & Brogliato, *Numerical Methods for Nonsmooth Dynamical
 Systems*, Springer 2008, §1.1.1, the bouncing ball).

@@ -17,6 +17,11 @@ Checks [DERIVED]
     energy); the bar ends at rest, flat, each end carrying ``mg/2``; no
     horizontal force ever acts, so ``x`` never moves.
 
+``build()`` returns the model, initial state and span as a Problem (for ``colloc info``,
+plots and contact-implicit solves); collocation does not impose contacts yet, so a plain
+``colloc solve`` of it is infeasible (the path bound gap ≥ 0 cannot hold without contact
+forces).  ``simulate()`` is the event-driven answer.
+
 Source: Siconos' event-driven scheme (Acary & Brogliato, Springer 2008, §8)
 applied to the rocking/falling rigid bar, a standard test of simultaneous
 impacts (e.g. Pfeiffer & Glocker 1996, §7).

@@ -15,6 +15,11 @@ Analytic solution [DERIVED]
     conserved); for ``e = 0``, ``(1/3, 1/3, 1/3)``.  (Not the sequential
     ``(0, 0, 1)``: Newton's law on simultaneous contacts is Moreau's model.)
 
+``build()`` returns the model, initial state and span as a Problem (for ``colloc info``,
+plots and contact-implicit solves); collocation does not impose contacts yet, so a plain
+``colloc solve`` of it is infeasible (the path bound gap ≥ 0 cannot hold without contact
+forces).  ``simulate()`` is the event-driven answer.
+
 Source: Acary & Brogliato, *Numerical Methods for Nonsmooth Dynamical
 Systems*, Springer 2008, §4.3 (Newton's cradle with the LCP impact law);
 Glocker, *Set-Valued Force Laws*, Springer 2001.
