@@ -37,3 +37,7 @@ __all__ += ["Impact", "MultiPhaseProblem", "Phase", "solve_phases", "MultiPhaseR
 from .variational import MidpointVI, simulate  # noqa: E402
 
 __all__ += ["MidpointVI", "simulate"]
+
+from .muscle import DeGrooteFregly2016Muscle  # noqa: E402
+
+__all__ += ["DeGrooteFregly2016Muscle"]

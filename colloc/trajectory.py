@@ -20,7 +20,7 @@ from .errors import FileFormatError, did_you_mean
 from .interpolant import collocation_nodes
 from .schemes import get_scheme
 
-KINDS = ("state", "control", "multiplier", "derivative", "slack")
+KINDS = ("state", "control", "multiplier", "derivative", "slack", "output")  # output: derived, e.g. a muscle's fiber length
 
 
 class Trajectory:
