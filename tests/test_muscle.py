@@ -333,3 +333,20 @@ def test_chattering_is_detected_on_alternating_controls_only():
 def test_published_smoothing_gives_no_chattering_in_the_lift():
     _, traj = _hanging_solution("implicit", 20)
     assert detect_chattering(traj) == []
+
+
+def test_colloc_verify_command_agrees_on_a_muscle_driven_solution(tmp_path, capsys):
+    """`colloc solve … --set tendon_compliance=explicit` then `colloc verify`: exit 0, errors small
+    (measured at 30 intervals: final 2.6e-4, height 3.5e-6)."""
+    from colloc import cli
+
+    script = PROBLEMS / "hanging_mass_muscle.py"
+    out = tmp_path / "e"
+    assert cli.main(["solve", str(script), "--set", "tendon_compliance=explicit", "--intervals", "30", "--quiet", "--out", str(out)]) == 0
+    capsys.readouterr()
+    assert cli.main(["verify", str(out / "hanging_mass_muscle.csv"), str(script)]) == 0
+    text = capsys.readouterr().out
+    assert "cvodes" in text
+    final = float(next(line for line in text.splitlines() if "final state error" in line).split()[3])
+    height = float(next(line for line in text.splitlines() if line.strip().startswith("mass.height ")).split()[-1])
+    assert final < 1e-3 and height < 1e-5, text
