@@ -6,47 +6,46 @@ singular or near-singular arc: the discrete optimum then zig-zags from point to 
 the continuous optimum, and differs between schemes and meshes.  Such a solution is not wrong as
 an NLP solution but it is not a converged approximation of a smooth control, so it is reported.
 
-A step d_k = u_{k+1} − u_k *flips* when d_k d_{k+1} < 0 and both |d_k|, |d_{k+1}| exceed
-``relative_amplitude`` times the column's range (and ``absolute_amplitude``).  A run of at least
-``min_flips`` consecutive flips is chattering.
+A point k is *rough* when its second difference |u_{k−1} − 2u_k + u_{k+1}| exceeds
+``relative_amplitude`` times the column's range (and ``absolute_amplitude``): a smooth control has
+second differences of order h² u'', a switch of a bang–bang control makes one or two rough points,
+and a chattering control makes rough points one after the other (every point when it alternates,
+every second one or more for a longer zig-zag period).  Rough points no more than ``max_gap`` apart
+form a run; a run of at least ``min_points`` rough points is chattering.
 """
 from __future__ import annotations
 
 import numpy as np
 
 
-def chattering_runs(values, relative_amplitude=0.05, absolute_amplitude=1e-6, min_flips=4) -> list:
+def chattering_runs(values, relative_amplitude=0.2, absolute_amplitude=1e-6, min_points=5, max_gap=3) -> list:
     """Index ranges ``(first, last)`` of the grid points in each chattering run of ``values``.
 
     Parameters
     ----------
     values : array_like, shape (num_points,)
     relative_amplitude, absolute_amplitude : float
-        Smallest step that counts, relative to ``max − min`` of ``values`` and absolute.
-    min_flips : int
-        Consecutive sign changes of the step needed for a run.
+        Smallest second difference that counts, relative to ``max − min`` of ``values`` and absolute.
+    min_points : int
+        Rough points a run needs.
+    max_gap : int
+        Largest index distance between successive rough points of one run.
 
     Returns
     -------
     list of (int, int)
     """
     u = np.asarray(values, dtype=float).ravel()
-    if u.size < min_flips + 2:
+    if u.size < 3:
         return []
-    d = np.diff(u)
     floor = max(absolute_amplitude, relative_amplitude * float(np.ptp(u)))
-    big = np.abs(d) > floor
-    flips = (d[:-1] * d[1:] < 0) & big[:-1] & big[1:]  # flips[k]: the steps into and out of point k+1
-    runs, k = [], 0
-    while k < flips.size:
-        if not flips[k]:
-            k += 1
-            continue
-        start = k
-        while k < flips.size and flips[k]:
-            k += 1
-        if k - start >= min_flips:
-            runs.append((start, k + 1))  # points start .. k+1
+    rough = np.flatnonzero(np.abs(u[:-2] - 2.0 * u[1:-1] + u[2:]) > floor) + 1
+    runs, first = [], 0
+    for k in range(1, rough.size + 1):
+        if k == rough.size or rough[k] - rough[k - 1] > max_gap:
+            if k - first >= min_points:
+                runs.append((int(rough[first]) - 1, int(rough[k - 1]) + 1))
+            first = k
     return runs
 
 
@@ -72,7 +71,7 @@ def detect_chattering(trajectory, names=None, **options) -> list:
         runs = chattering_runs(trajectory[name], **options)
         if not runs:
             continue
-        points = sum(b - a + 1 for a, b in runs)
+        points = sum(b - a + 1 for a, b in runs)  # grid points the runs span
         first, last = trajectory.time[runs[0][0]], trajectory.time[runs[-1][1]]
         notes.append(f"`{name}` alternates between neighbouring grid points at {points} points in t ∈ [{first:.4g}, {last:.4g}]: "
                      "the discrete optimum chatters, so it depends on the scheme and mesh (for a muscle excitation, "
