@@ -40,7 +40,7 @@ import math
 import casadi as ca
 import numpy as np
 
-from .errors import ModelError
+from .errors import FileFormatError, ModelError
 from .model import TIME, Component
 
 #: Active force–length: rows (b₁, b₂, b₃, b₄) of b₁ exp(−½ (x − b₂)² / (b₃ + b₄ x)²) (OpenSim 4).
@@ -390,14 +390,20 @@ def add_muscle_outputs(trajectory, problem):
     outputs = {k: v for m in muscles for k, v in m.outputs.items()}
     if not outputs:
         return trajectory
+    needed = [v.name for v in model.states + model.controls + model.multipliers] + [v.name + ".dot" for v in model.states]
+    missing = [k for k in needed if k not in trajectory]
+    if missing:
+        raise FileFormatError(f"The trajectory has no column `{missing[0]}`, which the muscle outputs need.")
     args = [TIME, model.vector("state"), model.dots, model.vector("control"), model.vector("multiplier"), model.vector("parameter")]
     n = trajectory.time.size
     f = ca.Function("muscle_outputs", args, [ca.vertcat(*outputs.values())]).map(n)
-    column = lambda names: np.array([trajectory[k] for k in names]).reshape(len(names), n)  # noqa: E731
-    values = f(trajectory.time[None, :], column([v.name for v in model.states]),
-               column([v.name + ".dot" for v in model.states]), column([v.name for v in model.controls]),
-               column([v.name for v in model.multipliers]),
-               np.array([[trajectory.parameters[v.name]] * n for v in model.parameters]).reshape(len(model.parameters), n))
+
+    def rows(names):
+        return np.array([trajectory[k] for k in names]).reshape(len(names), n)
+
+    params = np.array([[trajectory.parameters[v.name]] * n for v in model.parameters]).reshape(len(model.parameters), n)
+    values = f(trajectory.time[None, :], rows([v.name for v in model.states]), rows([v.name + ".dot" for v in model.states]),
+               rows([v.name for v in model.controls]), rows([v.name for v in model.multipliers]), params)
     values = np.asarray(values)
     cols = {k: trajectory[k] for k in trajectory.names}
     kinds = dict(trajectory.kinds)

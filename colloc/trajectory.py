@@ -33,7 +33,8 @@ class Trajectory:
         Column order is kept.  Names: states and controls ``component.name``,
         derivatives ``component.name.dot``, multipliers ``component.constraint.lambda``.
     kinds : dict of str -> str
-        One of ``state, control, multiplier, derivative, slack`` per column.
+        One of ``state, control, multiplier, derivative, slack, output`` per column (``output``: a quantity
+        derived from the others, such as a muscle's fiber length).
     parameters : dict of str -> float
     metadata : dict
         ``problem``, ``scheme``, ``intervals``, ``status``, ``objective`` … (JSON-serialisable).

@@ -34,6 +34,7 @@ formulations for solving the muscle redundancy problem", Ann. Biomed. Eng. 44(10
 import math
 
 import casadi as ca
+import numpy as np
 
 import colloc as cl
 
@@ -115,8 +116,6 @@ def build(num_muscles=6, tendon_compliance="implicit", duration=1.0):
             tendon_compliance=tendon_compliance))
     prob = cl.Problem([body] + muscles, t0=0.0, tf=duration, name="muscle_redundancy")
     prob.minimize(integral=sum(m.activation**2 for m in muscles))
-    import numpy as np
-
     times = np.linspace(0.0, duration, 41)
     ref = [motion(s, duration) for s in times]
     guess = {theta: (times, [r[0] for r in ref]), body.speeds[0]: (times, [r[1] for r in ref])}
@@ -130,8 +129,6 @@ def build(num_muscles=6, tendon_compliance="implicit", duration=1.0):
 
 def muscle_torque(trajectory, problem):
     """Σ_m r_m(θ) F_T,m at the trajectory's grid points (numpy), from the muscles' own expressions."""
-    import numpy as np
-
     from colloc.muscle import add_muscle_outputs, muscles_of
 
     out = add_muscle_outputs(trajectory, problem)

@@ -296,6 +296,9 @@ def test_muscle_outputs_are_columns_that_sto_and_csv_files_carry(tmp_path):
         assert back.kinds["muscle.tension"] == "output"
         np.testing.assert_array_equal(back["muscle.fiber_length"], out["muscle.fiber_length"])
         np.testing.assert_array_equal(back["muscle.excitation"], out["muscle.excitation"])
+    bare = cl.Trajectory(traj.time, {k: traj[k] for k in traj.names if not k.endswith(".dot")})
+    with pytest.raises(cl.FileFormatError, match="The trajectory has no column `mass.height.dot`, which the muscle outputs need"):
+        mus.add_muscle_outputs(bare, prob)
     text = (tmp_path / "hang.sto").read_text()
     assert "muscle.tension" in text.split("endheader")[1].splitlines()[1].split("\t")
 
