@@ -26,13 +26,11 @@ from pathlib import Path
 
 from . import __version__
 from .errors import CollocError, OptionError
-from .mesh import make_mesh
 from .plot import animate, model_points, plot_refinement, plot_trajectory, plot_violations, save_figure
 from .schemes import SCHEMES, get_scheme
 from .script import literal, load_problem, parse_assignments, solve_defaults, split_assignments
-from .solve import solve
+from .solve import build_nlp, solve
 from .trajectory import Trajectory
-from .transcription import make_options, transcribe
 
 EXIT_SOLVED, EXIT_NOT_CONVERGED, EXIT_ERROR = 0, 1, 2
 DEFAULT_SCHEME, DEFAULT_INTERVALS = "hermite-simpson", 50
@@ -210,27 +208,36 @@ def _run_info(args) -> int:
     from .phases import MultiPhaseProblem
 
     module, problem = load_problem(args.problem, parse_assignments(args.params, "--set"))
-    if isinstance(problem, MultiPhaseProblem):
-        print(problem.validate().summary())
-        return EXIT_SOLVED
-    if _solve_arguments(module, args).get("scheme") == "midpoint-vi":
-        from .variational import MidpointVI, transcribe_midpoint_vi
-
-        kwargs = _solve_arguments(module, args)
-        nlp = transcribe_midpoint_vi(problem.validate(), make_mesh(kwargs.get("intervals"), kwargs.get("mesh")), MidpointVI(problem))
-        print(problem.summary())
-        print(f"NLP (midpoint-vi, {kwargs.get('intervals') or len(kwargs.get('mesh')) - 1} intervals): {nlp.layout.size} variables, {nlp.rows.size} constraints")
-        return EXIT_SOLVED
     kwargs = _solve_arguments(module, args)
     solve_names = {n for n, p in inspect.signature(solve).parameters.items() if p.kind is not p.VAR_KEYWORD}
-    options = make_options(**{k: v for k, v in kwargs.items() if k not in solve_names})
-    scheme = get_scheme(kwargs.get("scheme", DEFAULT_SCHEME))
-    mesh = make_mesh(kwargs.get("intervals"), kwargs.get("mesh"))
-    problem.validate()
-    nlp = transcribe(problem, mesh, scheme, options)
-    model = problem.model
+    settings = {k: v for k, v in kwargs.items() if k in ("scheme", "intervals", "mesh") or k not in solve_names}
+    nlp = build_nlp(problem, **settings)
+    scheme = kwargs.get("scheme", DEFAULT_SCHEME)
+    if isinstance(problem, MultiPhaseProblem):
+        print(problem.summary())
+        intervals = sum(sub.grid.num_intervals for sub in nlp.nlps)
+        print(f"NLP ({len(nlp.nlps)} phases, {intervals} intervals): {nlp.layout.size} variables, {nlp.rows.size} constraints")
+        return EXIT_SOLVED
     print(problem.summary())
-    print(_listing("residual rows", model.residual_labels(options.mode), "none (every state is given in explicit form)"))
+    if scheme != "midpoint-vi":
+        _print_rows(problem, settings.get("mode", "default"))
+    print(f"NLP ({get_scheme(scheme).name if scheme != 'midpoint-vi' else scheme}, {nlp.mesh.size - 1} intervals): "
+          f"{nlp.layout.size} variables, {nlp.rows.size} constraints")
+    if scheme == "midpoint-vi":
+        return EXIT_SOLVED
+    print(_listing("  variables by block", [f"{b.name} {b.size}" for b in nlp.layout.blocks.values() if b.size], "none"))
+    rows = {}
+    for b in nlp.rows.blocks:
+        kind = b.kind or b.names[0].split(":", 1)[0]
+        rows[kind] = rows.get(kind, 0) + b.size
+    print(_listing("  constraints by kind", [f"{k} {n}" for k, n in rows.items()], "none"))
+    return EXIT_SOLVED
+
+
+def _print_rows(problem, mode):
+    """Residual rows, constraints and cost terms of a single-phase problem, one listing each."""
+    model = problem.model
+    print(_listing("residual rows", model.residual_labels(mode), "none (every state is given in explicit form)"))
     kinds = {}
     for k in model.constraints:
         count, rows = kinds.get(k.kind, (0, 0))
@@ -239,14 +246,6 @@ def _run_info(args) -> int:
     print(_listing("path constraints", [c.name for c in problem.paths], "none"))
     print(_listing("boundary constraints", [c.name for c in problem.boundaries], "none"))
     print(_listing("cost terms", [c.name for c in problem.costs], "none (feasibility problem)"))
-    print(f"NLP ({scheme.name}, {mesh.size - 1} intervals): {nlp.layout.size} variables, {nlp.rows.size} constraints")
-    print(_listing("  variables by block", [f"{b.name} {b.size}" for b in nlp.layout.blocks.values() if b.size], "none"))
-    rows = {}
-    for b in nlp.rows.blocks:
-        kind = b.kind or b.names[0].split(":", 1)[0]
-        rows[kind] = rows.get(kind, 0) + b.size
-    print(_listing("  constraints by kind", [f"{k} {n}" for k, n in rows.items()], "none"))
-    return EXIT_SOLVED
 
 
 def _run_plot(args) -> int:
