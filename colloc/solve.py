@@ -49,6 +49,9 @@ def solve(problem, scheme="hermite-simpson", intervals=None, mesh=None, guess=No
     checkpoint : (path, every), optional
         Write the current iterate as a Trajectory to ``path`` every ``every``
         iterations (atomically).
+    backend : str
+        Solver backend by name, ``"ipopt"`` (default; see
+        :data:`colloc.backends.BACKENDS`).  ``ipopt=`` holds its options.
 
     Ctrl-C (SIGINT) or SIGTERM during the solve stops IPOPT after the current
     iteration; the result is flagged ``Status.INTERRUPTED`` and holds the last
