@@ -176,7 +176,7 @@ class Component:
 
     def _add_rows(self, states, expr, form):
         syms = _as_symbol_list(states)
-        expr = ca.SX(expr) if not isinstance(expr, ca.SX) else expr
+        expr = as_sx(expr, f"The {form} dynamics given for {', '.join(_symbol_name(s) for s in syms)}")
         if expr.is_empty() or expr.size2() != 1:
             raise ModelError(f"The {form} dynamics given for {', '.join(_symbol_name(s) for s in syms)} must be a column of expressions; got shape {expr.shape}.")
         if expr.size1() != len(syms):
@@ -200,10 +200,35 @@ class Component:
         return f"{type(self).__name__}({self.name!r})"
 
 
+MX_HINT = ("colloc expressions are CasADi SX, not MX: declare symbols with `component.state`, "
+           "`component.control` or `component.parameter` (or `ca.SX.sym` for a helper symbol), never `ca.MX.sym`")
+
+
+def as_sx(expr, where, error=ModelError) -> ca.SX:
+    """``expr`` as a CasADi ``SX``; an ``MX`` (or an expression mixing MX) is refused with how to declare it.
+
+    Mixing the two matrix types fails deep inside CasADi ("Wrong number or type
+    of arguments for overloaded function 'new_SX'"), so it is caught here, where
+    the user's expression enters colloc.
+    """
+    if isinstance(expr, ca.SX):
+        return expr
+    if isinstance(expr, ca.MX):
+        raise error(f"{where} is a CasADi MX expression; {MX_HINT}.")
+    try:
+        return ca.SX(expr)
+    except (NotImplementedError, TypeError, RuntimeError):
+        if isinstance(expr, (list, tuple)) and any(isinstance(e, ca.MX) for e in expr):
+            raise error(f"{where} contains a CasADi MX expression; {MX_HINT}.") from None
+        raise error(f"{where} must be a CasADi SX expression or a number; got {type(expr).__name__}.") from None
+
+
 def _symbol_name(s) -> str:
     if isinstance(s, str):
         return s
-    if isinstance(s, (ca.SX, ca.MX)) and s.is_symbolic() and s.numel() == 1:
+    if isinstance(s, ca.MX):
+        raise ModelError(f"`{s}` is a CasADi MX symbol; {MX_HINT}.")
+    if isinstance(s, ca.SX) and s.is_symbolic() and s.numel() == 1:
         return s.name()
     raise ModelError(f"Expected a variable symbol, got {s!r}.")
 
@@ -227,6 +252,10 @@ class Model:
     def __init__(self, components):
         if isinstance(components, Component):
             components = [components]
+        if callable(components):
+            # e.g. Problem(c.state): a bound method of a component, not the component
+            what = getattr(components, "__qualname__", type(components).__name__)
+            raise ModelError(f"A model is built from components; got the callable `{what}` (pass the component itself, e.g. `Problem([c])`, not one of its methods).")
         components = list(components)
         if not components:
             raise ModelError("A model needs at least one component.")
@@ -270,8 +299,10 @@ class Model:
         if isinstance(key, Variable):
             return key
         name = key if isinstance(key, str) else None
+        if isinstance(key, ca.MX):
+            raise ModelError(f"`{key}` in {where} is a CasADi MX symbol; {MX_HINT}.")
         if name is None:
-            if isinstance(key, (ca.SX, ca.MX)) and key.is_symbolic() and key.numel() == 1:
+            if isinstance(key, ca.SX) and key.is_symbolic() and key.numel() == 1:
                 name = key.name()
             else:
                 raise ModelError(f"Expected a variable (a symbol or its name) in {where}; got the expression {key}.")

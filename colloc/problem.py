@@ -13,7 +13,7 @@ import casadi as ca
 import numpy as np
 
 from .errors import ModelError, ProblemError
-from .model import TIME, Component, Model, Variable
+from .model import TIME, Component, Model, Variable, as_sx
 
 
 @dataclass(eq=False)
@@ -138,7 +138,7 @@ class Problem:
     def _at(self, which, expr):
         syms, vs = self._pointwise_symbols()
         ends = [self._endpoint[which][v.name] for v in vs]
-        expr = ca.SX(expr)
+        expr = as_sx(expr, f"The expression passed to `at_{which}`", ProblemError)
         time = self.t0 if which == "t0" else self.tf
         return ca.substitute([expr], [ca.vertcat(*syms, TIME)], [ca.vertcat(*ends, time)])[0]
 
@@ -167,16 +167,16 @@ class Problem:
 
     def path(self, expr, lower=-math.inf, upper=math.inf, name=None) -> None:
         """Path constraint ``lower ≤ expr ≤ upper`` at every collocation point."""
-        expr = ca.SX(expr)
         name = name or f"path{len(self.paths)}"
+        expr = as_sx(expr, f"Path constraint `{name}`", ProblemError)
         self._check_pointwise(expr, f"path constraint `{name}`")
         lo, hi = self._row_bounds(expr, lower, upper, f"path constraint `{name}`")
         self.paths.append(PathConstraint(name, expr, lo, hi))
 
     def boundary(self, expr, lower=0.0, upper=0.0, name=None) -> None:
         """Endpoint constraint ``lower ≤ expr ≤ upper`` in ``at_t0``/``at_tf`` terms."""
-        expr = ca.SX(expr)
         name = name or f"boundary{len(self.boundaries)}"
+        expr = as_sx(expr, f"Boundary constraint `{name}`", ProblemError)
         pointwise, _ = self._pointwise_symbols()
         bare = [s.name() for s in ca.symvar(expr) if s.name() in {p.name() for p in pointwise} | {TIME.name()}]
         if bare:
@@ -196,7 +196,7 @@ class Problem:
             raise ProblemError("`minimize` needs an `integral` or a `final` term.")
         name = name or f"cost{len(self.costs)}"
         if integral is not None:
-            integral = ca.SX(integral)
+            integral = as_sx(integral, f"The integral of cost `{name}`", ProblemError)
             if integral.numel() != 1:
                 raise ProblemError(f"The integral of cost `{name}` must be a scalar; got shape {integral.shape}.")
             self._check_pointwise(integral, f"cost `{name}`")

@@ -259,3 +259,40 @@ def test_posa_with_other_scheme_cannot_be_placed():
     p = cl.Problem([b], tf=1.0)
     with pytest.raises(cl.OptionError, match="posa2016.*hermite-simpson"):
         cl.solve(p, scheme="trapezoidal", constraint_method="posa2016")
+
+
+MX_SENTENCE = r"CasADi MX .*colloc expressions are CasADi SX.*component\.state.*ca\.SX\.sym"
+
+
+def test_mx_residual_is_refused_with_how_to_declare():
+    c, x, v, u = base()
+    with pytest.raises(cl.ModelError, match=r"dynamics given for cart\.x is a " + MX_SENTENCE):
+        c.residual(x, ca.MX.sym("w"))
+
+
+def test_mx_where_a_state_is_expected_is_refused():
+    c, x, v, u = base()
+    with pytest.raises(cl.ModelError, match=r"`w` is a " + MX_SENTENCE):
+        c.derivative(ca.MX.sym("w"), v)
+    p, c, x, v, u = ok_problem()
+    with pytest.raises(cl.ProblemError, match=r"`w` in `initial` is a " + MX_SENTENCE):
+        p.initial({ca.MX.sym("w"): 0.0})
+
+
+def test_mx_cost_and_path_constraint_are_refused():
+    p, c, x, v, u = ok_problem()
+    w = ca.MX.sym("w")
+    with pytest.raises(cl.ProblemError, match=r"integral of cost `effort` is a " + MX_SENTENCE):
+        p.minimize(integral=w**2, name="effort")
+    with pytest.raises(cl.ProblemError, match=r"Path constraint `reach` is a " + MX_SENTENCE):
+        p.path(w, upper=1.0, name="reach")
+    with pytest.raises(cl.ProblemError, match=r"Boundary constraint `gap` contains a " + MX_SENTENCE):
+        p.boundary([w, p.at_tf(x)], name="gap")
+
+
+def test_a_component_method_instead_of_components_is_refused_by_name():
+    c, x, v, u = base()
+    c.derivative(x, v)
+    c.derivative(v, u)
+    with pytest.raises(cl.ModelError, match=r"callable `Component\.state`.*pass the component itself"):
+        cl.Problem(c.state)
