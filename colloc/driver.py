@@ -11,11 +11,13 @@ back; refinement sits on top of this module.
 """
 from __future__ import annotations
 
+import dataclasses
 import time as _time
 
 from .backends import get_backend
 from .errors import ProblemError
 from .problem import Problem
+from .trajectory import Status
 from .transcription.base import Transcription, slack_warnings
 from .transcription.collocation import Collocation
 from .transcription.midpoint_vi import SCHEME as MIDPOINT_VI
@@ -57,7 +59,24 @@ def run(problem, scheme="hermite-simpson", intervals=None, mesh=None, guess=None
     nlp = tr.build(warm)
     to_trajectory = lambda w: tr.trajectory(nlp, w, dict(status="checkpoint", success=False))  # noqa: E731
     sol, stats, build_seconds, solve_seconds = solver.run(nlp, solver_opts, expand, progress, checkpoint, to_trajectory, start)
-    return result(tr, nlp, sol, stats, build_seconds, solve_seconds, solver)
+    res = result(tr, nlp, sol, stats, build_seconds, solve_seconds, solver)
+    if res.status in (Status.INFEASIBLE, Status.RESTORATION_FAILED) and warm is None and _straight_guess(problem):
+        res = dataclasses.replace(res, message=res.message + TRIVIAL_GUESS_HINT)
+    return res
+
+
+TRIVIAL_GUESS_HINT = (" The guess was constant or a straight line in time, where the dynamics can be degenerate"
+                      " (e.g. a heading guessed ≡ 0 gives no sideways motion); a non-trivial guess is the likely cure.")
+
+
+def _straight_guess(problem) -> bool:
+    """Whether every variable's guess is constant or linear in time (the default rules, or such user guesses).
+
+    Local infeasibility from such a guess is usually the guess's fault, not
+    contradictory bounds: the constraint Jacobian is often rank-deficient there.
+    """
+    guesses = getattr(problem, "guesses", None)
+    return guesses is not None and all(kind in ("constant", "linear") for kind, _ in guesses.values())
 
 
 def result(tr, nlp, sol, stats, build_seconds, solve_seconds, solver):
