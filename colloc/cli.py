@@ -11,9 +11,11 @@
 
 A problem script exposes ``build(**params) -> Problem`` and may give solve
 defaults in a module-level ``SOLVE = dict(scheme=..., intervals=..., ...)``;
-command-line flags override them.  Exit codes: 0 solved, 1 the solver did not
-converge (files are still written; for a sweep: some point did not), 2 usage
-or problem error (one line on stderr, no traceback).
+command-line flags override them.  Exit codes are a contract (:data:`EXIT_CODES`):
+0 solved or verified, 1 not converged or verification failed (files are still
+written), 2 bad input (one sentence on stderr; for an error in the user's script
+also its frames, never colloc's), 130 interrupted, 70 an internal error (one line
+naming a file that holds the traceback).
 """
 from __future__ import annotations
 
@@ -25,8 +27,10 @@ import sys
 from pathlib import Path
 
 from . import __version__
-from .errors import CollocError, OptionError
+from .errors import CollocError, FileFormatError, OptionError
+from .files import writable_folder
 from .mesh import make_mesh
+from .outputs import ResultSlot
 from .plot import animate, model_points, plot_refinement, plot_trajectory, plot_violations, save_figure
 from .schemes import SCHEMES, get_scheme
 from .script import literal, load_problem, parse_assignments, solve_defaults, split_assignments
@@ -34,7 +38,12 @@ from .solve import solve
 from .trajectory import Trajectory
 from .transcription import make_options, transcribe
 
-EXIT_SOLVED, EXIT_NOT_CONVERGED, EXIT_ERROR = 0, 1, 2
+#: The exit-code contract (README "Exit codes", docs/reliability.md).
+EXIT_SOLVED, EXIT_NOT_CONVERGED, EXIT_ERROR, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 70, 130
+EXIT_CODES = ("Exit codes: 0 solved (verify: passed); 1 not converged, files still written (verify: failed; sweep: some "
+              "point did not solve); 2 bad input: problem script, file or option, one sentence on stderr; 130 interrupted "
+              "(Ctrl-C or SIGTERM; what was done is written); 70 internal error in colloc: one line on stderr naming a file "
+              "that holds the full traceback.")
 DEFAULT_SCHEME, DEFAULT_INTERVALS = "hermite-simpson", 50
 
 
@@ -52,26 +61,52 @@ def main(argv=None) -> int:
     try:
         return args.run(args)
     except CollocError as e:
-        print(f"colloc: error: {e}", file=sys.stderr)
+        frames = getattr(e, "frames", None)  # an error in the user's script: where in it, on the same line
+        print(f"colloc: error: {e}" + (f"  [{' → '.join(frames)}]" if frames else ""), file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
         print("colloc: interrupted.", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:  # `colloc solve ... | head`: the reader left; files are already written
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 141  # 128 + SIGPIPE, as a shell reports a process killed by a closed pipe
+    except Exception as e:  # noqa: BLE001  a fault of colloc itself: one line here, the traceback in a file
+        report = _crash_report(e, argv)
+        print(f"colloc: internal error ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else 'no message'}); "
+              f"this is a fault in colloc, not in your input. Full traceback: {report}", file=sys.stderr)
+        return EXIT_INTERNAL
+
+
+def _crash_report(error, argv) -> str:
+    """Write the traceback of ``error`` with the command line and versions to a new file; return its path."""
+    import platform
+    import tempfile
+    import time
+    import traceback
+
+    text = (f"colloc {__version__}, Python {platform.python_version()}, {platform.platform()}\n"
+            f"time: {time.strftime('%Y-%m-%d %H:%M:%S')}\ncommand: colloc {' '.join(sys.argv[1:] if argv is None else argv)}\n"
+            f"working folder: {os.getcwd()}\n\n" + "".join(traceback.format_exception(error)))
+    try:
+        fd, path = tempfile.mkstemp(prefix=f"colloc-crash-{time.strftime('%Y%m%d-%H%M%S')}-", suffix=".txt")
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text)
+    except OSError:  # not even a temporary file: the traceback goes to stderr after all
+        print(text, file=sys.stderr)
+        return "(none: it was printed above)"
+    return path
 
 
 # -- parser -----------------------------------------------------------------------------------
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="colloc", description="Trajectory optimization by direct collocation.",
-        epilog="Exit codes: 0 solved, 1 not converged (files still written), 2 usage or problem error.")
+        epilog=EXIT_CODES)
     parser.add_argument("--version", action="version", version=f"colloc {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    p = sub.add_parser("solve", help="solve a problem script and write its trajectory",
+    p = sub.add_parser("solve", epilog=EXIT_CODES, help="solve a problem script and write its trajectory",
                        description="Solve PROBLEM.py (a script with build(**params) -> Problem); write OUT/NAME.csv "
                                    "(and OUT/NAME.png with --plot, OUT/NAME.gif with --animate). One line per IPOPT "
                                    "iteration is printed unless --quiet.")
@@ -83,11 +118,14 @@ def _parser() -> argparse.ArgumentParser:
     loud = p.add_mutually_exclusive_group()
     loud.add_argument("--quiet", action="store_true", help="no per-iteration progress lines")
     loud.add_argument("--verbose", action="store_true", help="print IPOPT's full log instead of the progress lines")
-    p.add_argument("--checkpoint-every", metavar="K", type=int, help="write the current iterate to OUT/NAME.csv every K IPOPT iterations")
+    p.add_argument("--checkpoint-every", metavar="K", type=int, help="write the current iterate to OUT/NAME.csv every K IPOPT iterations "
+                                                                    "(to OUT/NAME.unconverged.csv when OUT/NAME.csv holds a converged result)")
+    p.add_argument("--force", action="store_true", help="let an unconverged or interrupted result replace a converged OUT/NAME.csv "
+                                                         "(by default it is written to OUT/NAME.unconverged.csv)")
     _ipopt_argument(p)
     p.set_defaults(run=_run_solve)
 
-    p = sub.add_parser("verify", help="forward-simulate a solution with its controls and report the state error",
+    p = sub.add_parser("verify", epilog=EXIT_CODES, help="forward-simulate a solution with its controls and report the state error",
                        description="Integrate the model of PROBLEM.py with the controls of FILE (CasADi CVODES, or IDAS "
                                    "for implicit and constrained models) and compare with FILE's states.")
     p.add_argument("file", metavar="FILE", help="trajectory file written by colloc solve (.csv, .sto, .npz)")
@@ -97,7 +135,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--plot", metavar="PNG", help="also save the error over time as a figure")
     p.set_defaults(run=_run_verify)
 
-    p = sub.add_parser("plot", help="overlay trajectory files in one figure",
+    p = sub.add_parser("plot", epilog=EXIT_CODES, help="overlay trajectory files in one figure",
                        description="Plot one or more trajectory files (.csv, .sto or .npz), one subplot per variable, legend by file name; "
                                    "or the constraint violations or the mesh-refinement history the files record.")
     p.add_argument("files", nargs="+", metavar="FILE", help="trajectory files")
@@ -109,12 +147,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--by-kind", action="store_true", help="with --violations: one bar per constraint kind instead of per label")
     p.set_defaults(run=_run_plot)
 
-    p = sub.add_parser("info", help="show a problem's variables, constraints and NLP size",
+    p = sub.add_parser("info", epilog=EXIT_CODES, help="show a problem's variables, constraints and NLP size",
                        description="Print the variables, residual labels, constraints and NLP size of PROBLEM.py without solving it.")
     _problem_arguments(p)
     p.set_defaults(run=_run_info)
 
-    p = sub.add_parser("sweep", help="solve a problem script over a grid of parameters on Dask",
+    p = sub.add_parser("sweep", epilog=EXIT_CODES, help="solve a problem script over a grid of parameters on Dask",
                        description="Solve PROBLEM.py at every point of a parameter grid, one Dask task per solve; write OUT/NAME_<i>.csv "
                                    "per point and the summary OUT/NAME_sweep.csv. Needs Dask: python -m pip install \"colloc[sweep]\".")
     _problem_arguments(p, set_help="NAME=START:STOP:COUNT sweeps COUNT evenly spaced values (several ranges form a grid); "
@@ -144,39 +182,57 @@ def _ipopt_argument(p):
 # -- commands ---------------------------------------------------------------------------------
 def _run_solve(args) -> int:
     params = parse_assignments(args.params, "--set")
-    module, problem = load_problem(args.problem, params)
-    kwargs = _solve_arguments(module, args)
-    kwargs["ipopt"] = _ipopt_options(kwargs.get("ipopt"), args.ipopt)
-    if args.guess:
-        kwargs["guess"] = args.guess
+    if args.checkpoint_every is not None and args.checkpoint_every < 1:
+        raise OptionError(f"--checkpoint-every must be at least 1; got {args.checkpoint_every}.")
+    # everything the user gave is checked before `build` runs: a bad --out or --guess must not cost a build
+    folder, created = writable_folder(args.out)
+    try:
+        guess = Trajectory.read(args.guess) if args.guess else None
+        module, problem = load_problem(args.problem, params)
+        kwargs = _solve_arguments(module, args)
+        kwargs["ipopt"] = _ipopt_options(kwargs.get("ipopt"), args.ipopt)
+        if args.animate:
+            model_points(problem)  # no points: say so before the solve, not after
+    except BaseException:
+        if created:
+            _remove_empty(folder)
+        raise
+    if guess is not None:
+        kwargs["guess"] = guess
     if args.verbose:
         kwargs["verbose"] = True
     elif not args.quiet:
         kwargs["progress"] = True
-    if args.animate:
-        model_points(problem)  # no points: say so before the solve, not after
-    created = not os.path.isdir(args.out)
-    out = _output_folder(args.out)  # before the solve: a bad --out should not cost a long solve
-    if args.checkpoint_every is not None:
-        kwargs["checkpoint"] = (out / f"{Path(args.problem).stem}.csv", args.checkpoint_every)
-    try:
-        result = solve(problem, **kwargs)
-    except CollocError:
-        if created and not os.listdir(out):
-            os.rmdir(out)
-        raise
-    name = Path(args.problem).stem
-    traj = result.trajectory
-    traj.metadata["params"] = {k: list(v) if isinstance(v, tuple) else v for k, v in params.items()}
-    traj.metadata["violations"] = dict(result.violations)  # for `colloc plot --violations`
-    written = traj.write(out / f'{name}.csv')  # before any printing: a closed pipe must not lose the result
+    out, name = Path(folder), Path(args.problem).stem
+    with ResultSlot(out, name, force=args.force) as slot:
+        for note in slot.notes:
+            print(f"note: {note}", file=sys.stderr)
+        slot.notes.clear()
+        if args.checkpoint_every is not None:
+            kwargs["checkpoint"] = (slot.unconverged_path, args.checkpoint_every)
+        try:
+            result = solve(problem, **kwargs)
+        except BaseException:
+            slot.release()
+            if created:
+                _remove_empty(out)
+            raise
+        traj = result.trajectory
+        traj.metadata["params"] = {k: list(v) if isinstance(v, tuple) else v for k, v in params.items()}
+        traj.metadata["violations"] = dict(result.violations)  # for `colloc plot --violations`
+        target = slot.result_path(result.success)
+        written = traj.write(target)  # before any printing: a closed pipe must not lose the result
+        slot.finish(result.success)
     print(result.summary())
     print(f"wrote {written}")
+    for note in slot.notes:
+        print(f"note: {note}")
+    stem = Path(written).stem
     if args.plot:
         fig = plot_trajectory(traj, bounds=problem.bounds)
-        print(f"wrote {save_figure(fig, out / f'{name}.png', close=True)}")
+        print(f"wrote {save_figure(fig, out / f'{stem}.png', close=True)}")
     if args.animate:
-        print(f"wrote {animate(traj, problem, out / f'{name}.gif')}")
+        print(f"wrote {animate(traj, problem, out / f'{stem}.gif')}")
     return EXIT_SOLVED if result.success else EXIT_NOT_CONVERGED
 
 
@@ -356,12 +412,13 @@ def _ipopt_options(defaults, assignments):
     return merged or None
 
 
-def _output_folder(path) -> Path:
+def _remove_empty(folder):
+    """Remove a folder this run created if nothing was written into it."""
     try:
-        os.makedirs(path, exist_ok=True)
-    except OSError as e:
-        raise OptionError(f"Cannot create output folder `{path}`: {e.strerror}.") from None
-    return Path(path)
+        if not os.listdir(folder):
+            os.rmdir(folder)
+    except OSError:
+        pass
 
 
 if __name__ == "__main__":

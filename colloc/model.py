@@ -176,11 +176,18 @@ class Component:
 
     def _add_rows(self, states, expr, form):
         syms = _as_symbol_list(states)
-        expr = ca.SX(expr) if not isinstance(expr, ca.SX) else expr
+        owner = ", ".join(_symbol_name(s) for s in syms)
+        if isinstance(expr, (str, bytes)):
+            raise ModelError(f"The {form} dynamics of `{owner}` are the text {expr!r}; give a CasADi expression "
+                             "built from the component's symbols (e.g. `x - u`, not `\"x - u\"`).")
+        try:
+            expr = ca.SX(expr) if not isinstance(expr, ca.SX) else expr
+        except (NotImplementedError, TypeError, ValueError, RuntimeError):
+            raise ModelError(f"The {form} dynamics of `{owner}` must be a CasADi SX expression or a number; "
+                             f"got {type(expr).__name__}.") from None
         if expr.is_empty() or expr.size2() != 1:
             raise ModelError(f"The {form} dynamics given for {', '.join(_symbol_name(s) for s in syms)} must be a column of expressions; got shape {expr.shape}.")
         if expr.size1() != len(syms):
-            owner = ", ".join(_symbol_name(s) for s in syms)
             raise ModelError(f"Residual of `{owner}` has {expr.size1()} rows but it is tied to {len(syms)} state(s); give one row per state.")
         for i, s in enumerate(syms):
             var = self.variable(s)
