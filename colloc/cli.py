@@ -27,6 +27,7 @@ import sys
 from pathlib import Path
 
 from . import __version__
+from .checks import DYNAMICS_TOLERANCE, TOLERANCE
 from .errors import CollocError, FileFormatError, OptionError
 from .files import writable_folder
 from .mesh import make_mesh
@@ -133,6 +134,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--set", metavar="NAME=VALUE", action="append", default=[], dest="params",
                    help="keyword argument of build() (default: the values FILE records from `colloc solve --set`)")
     p.add_argument("--plot", metavar="PNG", help="also save the error over time as a figure")
+    p.add_argument("--tolerance", metavar="TOL", type=float, default=TOLERANCE,
+                   help=f"of the boundary-condition, bound and path checks, times max(1, |bound|) (default {TOLERANCE:g})")
+    p.add_argument("--dynamics-tolerance", metavar="TOL", type=float, default=DYNAMICS_TOLERANCE,
+                   help="of each state's error at the end of every mesh interval simulated alone from the file's state at its start, "
+                        f"times max(1, max |state|) (default {DYNAMICS_TOLERANCE:g})")
     p.set_defaults(run=_run_verify)
 
     p = sub.add_parser("plot", epilog=EXIT_CODES, help="overlay trajectory files in one figure",
@@ -237,6 +243,8 @@ def _run_solve(args) -> int:
 
 
 def _run_verify(args) -> int:
+    from .checks import basic_checks
+    from .checks import report as checks_report
     from .verify import report, verify
 
     from .phases import MultiPhaseProblem
@@ -255,11 +263,25 @@ def _run_verify(args) -> int:
         print("build parameters from the file: " + ", ".join(f"{k}={v!r}" for k, v in recorded.items()))
     if traj.metadata.get("success") is False:
         print(f"note: `{args.file}` holds an unconverged iterate (status {traj.metadata.get('status')}).")
-    sim = verify(problem, traj, figure=args.plot)
+    tolerances = dict(tolerance=args.tolerance, dynamics_tolerance=args.dynamics_tolerance)
+    basic = basic_checks(problem, traj, args.tolerance)
+    if not all(c.passed for c in basic):  # nothing more can be judged (and a simulation would say nothing)
+        print(checks_report(basic, **tolerances))
+        print(f"verification failed: {next(c for c in basic if not c.passed).message}.")
+        return EXIT_NOT_CONVERGED
+    sim = verify(problem, traj, figure=args.plot, **tolerances)
+    print(checks_report(sim["checks"], **tolerances))
     print(report(sim))
     if sim.get("figure"):
         print(f"wrote {sim['figure']}")
-    return EXIT_SOLVED if sim.get("success", True) else EXIT_NOT_CONVERGED
+    failed = [c for c in sim["checks"] if not c.passed]
+    if failed:
+        print(f"verification failed: {failed[0].name}: {failed[0].message}" + (f" (and {len(failed) - 1} more)." if len(failed) > 1 else "."))
+    elif not sim["success"]:
+        print(f"verification failed: {sim['message']}.")
+    else:
+        print("verified: every check passed.")
+    return EXIT_SOLVED if sim["success"] else EXIT_NOT_CONVERGED
 
 
 def _run_info(args) -> int:

@@ -184,7 +184,7 @@ def simulate_controls(problem, trajectory, substeps=10, rtol=1e-12, atol=1e-12) 
     )
 
 
-def verify(problem, trajectory, figure=None, **options) -> dict:
+def verify(problem, trajectory, figure=None, tolerance=None, dynamics_tolerance=None, **options) -> dict:
     """Forward-simulate a solution given as a Trajectory or a file; optionally save the figure.
 
     Parameters
@@ -193,14 +193,19 @@ def verify(problem, trajectory, figure=None, **options) -> dict:
     trajectory : Trajectory, SolveResult or path (``.csv``/``.npz``)
     figure : path, optional
         Where to save :func:`plot_simulation` (suffix picks the format, e.g. ``.png``).
+    tolerance, dynamics_tolerance : float, optional
+        Of the solution checks (:func:`colloc.checks.check_solution`; defaults there).
     **options
         Passed to :func:`simulate_controls` (``substeps``, ``rtol``, ``atol``).
 
     Returns
     -------
     dict
-        As :func:`simulate_controls`, plus ``figure`` (the saved path or None).
+        As :func:`simulate_controls`, plus ``figure`` (the saved path or None) and ``checks``
+        (list of :class:`colloc.checks.Check`); ``success`` is false when a check fails.
     """
+    from .checks import DYNAMICS_TOLERANCE, TOLERANCE, check_solution
+
     from .trajectory import SolveResult, Trajectory
 
     if isinstance(trajectory, SolveResult):
@@ -209,6 +214,9 @@ def verify(problem, trajectory, figure=None, **options) -> dict:
         trajectory = Trajectory.read(trajectory)
     sim = simulate_controls(problem, trajectory, **options)
     sim["figure"] = None
+    sim["checks"] = check_solution(problem, trajectory, TOLERANCE if tolerance is None else tolerance,
+                                   DYNAMICS_TOLERANCE if dynamics_tolerance is None else dynamics_tolerance)
+    sim["success"] = sim["success"] and all(c.passed for c in sim["checks"])
     if figure is not None:
         from .plot import save_figure
 

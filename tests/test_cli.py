@@ -501,9 +501,12 @@ def test_verify_rebuilds_with_the_parameters_the_file_records(tmp_path, script, 
     assert "distance=2.0" in text
     final = float(next(line for line in text.splitlines() if "final state error" in line).split()[3])
     assert final < 1e-6, text  # the double integrator's HS solution is exact (u is linear in t)
-    # an explicit --set wins (and the recorded values are not announced)
-    assert cli.main(["verify", str(out / "di.csv"), str(script), "--set", "distance=1.0"]) == 0
-    assert "build parameters from the file" not in capsys.readouterr().out
+    # an explicit --set wins (and the recorded values are not announced): the file then misses
+    # the final condition of the distance=1 problem, so verification fails and says where
+    assert cli.main(["verify", str(out / "di.csv"), str(script), "--set", "distance=1.0"]) == 1
+    text = capsys.readouterr().out
+    assert "build parameters from the file" not in text
+    assert "verification failed: final: `mass.x` is 2" in text
 
 
 def test_verify_refuses_multi_phase_and_midpoint_vi_files_in_one_sentence(tmp_path, capsys):
