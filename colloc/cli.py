@@ -2,12 +2,12 @@
 
 ::
 
-    colloc solve PROBLEM.py [--set k=v ...] [--scheme S] [--intervals N] [--guess FILE]
+    colloc solve PROBLEM.py [--set k=v ...] [--scheme S] [--intervals N] [--guess FILE] [--force]
                  [--out DIR] [--plot] [--animate] [--quiet | --verbose] [--ipopt key=value ...]
     colloc plot FILE... [--out PNG] [--violations [--by-kind] | --refinement]
     colloc info PROBLEM.py [--set k=v ...] [--scheme S] [--intervals N]
     colloc sweep PROBLEM.py --set k=START:STOP:COUNT [--set ...] [--workers N | --scheduler ADDRESS]
-                 [--continuation] [--out DIR] [--scheme S] [--intervals N] [--ipopt key=value ...] [--quiet]
+                 [--continuation] [--point-timeout SECONDS] [--out DIR] [--scheme S] [--intervals N] [--ipopt key=value ...] [--quiet]
 
 A problem script exposes ``build(**params) -> Problem`` and may give solve
 defaults in a module-level ``SOLVE = dict(scheme=..., intervals=..., ...)``;
@@ -24,6 +24,7 @@ import inspect
 import math
 import os
 import sys
+import warnings
 from pathlib import Path
 
 from . import __version__
@@ -60,7 +61,9 @@ def main(argv=None) -> int:
         print("colloc: error: give a command: solve, verify, plot, info or sweep.", file=sys.stderr)
         return EXIT_ERROR
     try:
-        return args.run(args)
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            return args.run(args)
     except CollocError as e:
         frames = getattr(e, "frames", None)  # an error in the user's script: where in it, on the same line
         print(f"colloc: error: {e}" + (f"  [{' → '.join(frames)}]" if frames else ""), file=sys.stderr)
@@ -77,6 +80,11 @@ def main(argv=None) -> int:
         print(f"colloc: internal error ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else 'no message'}); "
               f"this is a fault in colloc, not in your input. Full traceback: {report}", file=sys.stderr)
         return EXIT_INTERNAL
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    """A warning as one line, ``colloc: warning: ...``, without the source line Python would add."""
+    print(f"colloc: warning: {message}", file=sys.stderr)
 
 
 def _crash_report(error, argv) -> str:
@@ -167,6 +175,8 @@ def _parser() -> argparse.ArgumentParser:
     where.add_argument("--workers", metavar="N", type=int, help="worker processes of the local Dask cluster (default: 2)")
     where.add_argument("--scheduler", metavar="ADDRESS", help="address of a running Dask scheduler, e.g. tcp://127.0.0.1:8786")
     p.add_argument("--continuation", action="store_true", help="solve the points in sequence, each warm-started from the previous one")
+    p.add_argument("--point-timeout", metavar="SECONDS", type=float,
+                   help="time limit of one point; a point past it is listed as timed-out and its worker restarted")
     p.add_argument("--out", metavar="DIR", default="results", help="output folder (default: results/)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     _ipopt_argument(p)
@@ -353,6 +363,8 @@ def _run_sweep(args) -> int:
     from . import sweep as sweeping
 
     grid, fixed = {}, {}
+    if args.intervals is not None and args.intervals < 1:
+        raise OptionError(f"--intervals must be at least 1; got {args.intervals}.")
     for key, text in split_assignments(args.params, "--set"):
         values = sweeping.parse_range(text)
         if values is None:
@@ -369,11 +381,22 @@ def _run_sweep(args) -> int:
         options["mesh"] = None  # an explicit --intervals replaces the script's mesh
     if args.ipopt:
         options["ipopt"] = parse_assignments(args.ipopt, "--ipopt")  # sweep() merges them into SOLVE's
-    rows = sweeping.sweep(args.problem, grid, fixed, workers=args.workers, scheduler=args.scheduler,
-                          continuation=args.continuation, out=args.out, options=options, progress=not args.quiet)
-    print(_table(rows, list(grid)))
     name = Path(args.problem).stem
-    print(f"wrote {len(rows)} trajectories and {Path(args.out) / f'{name}_sweep.csv'}")
+    try:
+        rows = sweeping.sweep(args.problem, grid, fixed, workers=args.workers, scheduler=args.scheduler,
+                              continuation=args.continuation, out=args.out, options=options, progress=not args.quiet,
+                              point_timeout=args.point_timeout)
+    except sweeping.SweepInterrupted as e:
+        print(_table(e.rows, list(grid)))
+        print(f"wrote {sum(1 for r in e.rows if r['file'])} trajectories and {e.summary}")
+        print(f"colloc: interrupted; the summary lists every point, unfinished ones as interrupted.", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    print(_table(rows, list(grid)))
+    counts = {}
+    for r in rows:
+        counts[r["status"]] = counts.get(r["status"], 0) + 1
+    print(f"wrote {sum(1 for r in rows if r['file'])} trajectories and {Path(args.out) / f'{name}_sweep.csv'} "
+          f"({', '.join(f'{n} {s}' for s, n in counts.items())})")
     return EXIT_SOLVED if all(r["success"] for r in rows) else EXIT_NOT_CONVERGED
 
 
@@ -391,8 +414,8 @@ def _table(rows, swept):
     lines = ["  ".join(c.rjust(w) for c, w in zip(columns, widths))]
     lines += ["  ".join(v.rjust(w) for v, w in zip(line, widths)) for line in cells]
     for r in rows:
-        if r["status"] == "error":
-            lines.append(f"point {r['index']}: {r['message']}")
+        if r["status"] in ("error", "crashed", "timed-out", "interrupted"):
+            lines.append(f"point {r['index']}: " + ("" if r["status"] == "error" else f"{r['status']}: ") + r["message"])
     return "\n".join(lines)
 
 

@@ -33,6 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import CollocError, OptionError
+from .files import remove_orphans, writable_folder
 
 #: How long to try to reach a scheduler given by address.
 CONNECT_TIMEOUT = "10s"
@@ -171,7 +172,7 @@ def _jsonable(params):
 
 # -- client side ------------------------------------------------------------------------------
 def sweep(script_path, grid: dict, fixed: dict | None = None, workers=None, scheduler=None, continuation=False,
-          out=None, options=None, progress=True, name=None) -> list:
+          out=None, options=None, progress=True, name=None, point_timeout=None) -> list:
     """Solve ``script_path`` at every point of a parameter grid, on Dask.
 
     Parameters
@@ -201,6 +202,9 @@ def sweep(script_path, grid: dict, fixed: dict | None = None, workers=None, sche
         ``True`` draws a text progress bar on stderr; a callable receives each row as it completes.
     name : str, optional
         File stem (default: the script's stem).
+    point_timeout : float, optional
+        Seconds a point may run (from when a worker starts it); a point past it is a
+        ``timed-out`` row and the worker running it is restarted (when this sweep owns the cluster).
 
     Returns
     -------
@@ -208,39 +212,62 @@ def sweep(script_path, grid: dict, fixed: dict | None = None, workers=None, sche
         One row per point, by index: ``index``, then each parameter, then
         :data:`COLUMNS` (``warm_start`` is the index whose trajectory was the
         guess, or ``None``).  A parameter named like a column appears as ``set:NAME``.
+        ``status`` is the solve's status, ``error`` (build or solve raised), ``crashed`` (the
+        worker process died), ``timed-out`` or ``interrupted``.
+
+    Raises
+    ------
+    SweepInterrupted
+        (a ``KeyboardInterrupt``) on Ctrl-C or SIGTERM, after the summary is written; its ``rows``
+        list every point.
     """
     from .script import build_function, check_parameters, import_script, solve_defaults
 
     Client = _dask_client_class()  # before any work: a missing Dask is a clear error at once
     grid, fixed = _check_grid(grid, fixed or {})
     workers = _check_cluster(workers, scheduler)
-    script = Path(script_path).resolve()
-    module = import_script(script_path)
-    kwargs = _solve_options(solve_defaults(module, script_path), options or {}, script_path)
-    points = [{**p, **fixed} for p in grid_points(grid)]
-    # names and required parameters are checked here, once; a value `build` refuses is that point's error row
-    check_parameters(build_function(module, script_path), points[0], script_path)
-    name = name or script.stem
-    created = out is not None and not os.path.isdir(out)
-    folder = _output_folder(out)
-    count = len(points)
-
+    point_timeout = _check_timeout(point_timeout)
+    folder, created = _output_folder(out)  # before the script runs: a bad folder costs nothing
     try:
-        client, owned = _connect(Client, workers, scheduler)
+        script = Path(script_path).resolve()
+        module = import_script(script_path)
+        kwargs = _solve_options(solve_defaults(module, script_path), options or {}, script_path)
+        check_solve_options(kwargs)
+        points = [{**p, **fixed} for p in grid_points(grid)]
+        # names and required parameters are checked here, once; a value `build` refuses is that point's error row
+        check_parameters(build_function(module, script_path), points[0], script_path)
     except BaseException:
-        if created and not any(folder.iterdir()):
-            folder.rmdir()  # no empty folder left by a sweep that never ran
+        if created:
+            _remove_empty(folder)  # no empty folder left by a sweep that never ran
         raise
-    try:
-        futures = _submit(client, points, str(script), folder, name, kwargs, continuation, grid)
-        rows = _collect(client, futures, progress, count, list(grid))
-    finally:
-        for c in owned:
-            c.close()
-    rows.sort(key=lambda r: r["index"])
-    table = [_flatten(r, list(grid) + list(fixed)) for r in rows]
-    if folder is not None:  # the summary names each file relative to itself: the folder can move
-        write_summary([{**r, "file": os.path.basename(r["file"])} for r in table], folder / f"{name}_sweep.csv")
+    name = name or script.stem
+    summary = None if folder is None else folder / f"{name}_sweep.csv"
+    record = _Record(points, list(grid) + list(fixed), summary)
+    runner, owned = _Runner(record, progress, list(grid), point_timeout), []
+    with _sigterm_as_interrupt():
+        try:
+            try:
+                runner.client, owned = _connect(Client, workers, scheduler)
+            except BaseException as e:
+                if created and not isinstance(e, KeyboardInterrupt):
+                    _remove_empty(folder)
+                raise
+            runner.restart = bool(owned)
+            remove_orphans(folder) if folder is not None else None
+            paths = [None if folder is None else str(folder / point_file(name, i, len(points))) for i in range(len(points))]
+            tag = f"{name}-{os.getpid()}-{_time.time_ns()}"
+            if continuation:
+                runner.chain(serpentine(grid), str(script), paths, kwargs, tag)
+            else:
+                runner.parallel(str(script), paths, kwargs, tag)
+        except KeyboardInterrupt:
+            runner.interrupted()
+        finally:
+            table = record.finish()  # before closing the cluster: closing a stuck one may take a while
+            for c in owned:
+                _close(c)
+    if runner.was_interrupted:
+        raise SweepInterrupted(table, summary)
     return table
 
 
@@ -281,13 +308,46 @@ def _check_grid(grid, fixed):
 
 
 def _output_folder(out):
+    """``(folder, created)``: the output folder, made and checked writable; ``(None, False)`` for no output."""
     if out is None:
-        return None
+        return None, False
+    path, created = writable_folder(out, "`out`")
+    return Path(path).resolve(), created
+
+
+def _remove_empty(folder):
     try:
-        os.makedirs(out, exist_ok=True)
-    except OSError as e:
-        raise OptionError(f"Cannot create output folder `{out}`: {e.strerror}.") from None
-    return Path(out).resolve()
+        if folder is not None and not any(folder.iterdir()):
+            folder.rmdir()
+    except OSError:
+        pass
+
+
+def _check_timeout(timeout):
+    if timeout is None:
+        return None
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not math.isfinite(timeout) or timeout <= 0:
+        raise OptionError(f"The point time limit must be a positive number of seconds; got {timeout!r}.")
+    return float(timeout)
+
+
+def check_solve_options(kwargs):
+    """Check the solve() arguments every point shares, as solve() would, before any point runs."""
+    import inspect
+
+    from .mesh import make_mesh
+    from .schemes import get_scheme
+    from .solve import ipopt_options, solve
+    from .transcription import make_options
+
+    names = {n for n, p in inspect.signature(solve).parameters.items() if p.kind is not p.VAR_KEYWORD}
+    scheme = kwargs.get("scheme", "hermite-simpson")
+    if scheme != "midpoint-vi":
+        get_scheme(scheme)
+        make_options(**{k: v for k, v in kwargs.items() if k not in names})
+    if kwargs.get("intervals") is not None or kwargs.get("mesh") is not None:
+        make_mesh(kwargs.get("intervals"), kwargs.get("mesh"))
+    ipopt_options(kwargs.get("ipopt"))
 
 
 def _check_cluster(workers, scheduler):
@@ -314,51 +374,231 @@ def _connect(Client, workers, scheduler):
             raise OptionError(f"Cannot connect to the Dask scheduler at `{scheduler}` ({e}); start one with "
                               "`dask scheduler` and workers with `dask worker ADDRESS`.") from None
         return client, [client]
+    import dask
     from dask.distributed import LocalCluster
 
-    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
+    # a point that kills its worker is reported at once (no retries that would kill more workers), and
+    # each worker holds one point at a time, so a crash or a restart after a timeout hits no other point
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0, "distributed.scheduler.worker-saturation": 1.0}):
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
     client = Client(cluster)
     return client, [client, cluster]
 
 
-def _submit(client, points, script, folder, name, options, continuation, grid):
-    paths = [None if folder is None else str(folder / point_file(name, i, len(points))) for i in range(len(points))]
-    tag = f"{name}-{os.getpid()}-{_time.time_ns()}"
-    if not continuation:
-        return [client.submit(solve_point, script, p, i, paths[i], options, pure=False, key=f"colloc-{tag}-{i}")
-                for i, p in enumerate(points)]
-    futures, previous = [], None
-    for i in serpentine(grid):
-        previous = client.submit(solve_chained, previous, script, points[i], i, paths[i], options,
-                                 pure=False, key=f"colloc-{tag}-{i}")
-        futures.append(previous)
-    return futures
+class SweepInterrupted(KeyboardInterrupt):
+    """A sweep stopped by Ctrl-C or SIGTERM; ``rows`` lists every point, ``summary`` is the summary file written."""
+
+    def __init__(self, rows, summary):
+        super().__init__("the sweep was interrupted")
+        self.rows, self.summary = rows, summary
 
 
-def _collect(client, futures, progress, count, swept):
-    from dask.distributed import as_completed
+#: Seconds between looks at the running points (and at most between summary rewrites, once a second).
+POLL = 0.1
 
-    bar = _TextBar(count, swept) if progress is True else None
-    rows = []
-    try:
-        for future in as_completed(futures):
+
+class _Record:
+    """Every point's row: a result, or what stopped it.  The summary file is rewritten as rows arrive,
+    so even a sweep killed outright leaves one listing every point (unfinished ones as ``pending``)."""
+
+    def __init__(self, points, names, summary):
+        self.points, self.names, self.summary = points, names, summary
+        self.rows = {}
+        self.written = 0.0
+
+    def add(self, row):
+        self.rows[row["index"]] = row
+        if self.summary is not None and _time.monotonic() - self.written > 1.0:
+            self._write()
+
+    def lost(self, index, status, message, seconds=math.nan):
+        row = dict(index=index, params=dict(self.points[index]), status=status, success=False, objective=math.nan,
+                   iterations=0, seconds=seconds, warm_start=None, file="", message=message)
+        self.add(row)
+        return row
+
+    def table(self, missing="pending"):
+        out = []
+        for i in range(len(self.points)):
+            row = self.rows.get(i) or dict(index=i, params=dict(self.points[i]), status=missing, success=False, objective=math.nan,
+                                           iterations=0, seconds=math.nan, warm_start=None, file="", message="")
+            out.append(_flatten(row, self.names))
+        return out
+
+    def _write(self):
+        write_summary([{**r, "file": os.path.basename(r["file"])} for r in self.table()], self.summary)
+        self.written = _time.monotonic()
+
+    def finish(self):
+        if self.summary is not None:
+            self._write()
+        return self.table()
+
+
+class _Runner:
+    """Submits points and waits for them, turning every way a point can end into a row:
+    its result; ``crashed`` when its worker process died; ``timed-out`` past the time limit
+    (the worker running it is restarted); ``interrupted`` when the sweep is stopped."""
+
+    def __init__(self, record, progress, swept, timeout):
+        self.client, self.record, self.timeout, self.restart = None, record, timeout, False
+        self.bar = _TextBar(len(record.points), swept) if progress is True else None
+        self.callback = progress if callable(progress) else None
+        self.pending = {}   # future -> index
+        self.started = {}   # key -> monotonic time first seen running
+        self.was_interrupted = False
+
+    def parallel(self, script, paths, options, tag):
+        """Every point, at most one per worker thread in flight: the scheduler then never queues a point on a
+        busy worker, so a worker that dies or is restarted takes only the point it was running with it."""
+        queue = list(range(len(self.record.points)))[::-1]
+
+        def feed():
+            while queue and len(self.pending) < self._capacity():
+                i = queue.pop()
+                f = self.client.submit(solve_point, script, self.record.points[i], i, paths[i], options,
+                                       pure=False, key=f"colloc-{tag}-{i}")
+                self.pending[f] = i
+
+        feed()
+        self._wait(lambda f, row: None, feed)
+
+    def _capacity(self):
+        try:
+            workers = self.client.scheduler_info(n_workers=-1)["workers"].values()
+            return max(1, sum(w.get("nthreads", 1) for w in workers))
+        except Exception:  # noqa: BLE001  an older Dask or a slow scheduler: one point per worker still works
+            return 1
+
+    def chain(self, order, script, paths, options, tag):
+        """One point at a time, each warm-started from the last finished link (crashed or timed-out links are skipped)."""
+        previous = None
+        for i in order:
+            f = self.client.submit(solve_chained, previous, script, self.record.points[i], i, paths[i], options,
+                                   pure=False, key=f"colloc-{tag}-{i}")
+            self.pending[f] = i
+            finished = []
+            self._wait(lambda f, row: finished.append(f))
+            if finished:
+                previous = finished[0]
+
+    def interrupted(self):
+        self.was_interrupted = True
+        if self.pending:
             try:
-                value = future.result()
-            except Exception as e:  # the task itself failed (e.g. colloc is missing on a worker)
-                raise OptionError(f"A sweep task failed on a Dask worker: {type(e).__name__}: {e}") from None
+                self.client.cancel(list(self.pending))
+            except BaseException:  # noqa: BLE001  a second Ctrl-C, or a scheduler gone: the rows matter more
+                pass
+        for i in self.pending.values():
+            self._emit(self.record.lost(i, "interrupted", "the sweep was interrupted before this point finished"))
+        for i in range(len(self.record.points)):
+            if i not in self.record.rows:
+                self._emit(self.record.lost(i, "interrupted", "the sweep was interrupted before this point started"))
+        self.pending = {}
+        self._close_bar()
+
+    def _wait(self, on_result, feed=lambda: None):
+        from dask.distributed import wait
+
+        while self.pending:
+            try:  # returns as soon as one finishes: a result is fetched before anything can lose it
+                wait(list(self.pending), timeout=POLL, return_when="FIRST_COMPLETED")
+            except TimeoutError:
+                pass
+            for f in [f for f in self.pending if f.done()]:
+                i = self.pending.pop(f)
+                row = self._row(f, i)
+                if row.pop("_result", False):
+                    on_result(f, row)
+                self.record.add(row)
+                self._emit(row)
+            if self.timeout is not None and self.pending:
+                self._expire()
+            feed()
+        if len(self.record.rows) == len(self.record.points):
+            self._close_bar()
+
+    def _row(self, future, index):
+        if future.status == "finished":
+            value = future.result()
             row = value[0] if isinstance(value, tuple) else value
-            rows.append(row)
-            if bar is not None:
-                bar.update(row)
-            elif callable(progress):
-                progress(row)
-    except BaseException:
-        client.cancel(futures)
-        raise
-    finally:
-        if bar is not None:
-            bar.close()
-    return rows
+            row["_result"] = True
+            return row
+        if future.status == "cancelled":
+            return self._lost(index, "interrupted", "the point was cancelled")
+        error = future.exception()
+        if type(error).__name__ == "KilledWorker":
+            return self._lost(index, "crashed", "the worker process solving this point died (a crash in native code, "
+                                                "os._exit, or the out-of-memory killer); the other points went on")
+        return self._lost(index, "error", f"the task failed on a Dask worker: {type(error).__name__}: {error}")
+
+    def _lost(self, index, status, message, seconds=math.nan):
+        return dict(index=index, params=dict(self.record.points[index]), status=status, success=False, objective=math.nan,
+                    iterations=0, seconds=seconds, warm_start=None, file="", message=message)
+
+    def _expire(self):
+        now = _time.monotonic()
+        try:
+            running = self.client.processing()
+        except Exception:  # noqa: BLE001  the scheduler did not answer this time; look again next poll
+            return
+        where = {}
+        for worker, keys in running.items():
+            for key in keys:
+                self.started.setdefault(key, now)
+                where[key] = worker
+        for f, i in list(self.pending.items()):
+            if f.key in self.started and now - self.started[f.key] > self.timeout:
+                del self.pending[f]
+                self.client.cancel([f])
+                self._emit(self.record.lost(i, "timed-out", f"stopped after the point time limit of {self.timeout:g} s",
+                                            seconds=self.timeout))
+                if self.restart and f.key in where:  # free the worker: its thread cannot be stopped otherwise
+                    try:
+                        self.client.restart_workers([where[f.key]], raise_for_error=False)
+                    except Exception:  # noqa: BLE001  the worker is gone already, or has no nanny
+                        pass
+
+    def _emit(self, row):
+        if self.bar is not None:
+            self.bar.update(row)
+        elif self.callback is not None:
+            self.callback(row)
+
+    def _close_bar(self):
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+
+
+class _sigterm_as_interrupt:
+    """During the sweep, SIGTERM stops it like Ctrl-C (summary written, exit 130); main thread only."""
+
+    def __enter__(self):
+        import signal
+        import threading
+
+        self.previous = None
+        if threading.current_thread() is threading.main_thread():
+            def handler(signum, frame):
+                raise KeyboardInterrupt
+
+            self.previous = signal.signal(signal.SIGTERM, handler)
+        return self
+
+    def __exit__(self, *exc):
+        import signal
+
+        if self.previous is not None:
+            signal.signal(signal.SIGTERM, self.previous)
+        return False
+
+
+def _close(thing):
+    try:
+        thing.close(timeout=10) if "Cluster" in type(thing).__name__ else thing.close()
+    except BaseException:  # noqa: BLE001  closing after a fault: what matters is written already
+        pass
 
 
 def _flatten(row, names):
@@ -430,5 +670,5 @@ class _TextBar:
             self.stream.flush()
 
 
-__all__ = ["sweep", "solve_point", "solve_chained", "parse_range", "grid_points", "serpentine",
+__all__ = ["sweep", "SweepInterrupted", "check_solve_options", "solve_point", "solve_chained", "parse_range", "grid_points", "serpentine",
            "point_file", "write_summary", "read_summary", "MissingDependencyError", "COLUMNS"]

@@ -202,7 +202,9 @@ class Trajectory:
         Anything that is not a well-formed trajectory file raises :class:`FileFormatError` naming
         it (:func:`colloc.files.read_trajectory`).
         """
-        return cls(*read_trajectory(path))
+        traj = cls(*read_trajectory(path))
+        traj.source = os.fspath(path)  # for messages about the file (not metadata: it is not written back)
+        return traj
 
     def __repr__(self):
         return f"Trajectory({self.time.size} points, {len(self.names)} columns, t ∈ [{self.time[0]:g}, {self.time[-1]:g}])"
