@@ -263,7 +263,8 @@ def sweep(script_path, grid: dict, fixed: dict | None = None, workers=None, sche
         except KeyboardInterrupt:
             runner.interrupted()
         finally:
-            table = record.finish()  # before closing the cluster: closing a stuck one may take a while
+            if runner.client is not None or runner.was_interrupted:  # not for a scheduler that could not be reached
+                table = record.finish()  # before closing the cluster: closing a stuck one may take a while
             for c in owned:
                 _close(c)
     if runner.was_interrupted:
