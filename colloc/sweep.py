@@ -625,12 +625,26 @@ def write_summary(rows, path) -> str:
 
 def read_summary(path) -> list:
     """The rows of a summary CSV, with numbers, booleans and empty cells (``None``) parsed."""
+    from .errors import FileFormatError
+    from .files import decode_text, read_bytes
     from .script import literal
 
-    with open(path, newline="") as fh:
-        rows = list(csv.DictReader(fh))
+    path = os.fspath(path)
+    text = decode_text(read_bytes(path, "Sweep summary"), path)
+    try:
+        reader = csv.DictReader(io.StringIO(text, newline=""))
+        rows = list(reader)
+    except csv.Error as e:
+        raise FileFormatError(f"`{path}` is not a readable CSV summary: {e}.") from None
+    names = reader.fieldnames or []
+    if "index" not in names or "status" not in names:
+        raise FileFormatError(f"`{path}` is not a sweep summary: its header has no `index` and `status` columns.")
+    if len(set(names)) != len(names):
+        raise FileFormatError(f"`{path}` has two columns named `{next(n for n in names if names.count(n) > 1)}`.")
     parsed = []
     for r in rows:
+        if None in r or any(v is None for v in r.values()):
+            raise FileFormatError(f"Row {reader.line_num} of `{path}` does not have one value per column.")
         out = {}
         for k, v in r.items():
             if k in ("file", "message", "status"):
