@@ -405,11 +405,16 @@ class _Record:
     def __init__(self, points, names, summary):
         self.points, self.names, self.summary = points, names, summary
         self.rows = {}
-        self.written = 0.0
+        self.written, self.dirty = 0.0, False
 
     def add(self, row):
         self.rows[row["index"]] = row
-        if self.summary is not None and _time.monotonic() - self.written > 1.0:
+        self.dirty = True
+        self.flush()
+
+    def flush(self):
+        """Rewrite the summary if rows arrived since the last write, at most once a second."""
+        if self.summary is not None and self.dirty and _time.monotonic() - self.written > 1.0:
             self._write()
 
     def lost(self, index, status, message, seconds=math.nan):
@@ -428,7 +433,7 @@ class _Record:
 
     def _write(self):
         write_summary([{**r, "file": os.path.basename(r["file"])} for r in self.table()], self.summary)
-        self.written = _time.monotonic()
+        self.written, self.dirty = _time.monotonic(), False
 
     def finish(self):
         if self.summary is not None:
@@ -516,6 +521,7 @@ class _Runner:
             if self.timeout is not None and self.pending:
                 self._expire()
             feed()
+            self.record.flush()
         if len(self.record.rows) == len(self.record.points):
             self._close_bar()
 
