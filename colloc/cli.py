@@ -261,7 +261,7 @@ def _run_verify(args) -> int:
     from .trajectory import Trajectory
 
     traj = Trajectory.read(args.file)
-    recorded = traj.metadata.get("params") or {}
+    recorded = traj.metadata.get("params") or {}  # a dict: the reader checks the type
     given = parse_assignments(args.params, "--set")
     _, problem = load_problem(args.problem, {**recorded, **given})
     if isinstance(problem, MultiPhaseProblem):

@@ -235,9 +235,20 @@ def _parse_npz(raw, path):
     return _assemble(path, ["time"] + names, data, kinds, params, metadata)
 
 
+#: Metadata colloc reads back, and the JSON type each must have.
+_METADATA_TYPES = {"scheme": str, "problem": str, "status": str, "params": dict, "violations": dict, "refinement": list,
+                   "phases": list, "success": bool}
+
+
 def _check_columns(path, time, columns, kinds, parameters, metadata):
     if time.size < 2:
         raise FileFormatError(f"`{path}` has {time.size} row{'s' if time.size != 1 else ''} of values; a trajectory needs at least two times.")
+    for key, kind in _METADATA_TYPES.items():
+        if key in metadata and metadata[key] is not None and not isinstance(metadata[key], kind):
+            raise FileFormatError(f"Metadata `{key}` in `{path}` must be a JSON {kind.__name__}; got {type(metadata[key]).__name__}.")
+    for value in (metadata.get("violations") or {}).values():
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise FileFormatError(f"Metadata `violations` in `{path}` must map constraint labels to numbers.")
 
 
 # -- writing ----------------------------------------------------------------------------------

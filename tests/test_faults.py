@@ -357,3 +357,16 @@ def test_a_writer_killed_mid_write_leaves_an_orphan_that_the_next_run_removes(tm
     live.unlink()
     assert run(capsys, "solve", script(tmp_path), "--quiet", "--out", out)[0] == 0
     assert not list(out.glob(".colloc-*"))
+
+
+def test_every_test_named_in_the_reliability_document_exists():
+    import re
+
+    text = (ROOT / "docs" / "reliability.md").read_text()
+    named, current = [], None
+    for m in re.finditer(r"`(tests/\w+\.py)?::(\w+)`", text):
+        current = m.group(1) or current
+        named.append((current, m.group(2)))
+    assert len(named) > 20
+    for file, name in named:
+        assert re.search(rf"^def {name}\(", (ROOT / file).read_text(), re.M), f"{file}::{name}"
