@@ -62,7 +62,7 @@ def main(argv=None) -> int:
         return EXIT_ERROR
     try:
         with warnings.catch_warnings():
-            warnings.showwarning = _show_warning
+            warnings.formatwarning = _format_warning  # (recording warnings, as tests do, still works)
             return args.run(args)
     except CollocError as e:
         frames = getattr(e, "frames", None)  # an error in the user's script: where in it, on the same line
@@ -82,9 +82,9 @@ def main(argv=None) -> int:
         return EXIT_INTERNAL
 
 
-def _show_warning(message, category, filename, lineno, file=None, line=None):
+def _format_warning(message, category, filename, lineno, line=None):
     """A warning as one line, ``colloc: warning: ...``, without the source line Python would add."""
-    print(f"colloc: warning: {message}", file=sys.stderr)
+    return f"colloc: warning: {message}\n"
 
 
 def _crash_report(error, argv) -> str:
