@@ -54,11 +54,13 @@ class Check:
         return f"  {'pass' if self.passed else 'FAIL'}  {self.name:34s} {self.message}"
 
 
-def check_solution(problem, trajectory, tolerance=TOLERANCE, dynamics_tolerance=DYNAMICS_TOLERANCE) -> list:
+def check_solution(problem, trajectory, tolerance=TOLERANCE, dynamics_tolerance=DYNAMICS_TOLERANCE, interval_errors=None) -> list:
     """Check that ``trajectory`` solves ``problem``; return one :class:`Check` per question (see module doc).
 
-    The dynamics are checked only when the time, horizon and finiteness checks
-    pass (a simulation of a file that fails those would say nothing more).
+    ``interval_errors(problem, trajectory) -> (errors, mesh_times, message)`` integrates each
+    interval alone (:func:`colloc.verify.interval_errors`, which :func:`colloc.verify.verify`
+    passes); without it the dynamics are not checked.  They are checked only when the time,
+    horizon and finiteness checks pass (a simulation of such a file would say nothing more).
     """
     checks = basic_checks(problem, trajectory, tolerance)
     if not all(c.passed for c in checks):
@@ -68,7 +70,8 @@ def check_solution(problem, trajectory, tolerance=TOLERANCE, dynamics_tolerance=
     checks.append(_bounds(problem, traj, tolerance))
     checks += _paths(problem, traj, tolerance)
     checks += _boundaries(problem, traj, tolerance)
-    checks += _dynamics(problem, traj, dynamics_tolerance)
+    if interval_errors is not None:
+        checks += _dynamics(problem, traj, dynamics_tolerance, interval_errors)
     return checks
 
 
@@ -258,47 +261,7 @@ def _collocation_rows(traj):
     return np.unique(rows[rows < n])
 
 
-def interval_errors(problem, traj, rtol=1e-10, atol=1e-10):
-    """Each mesh interval integrated alone from the file's state at its start; the error at its end.
-
-    Returns
-    -------
-    errors : dict of str -> ndarray, shape (num_intervals,)
-        ``|x_sim(t_{k+1}) − x_file(t_{k+1})|`` per state; NaN from an interval whose integration failed.
-    mesh_times : ndarray, shape (num_intervals + 1,)
-    message : str
-    """
-    from .interpolant import Interpolant
-    from .verify import _build, _check_columns
-
-    _check_columns(problem, traj)
-    model = problem.model
-    itp = Interpolant(traj)
-    integ, form = _build(problem, itp, 1, rtol, atol)
-    names = [v.name for v in model.states]
-    lam_names = [v.name for v in model.multipliers]
-    cols, m, n = form["nodes"], itp.scheme.stride, itp.num_intervals
-    params = np.array([traj.parameters[v.name] for v in model.parameters])
-    X = np.array([traj[name] for name in names]).reshape(len(names), -1)
-    errors, message = np.full((len(names), n), np.nan), "every interval integrated"
-    for k in range(n):
-        U = np.array([itp.nodes(v.name)[k, cols] for v in model.controls]).reshape(len(model.controls), cols.size)
-        LAM = np.zeros(0) if form["algebraic_multipliers"] else \
-            np.array([itp.nodes(name)[k, cols] for name in lam_names]).reshape(len(lam_names), cols.size)
-        args = dict(x0=X[:, k * m], p=np.concatenate([[itp.mesh_times[k], itp.h[k]], U.ravel(order="F"), LAM.ravel(order="F"), params]))
-        if form["num_z"]:
-            z0 = [traj[name][k * m] for name in form["z_names"]]
-            args["z0"] = z0 + ([traj[name][k * m] for name in lam_names] if form["algebraic_multipliers"] else [])
-        try:
-            end = np.asarray(integ(**args)["xf"]).reshape(len(names), -1)[:, -1]
-        except RuntimeError as e:
-            message = f"the integrator failed in interval {k} (t = {itp.mesh_times[k]:.6g}): {str(e).splitlines()[-1]}"
-            continue
-        errors[:, k] = np.abs(end - X[:, (k + 1) * m])
-    return dict(zip(names, errors)), itp.mesh_times, message
-
-
-def _dynamics(problem, traj, tol):
+def _dynamics(problem, traj, tol, interval_errors):
     """One Check per state: its largest interval-end error against ``tol · max(1, max |x|)``."""
     errors, mesh_times, message = interval_errors(problem, traj)
     out = []
@@ -326,4 +289,4 @@ def report(checks, tolerance=TOLERANCE, dynamics_tolerance=DYNAMICS_TOLERANCE) -
     return "\n".join([head] + [c.line() for c in checks])
 
 
-__all__ = ["Check", "check_solution", "basic_checks", "interval_errors", "report", "TOLERANCE", "DYNAMICS_TOLERANCE"]
+__all__ = ["Check", "check_solution", "basic_checks", "report", "TOLERANCE", "DYNAMICS_TOLERANCE"]

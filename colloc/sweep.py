@@ -26,7 +26,6 @@ import itertools
 import math
 import os
 import re
-import sys
 import time as _time
 from pathlib import Path
 
@@ -34,13 +33,10 @@ import numpy as np
 
 from .errors import CollocError, OptionError
 from .files import remove_orphans, writable_folder
-from .sweep_runner import Record, Runner, SweepInterrupted, close_quietly, sigterm_as_interrupt
+from .sweep_runner import COLUMNS, Record, Runner, SweepInterrupted, close_quietly, sigterm_as_interrupt, write_summary  # noqa: F401
 
 #: How long to try to reach a scheduler given by address.
 CONNECT_TIMEOUT = "10s"
-
-#: Columns of the summary table after the parameters.
-COLUMNS = ("status", "success", "objective", "iterations", "seconds", "warm_start", "file", "message")
 
 _NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
 _RANGE = re.compile(rf"^\s*({_NUMBER})\s*:\s*({_NUMBER})\s*(?::\s*(.*?)\s*)?$")
@@ -258,9 +254,9 @@ def sweep(script_path, grid: dict, fixed: dict | None = None, workers=None, sche
             paths = [None if folder is None else str(folder / point_file(name, i, len(points))) for i in range(len(points))]
             tag = f"{name}-{os.getpid()}-{_time.time_ns()}"
             if continuation:
-                runner.chain(serpentine(grid), str(script), paths, kwargs, tag)
+                runner.chain(solve_chained, serpentine(grid), str(script), paths, kwargs, tag)
             else:
-                runner.parallel(str(script), paths, kwargs, tag)
+                runner.parallel(solve_point, str(script), paths, kwargs, tag)
         except KeyboardInterrupt:
             runner.interrupted()
         finally:
@@ -387,27 +383,6 @@ def _connect(Client, workers, scheduler):
     return client, [client, cluster]
 
 
-def _flatten(row, names):
-    flat = {"index": row["index"]}
-    for k in names:
-        flat[f"set:{k}" if k in COLUMNS or k == "index" else k] = row["params"][k]
-    flat.update({k: row[k] for k in COLUMNS})
-    return flat
-
-
-def write_summary(rows, path) -> str:
-    """Write the summary rows as CSV (header from the first row), atomically; returns the path."""
-    from .trajectory import atomic_write
-
-    buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
-    writer.writeheader()
-    for r in rows:
-        writer.writerow({k: ("" if v is None else repr(v) if isinstance(v, float) else v) for k, v in r.items()})
-    atomic_write(os.fspath(path), buf.getvalue().encode())
-    return os.fspath(path)
-
-
 def read_summary(path) -> list:
     """The rows of a summary CSV, with numbers, booleans and empty cells (``None``) parsed."""
     from .errors import FileFormatError
@@ -438,36 +413,6 @@ def read_summary(path) -> list:
                 out[k] = None if v == "" else literal(v)
         parsed.append(out)
     return parsed
-
-
-class _TextBar:
-    """``[#####.....] 5/10  solved 4  failed 1`` on stderr; one line per point when stderr is not a terminal."""
-
-    def __init__(self, total, swept, stream=None, width=30):
-        self.total, self.swept, self.width = total, swept, width
-        self.stream = stream or sys.stderr
-        self.done = self.failed = 0
-        self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
-        self.start = _time.perf_counter()
-
-    def update(self, row):
-        self.done += 1
-        self.failed += not row["success"]
-        filled = round(self.width * self.done / self.total)
-        bar = "#" * filled + "." * (self.width - filled)
-        point = ", ".join(f"{k}={row['params'][k]:.6g}" if isinstance(row["params"][k], float) else f"{k}={row['params'][k]}" for k in self.swept)
-        text = (f"sweep [{bar}] {self.done}/{self.total}  solved {self.done - self.failed}  failed {self.failed}  "
-                f"{_time.perf_counter() - self.start:.1f} s  last: {point} {row['status']}")
-        if self.tty:
-            self.stream.write("\r" + text + "\033[K")
-        else:
-            self.stream.write(text + "\n")
-        self.stream.flush()
-
-    def close(self):
-        if self.tty and self.done:
-            self.stream.write("\n")
-            self.stream.flush()
 
 
 __all__ = ["sweep", "SweepInterrupted", "check_solve_options", "solve_point", "solve_chained", "parse_range", "grid_points", "serpentine",

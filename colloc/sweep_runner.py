@@ -9,9 +9,17 @@ rows arrive, at most once a second, so it lists every point whatever stops the s
 """
 from __future__ import annotations
 
+import csv
+import io
 import math
 import os
+import sys
 import time as _time
+
+from .files import atomic_write
+
+#: Columns of the summary table after the parameters.
+COLUMNS = ("status", "success", "objective", "iterations", "seconds", "warm_start", "file", "message")
 
 class SweepInterrupted(KeyboardInterrupt):
     """A sweep stopped by Ctrl-C or SIGTERM; ``rows`` lists every point, ``summary`` is the summary file written."""
@@ -51,8 +59,6 @@ class Record:
         return row
 
     def table(self, missing="pending"):
-        from .sweep import _flatten
-
         out = []
         for i in range(len(self.points)):
             row = self.rows.get(i) or dict(index=i, params=dict(self.points[i]), status=missing, success=False, objective=math.nan,
@@ -61,8 +67,6 @@ class Record:
         return out
 
     def _write(self):
-        from .sweep import write_summary
-
         write_summary([{**r, "file": os.path.basename(r["file"])} for r in self.table()], self.summary)
         self.written, self.dirty = _time.monotonic(), False
 
@@ -79,17 +83,13 @@ class Runner:
 
     def __init__(self, record, progress, swept, timeout):
         self.client, self.record, self.timeout, self.restart = None, record, timeout, False
-        from .sweep import _TextBar
-
         self.bar = _TextBar(len(record.points), swept) if progress is True else None
         self.callback = progress if callable(progress) else None
         self.pending = {}   # future -> index
         self.started = {}   # key -> monotonic time first seen running
         self.was_interrupted = False
 
-    def parallel(self, script, paths, options, tag):
-        from .sweep import solve_point
-
+    def parallel(self, solve_point, script, paths, options, tag):
         """Every point, at most one per worker thread in flight: the scheduler then never queues a point on a
         busy worker, so a worker that dies or is restarted takes only the point it was running with it."""
         queue = list(range(len(self.record.points)))[::-1]
@@ -111,10 +111,8 @@ class Runner:
         except Exception:  # noqa: BLE001  an older Dask or a slow scheduler: one point per worker still works
             return 1
 
-    def chain(self, order, script, paths, options, tag):
+    def chain(self, solve_chained, order, script, paths, options, tag):
         """One point at a time, each warm-started from the last finished link (crashed or timed-out links are skipped)."""
-        from .sweep import solve_chained
-
         previous = None
         for i in order:
             f = self.client.submit(solve_chained, previous, script, self.record.points[i], i, paths[i], options,
@@ -245,4 +243,53 @@ def close_quietly(thing):
         pass
 
 
-__all__ = ["SweepInterrupted", "Record", "Runner", "sigterm_as_interrupt", "close_quietly", "POLL"]
+def _flatten(row, names):
+    flat = {"index": row["index"]}
+    for k in names:
+        flat[f"set:{k}" if k in COLUMNS or k == "index" else k] = row["params"][k]
+    flat.update({k: row[k] for k in COLUMNS})
+    return flat
+
+
+def write_summary(rows, path) -> str:
+    """Write the summary rows as CSV (header from the first row), atomically; returns the path."""
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
+    writer.writeheader()
+    for r in rows:
+        writer.writerow({k: ("" if v is None else repr(v) if isinstance(v, float) else v) for k, v in r.items()})
+    atomic_write(os.fspath(path), buf.getvalue().encode())
+    return os.fspath(path)
+
+
+class _TextBar:
+    """``[#####.....] 5/10  solved 4  failed 1`` on stderr; one line per point when stderr is not a terminal."""
+
+    def __init__(self, total, swept, stream=None, width=30):
+        self.total, self.swept, self.width = total, swept, width
+        self.stream = stream or sys.stderr
+        self.done = self.failed = 0
+        self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
+        self.start = _time.perf_counter()
+
+    def update(self, row):
+        self.done += 1
+        self.failed += not row["success"]
+        filled = round(self.width * self.done / self.total)
+        bar = "#" * filled + "." * (self.width - filled)
+        point = ", ".join(f"{k}={row['params'][k]:.6g}" if isinstance(row["params"][k], float) else f"{k}={row['params'][k]}" for k in self.swept)
+        text = (f"sweep [{bar}] {self.done}/{self.total}  solved {self.done - self.failed}  failed {self.failed}  "
+                f"{_time.perf_counter() - self.start:.1f} s  last: {point} {row['status']}")
+        if self.tty:
+            self.stream.write("\r" + text + "\033[K")
+        else:
+            self.stream.write(text + "\n")
+        self.stream.flush()
+
+    def close(self):
+        if self.tty and self.done:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+__all__ = ["COLUMNS", "write_summary", "SweepInterrupted", "Record", "Runner", "sigterm_as_interrupt", "close_quietly", "POLL"]
