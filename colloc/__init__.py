@@ -14,10 +14,10 @@ __all__ = [
 
 from .mesh import make_mesh  # noqa: E402
 from .schemes import SCHEMES, get_scheme  # noqa: E402
-from .solve import solve  # noqa: E402
+from .solve import build_nlp, solve  # noqa: E402
 from .trajectory import SolveResult, Status, Trajectory  # noqa: E402
 
-__all__ += ["make_mesh", "SCHEMES", "get_scheme", "solve", "SolveResult", "Status", "Trajectory"]
+__all__ += ["make_mesh", "SCHEMES", "get_scheme", "solve", "build_nlp", "SolveResult", "Status", "Trajectory"]
 
 from .refine import solve_adaptive  # noqa: E402
 from .verify import simulate_controls, verify  # noqa: E402

@@ -29,16 +29,14 @@ from pathlib import Path
 
 from . import __version__
 from .checks import DYNAMICS_TOLERANCE, TOLERANCE
-from .errors import CollocError, FileFormatError, OptionError
+from .errors import CollocError, OptionError
 from .files import writable_folder
-from .mesh import make_mesh
 from .outputs import ResultSlot
 from .plot import animate, model_points, plot_refinement, plot_trajectory, plot_violations, save_figure
 from .schemes import SCHEMES, get_scheme
 from .script import literal, load_problem, parse_assignments, solve_defaults, split_assignments
-from .solve import solve
+from .solve import build_nlp, solve
 from .trajectory import Trajectory
-from .transcription import make_options, transcribe
 
 #: The exit-code contract (README "Exit codes", docs/reliability.md).
 EXIT_SOLVED, EXIT_NOT_CONVERGED, EXIT_ERROR, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 70, 130
@@ -134,21 +132,7 @@ def _parser() -> argparse.ArgumentParser:
     _ipopt_argument(p)
     p.set_defaults(run=_run_solve)
 
-    p = sub.add_parser("verify", epilog=EXIT_CODES, help="forward-simulate a solution with its controls and report the state error",
-                       description="Integrate the model of PROBLEM.py with the controls of FILE (CasADi CVODES, or IDAS "
-                                   "for implicit and constrained models) and compare with FILE's states.")
-    p.add_argument("file", metavar="FILE", help="trajectory file written by colloc solve (.csv, .sto, .npz)")
-    p.add_argument("problem", metavar="PROBLEM.py", help="the problem script FILE solves")
-    p.add_argument("--set", metavar="NAME=VALUE", action="append", default=[], dest="params",
-                   help="keyword argument of build() (default: the values FILE records from `colloc solve --set`)")
-    p.add_argument("--plot", metavar="PNG", help="also save the error over time as a figure")
-    p.add_argument("--tolerance", metavar="TOL", type=float, default=TOLERANCE,
-                   help=f"of the boundary-condition, bound and path checks, times max(1, |bound|) (default {TOLERANCE:g})")
-    p.add_argument("--dynamics-tolerance", metavar="TOL", type=float, default=DYNAMICS_TOLERANCE,
-                   help="of each state's error at the end of every mesh interval simulated alone from the file's state at its start, "
-                        f"times max(1, max |state|) (default {DYNAMICS_TOLERANCE:g})")
-    p.set_defaults(run=_run_verify)
-
+    _verify_parser(sub)
     p = sub.add_parser("plot", epilog=EXIT_CODES, help="overlay trajectory files in one figure",
                        description="Plot one or more trajectory files (.csv, .sto or .npz), one subplot per variable, legend by file name; "
                                    "or the constraint violations or the mesh-refinement history the files record.")
@@ -166,6 +150,30 @@ def _parser() -> argparse.ArgumentParser:
     _problem_arguments(p)
     p.set_defaults(run=_run_info)
 
+    _sweep_parser(sub)
+    return parser
+
+
+def _verify_parser(sub):
+    p = sub.add_parser("verify", epilog=EXIT_CODES, help="check that a file solves a problem; forward-simulate it and report the state error",
+                       description="Check that FILE solves PROBLEM.py (time, horizon, finite values, boundary conditions, bounds, path "
+                                   "and endpoint constraints, each mesh interval simulated alone) and print a verdict per check with its "
+                                   "tolerance; then integrate the model with the controls of FILE (CasADi CVODES, or IDAS for implicit "
+                                   "and constrained models) and compare with FILE's states. Any failed check exits 1.")
+    p.add_argument("file", metavar="FILE", help="trajectory file written by colloc solve (.csv, .sto, .npz)")
+    p.add_argument("problem", metavar="PROBLEM.py", help="the problem script FILE solves")
+    p.add_argument("--set", metavar="NAME=VALUE", action="append", default=[], dest="params",
+                   help="keyword argument of build() (default: the values FILE records from `colloc solve --set`)")
+    p.add_argument("--plot", metavar="PNG", help="also save the error over time as a figure")
+    p.add_argument("--tolerance", metavar="TOL", type=float, default=TOLERANCE,
+                   help=f"of the boundary-condition, bound and path checks, times max(1, |bound|) (default {TOLERANCE:g})")
+    p.add_argument("--dynamics-tolerance", metavar="TOL", type=float, default=DYNAMICS_TOLERANCE,
+                   help="of each state's error at the end of every mesh interval simulated alone from the file's state at its start, "
+                        f"times max(1, max |state|) (default {DYNAMICS_TOLERANCE:g})")
+    p.set_defaults(run=_run_verify)
+
+
+def _sweep_parser(sub):
     p = sub.add_parser("sweep", epilog=EXIT_CODES, help="solve a problem script over a grid of parameters on Dask",
                        description="Solve PROBLEM.py at every point of a parameter grid, one Dask task per solve; write OUT/NAME_<i>.csv "
                                    "per point and the summary OUT/NAME_sweep.csv. Needs Dask: python -m pip install \"colloc[sweep]\".")
@@ -181,7 +189,6 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     _ipopt_argument(p)
     p.set_defaults(run=_run_sweep)
-    return parser
 
 
 def _problem_arguments(p, set_help="keyword argument of build(), parsed as a Python literal (repeatable)"):
@@ -298,27 +305,36 @@ def _run_info(args) -> int:
     from .phases import MultiPhaseProblem
 
     module, problem = load_problem(args.problem, parse_assignments(args.params, "--set"))
-    if isinstance(problem, MultiPhaseProblem):
-        print(problem.validate().summary())
-        return EXIT_SOLVED
-    if _solve_arguments(module, args).get("scheme") == "midpoint-vi":
-        from .variational import MidpointVI, transcribe_midpoint_vi
-
-        kwargs = _solve_arguments(module, args)
-        nlp = transcribe_midpoint_vi(problem.validate(), make_mesh(kwargs.get("intervals"), kwargs.get("mesh")), MidpointVI(problem))
-        print(problem.summary())
-        print(f"NLP (midpoint-vi, {kwargs.get('intervals') or len(kwargs.get('mesh')) - 1} intervals): {nlp.layout.size} variables, {nlp.rows.size} constraints")
-        return EXIT_SOLVED
     kwargs = _solve_arguments(module, args)
     solve_names = {n for n, p in inspect.signature(solve).parameters.items() if p.kind is not p.VAR_KEYWORD}
-    options = make_options(**{k: v for k, v in kwargs.items() if k not in solve_names})
-    scheme = get_scheme(kwargs.get("scheme", DEFAULT_SCHEME))
-    mesh = make_mesh(kwargs.get("intervals"), kwargs.get("mesh"))
-    problem.validate()
-    nlp = transcribe(problem, mesh, scheme, options)
-    model = problem.model
+    settings = {k: v for k, v in kwargs.items() if k in ("scheme", "intervals", "mesh") or k not in solve_names}
+    nlp = build_nlp(problem, **settings)
+    scheme = kwargs.get("scheme", DEFAULT_SCHEME)
+    if isinstance(problem, MultiPhaseProblem):
+        print(problem.summary())
+        intervals = sum(sub.grid.num_intervals for sub in nlp.nlps)
+        print(f"NLP ({len(nlp.nlps)} phases, {intervals} intervals): {nlp.layout.size} variables, {nlp.rows.size} constraints")
+        return EXIT_SOLVED
     print(problem.summary())
-    print(_listing("residual rows", model.residual_labels(options.mode), "none (every state is given in explicit form)"))
+    if scheme != "midpoint-vi":
+        _print_rows(problem, settings.get("mode", "default"))
+    print(f"NLP ({get_scheme(scheme).name if scheme != 'midpoint-vi' else scheme}, {nlp.mesh.size - 1} intervals): "
+          f"{nlp.layout.size} variables, {nlp.rows.size} constraints")
+    if scheme == "midpoint-vi":
+        return EXIT_SOLVED
+    print(_listing("  variables by block", [f"{b.name} {b.size}" for b in nlp.layout.blocks.values() if b.size], "none"))
+    rows = {}
+    for b in nlp.rows.blocks:
+        kind = b.kind or b.names[0].split(":", 1)[0]
+        rows[kind] = rows.get(kind, 0) + b.size
+    print(_listing("  constraints by kind", [f"{k} {n}" for k, n in rows.items()], "none"))
+    return EXIT_SOLVED
+
+
+def _print_rows(problem, mode):
+    """Residual rows, constraints and cost terms of a single-phase problem, one listing each."""
+    model = problem.model
+    print(_listing("residual rows", model.residual_labels(mode), "none (every state is given in explicit form)"))
     kinds = {}
     for k in model.constraints:
         count, rows = kinds.get(k.kind, (0, 0))
@@ -327,14 +343,6 @@ def _run_info(args) -> int:
     print(_listing("path constraints", [c.name for c in problem.paths], "none"))
     print(_listing("boundary constraints", [c.name for c in problem.boundaries], "none"))
     print(_listing("cost terms", [c.name for c in problem.costs], "none (feasibility problem)"))
-    print(f"NLP ({scheme.name}, {mesh.size - 1} intervals): {nlp.layout.size} variables, {nlp.rows.size} constraints")
-    print(_listing("  variables by block", [f"{b.name} {b.size}" for b in nlp.layout.blocks.values() if b.size], "none"))
-    rows = {}
-    for b in nlp.rows.blocks:
-        kind = b.kind or b.names[0].split(":", 1)[0]
-        rows[kind] = rows.get(kind, 0) + b.size
-    print(_listing("  constraints by kind", [f"{k} {n}" for k, n in rows.items()], "none"))
-    return EXIT_SOLVED
 
 
 def _run_plot(args) -> int:

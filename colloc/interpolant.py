@@ -18,10 +18,17 @@ Legend: ``n`` intervals, ``m`` grid points added per interval (scheme stride),
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
-from .errors import FileFormatError
+from .errors import FileFormatError, OptionError
+from .grid import Grid
 from .schemes import Scheme, get_scheme, lagrange_basis
+
+#: Schemes whose trajectories are not collocation polynomials: states and multipliers are
+#: piecewise linear between the nodes, controls held constant over each interval (zero-order).
+HELD_SCHEMES = ("midpoint-vi",)
 
 
 def collocation_nodes(scheme: Scheme) -> np.ndarray:
@@ -77,14 +84,11 @@ class Interpolant:
             raise FileFormatError("The trajectory names no `scheme` in its metadata, so its interpolant is unknown.")
         self.scheme = get_scheme(name)
         self.trajectory = trajectory
-        m = self.scheme.stride
-        npts = trajectory.time.size
-        if npts < 2 or (npts - 1) % m:
-            raise FileFormatError(f"A `{name}` trajectory has 1 + {m}·n points; this one has {npts}.")
-        self.num_intervals = (npts - 1) // m
-        self.mesh_times = trajectory.time[::m]
+        self.grid = Grid.of_points(trajectory.time, self.scheme)
+        self.num_intervals = self.grid.num_intervals
+        self.mesh_times = trajectory.time[self.grid.mesh_points]
         self.h = np.diff(self.mesh_times)
-        self.index = np.arange(self.num_intervals)[:, None] * m + np.arange(m + 1)[None, :]
+        self.index = self.grid.nodes_of_intervals
 
     def nodes(self, name) -> np.ndarray:
         """Node values of column ``name``, shape ``(n, num_nodes)``."""
@@ -123,3 +127,76 @@ class Interpolant:
         L = lagrange_basis(self.scheme.nodes[cols], s)
         vals = [self.nodes(name)[:, cols] @ L for name in names]
         return np.array(vals) if vals else np.zeros((0, self.num_intervals, np.size(s)))
+
+
+def sample(trajectory, times) -> dict:
+    """Every column of ``trajectory`` at physical ``times`` (clipped to its span), as each is held.
+
+    * collocation schemes: states by the scheme's state interpolant (needs ``NAME.dot``), every other
+      column by the polynomial through its values at the collocation points of the interval;
+    * ``midpoint-vi``: states and multipliers linear between the nodes, controls zero-order held,
+      ``u(t) = u_k`` on ``[t_k, t_{k+1})`` (the value the discrete Lagrangian used);
+    * a trajectory naming no scheme colloc knows (a file from elsewhere), or whose point count does
+      not fit its scheme: linear between the rows, with a warning.
+
+    Returns
+    -------
+    dict of str -> ndarray, shape (len(times),)
+    """
+    time = trajectory.time
+    times = np.clip(np.asarray(times, dtype=float).ravel(), time[0], time[-1])
+    name = trajectory.metadata.get("scheme")
+    columns = {n: trajectory[n] for n in trajectory.names}
+    if name in HELD_SCHEMES:
+        return _sample_held(trajectory, columns, times)
+    scheme = _known_scheme(name)
+    if scheme is None or not Grid.fits(time.size, scheme):
+        why = (f"names no scheme colloc knows (`{name}`)" if scheme is None
+               else f"has {time.size} points, which a `{name}` grid cannot have")
+        warnings.warn(f"The trajectory {why}; it is interpolated linearly between its rows.", stacklevel=3)
+        return {k: np.interp(times, time, v) for k, v in columns.items()}
+    grid = Grid.of_points(time, scheme)
+    mesh_t = time[grid.mesh_points]
+    i = np.clip(np.searchsorted(mesh_t, times, side="right") - 1, 0, mesh_t.size - 2)
+    h = mesh_t[i + 1] - mesh_t[i]
+    s = np.where(h > 0, (times - mesh_t[i]) / np.where(h > 0, h, 1.0), 0.0)
+    nodes = grid.nodes_of_intervals[i]                              # (len(times), num_nodes)
+    states = [n for n in trajectory.of_kind("state") if f"{n}.dot" in columns]
+    cols = collocation_nodes(scheme)  # controls: the polynomial through the collocation nodes
+    basis = np.stack([_lagrange_at(scheme.nodes[cols], j, s) for j in range(cols.size)])
+    out = {}
+    for key, col in columns.items():
+        if key not in states:
+            out[key] = (col[nodes[:, cols]].T * basis).sum(axis=0)
+    for key in states:
+        x, f = columns[key], columns[f"{key}.dot"]
+        out[key] = np.array([scheme.interpolate_state(s[k], x[nodes[k]][None, :], f[nodes[k]][None, :], h[k])[0, 0]
+                             for k in range(times.size)])
+    return {k: out[k] for k in columns}
+
+
+def _known_scheme(name):
+    """The collocation scheme called ``name``, or ``None`` if colloc has no such scheme."""
+    if not isinstance(name, str) or not name:
+        return None
+    try:
+        return get_scheme(name)
+    except OptionError:
+        return None
+
+
+def _sample_held(trajectory, columns, times) -> dict:
+    """Linear between nodes, controls held from the start of their interval (zero-order hold)."""
+    time = trajectory.time
+    i = np.clip(np.searchsorted(time, times, side="right") - 1, 0, time.size - 2)
+    # the last row repeats the last interval's control, so t = t_n needs no special case
+    return {key: col[i] if trajectory.kinds.get(key) == "control" else np.interp(times, time, col) for key, col in columns.items()}
+
+
+def _lagrange_at(nodes, j, s):
+    """ℓ_j(s) of the Lagrange basis on ``nodes``."""
+    out = np.ones_like(s, dtype=float)
+    for m, nm in enumerate(nodes):
+        if m != j:
+            out = out * (s - nm) / (nodes[j] - nm)
+    return out

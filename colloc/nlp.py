@@ -179,13 +179,38 @@ class Rows:
 
 @dataclass
 class NLP:
-    """Everything ``solve`` needs: ``w``, ``f``, ``g`` with bounds, the layout and row labels."""
+    """Everything a backend needs (``w``, ``f``, ``g`` with bounds, the layout and row labels) and what
+    the transcription that built it needs to read a solution back.
+
+    Attributes
+    ----------
+    w, f : casadi.MX
+        Decision vector and objective.
+    rows : Rows
+        Labelled constraint rows ``lower ≤ g ≤ upper``.
+    layout : Layout
+        Named blocks of ``w`` with bounds and guesses.
+    terms : dict of str -> casadi.MX
+        Each cost term (they sum to ``f``), evaluated for the result.
+    mesh : ndarray, shape (n + 1,)
+        Normalised mesh points.
+    grid : Grid, optional
+        Collocation NLPs: the grid points of the mesh and scheme.
+    point : casadi.Function, optional
+        Collocation NLPs: one grid point ``(t, x, z, u, lam, p) -> (xdot, res, path, acc, L)``.
+    method : ConstraintMethod, optional
+        Collocation NLPs: the kinematic-constraint method (its slacks are reported).
+    """
 
     w: ca.MX
     f: ca.MX
     rows: Rows
     layout: Layout
-    info: dict = field(default_factory=dict)
+    terms: dict = field(default_factory=dict)
+    mesh: np.ndarray | None = None
+    grid: object = None
+    point: ca.Function | None = None
+    method: object = None
 
     @property
     def g(self):

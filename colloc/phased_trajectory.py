@@ -124,7 +124,7 @@ class PhasedTrajectory(Trajectory):
         return cls(phases, names, meta)
 
 
-@dataclass
+@dataclass(frozen=True)
 class MultiPhaseResult(SolveResult):
     """:class:`SolveResult` of a multi-phase solve.
 

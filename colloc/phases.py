@@ -34,24 +34,21 @@ end, ``g`` a guard, ``w`` decision vector, ``V`` a phase's variable blocks.
 """
 from __future__ import annotations
 
-import os
-import time as _time
 from dataclasses import dataclass
 
 import casadi as ca
 import numpy as np
 
-from .errors import ModelError, OptionError, ProblemError, did_you_mean
+from .driver import run
+from .errors import ModelError, ProblemError, did_you_mean
 from .impact import Impact
 from .mesh import make_mesh
 from .model import TIME
-from .phased_trajectory import MultiPhaseResult, PhasedTrajectory
+from .phased_trajectory import MultiPhaseResult, PhasedTrajectory  # noqa: F401 - re-exported for colloc.phases users
 from .problem import Problem
 from .schemes import get_scheme
-from .solve import ipopt_options, outcome, reconstruct, run_ipopt, slack_warnings
-from .trajectory import SolveResult, Trajectory
 from .transcription import make_options
-from .transcription.phases import transcribe_phases
+from .transcription.phases import MultiPhase
 
 DIRECTIONS = ("decreasing", "increasing", "either")
 
@@ -351,6 +348,10 @@ class MultiPhaseProblem:
                 raise ProblemError(f"Phases `{a}` and `{b}` are not connected; call `connect('{a}', '{b}')` (continuity of states), with `jump=` or `impact=` for a jump.")
         return self
 
+    def transcription(self, scheme="hermite-simpson", intervals=None, mesh=None, **options) -> MultiPhase:
+        """Validate and return the transcription the solve pipeline uses (settings are defaults for the phases)."""
+        return MultiPhase(self.validate(), scheme, intervals, mesh, **options)
+
     def summary(self) -> str:
         lines = [f"multi-phase problem {self.name}: {len(self.phases)} phase(s)"]
         for p in self.phases:
@@ -439,7 +440,7 @@ class MultiPhaseProblem:
 # -- solving -----------------------------------------------------------------------------------
 def solve_phases(problem, scheme="hermite-simpson", intervals=None, mesh=None, guess=None, ipopt=None,
                  verbose=False, expand=True, progress=None, checkpoint=None, **options):
-    """Solve a :class:`MultiPhaseProblem` as one NLP with IPOPT.
+    """Solve a :class:`MultiPhaseProblem` as one NLP with IPOPT (``colloc.solve`` does the same).
 
     Arguments as :func:`colloc.solve`; ``scheme``, ``intervals``, ``mesh``
     and the transcription ``options`` are defaults for phases that do not set
@@ -455,76 +456,7 @@ def solve_phases(problem, scheme="hermite-simpson", intervals=None, mesh=None, g
     """
     if not isinstance(problem, MultiPhaseProblem):
         raise ProblemError(f"solve_phases() takes a colloc MultiPhaseProblem; got {type(problem).__name__}.")
-    problem.validate()
-    get_scheme(scheme)
-    make_mesh(intervals, mesh)
-    make_options(**options)
-    guesses = _phase_guesses(problem, guess)
-    ipopt_opts = ipopt_options(ipopt, verbose)
-
-    start = _time.perf_counter()
-    nlp = transcribe_phases(problem, dict(scheme=scheme, intervals=intervals, mesh=mesh, options=options), guesses)
-    to_trajectory = lambda w: _trajectory(problem, nlp, w, dict(status="checkpoint", success=False))  # noqa: E731
-    sol, stats, build_seconds, solve_seconds = run_ipopt(nlp, ipopt_opts, expand, progress, checkpoint, to_trajectory, start)
-    return _result(problem, nlp, sol, stats, build_seconds, solve_seconds)
-
-
-def _phase_guesses(mp, guess):
-    """One warm-start Trajectory (in the phase's local time) or None per phase."""
-    n = len(mp.phases)
-    if guess is None:
-        return [None] * n
-    if isinstance(guess, SolveResult):
-        guess = guess.trajectory
-    if isinstance(guess, (str, os.PathLike)):
-        guess = Trajectory.read(guess)
-    if isinstance(guess, Trajectory):
-        guess = PhasedTrajectory.split(guess).phases
-    if not isinstance(guess, (list, tuple)) or len(guess) != n:
-        raise OptionError(f"`guess` of a multi-phase solve must be a multi-phase result or trajectory, or a list of {n} trajectories (or None), one per phase.")
-    out = []
-    for ph, g in zip(mp.phases, guess):
-        if isinstance(g, SolveResult):
-            g = g.trajectory
-        if isinstance(g, (str, os.PathLike)):
-            g = Trajectory.read(g)
-        if g is not None and not isinstance(g, Trajectory):
-            raise OptionError(f"The guess of phase `{ph.name}` must be a Trajectory, a SolveResult, a path or None; got {type(g).__name__}.")
-        if g is not None:  # to the phase's own clock
-            shift = ph.problem.t0_value - g.time[0]
-            cols = {k: g[k] for k in g.names}
-            g = Trajectory(g.time + shift, cols, g.kinds, g.parameters, g.metadata)
-        out.append(g)
-    return out
-
-
-def _trajectory(mp, nlp, w, meta):
-    """The concatenated trajectory of a numeric ``w`` (phases moved to global time)."""
-    values, _ = nlp.split(w)
-    trajs, start = [], mp.phases[0].problem.t0_value
-    for ph, sub, scheme, vals in zip(mp.phases, nlp.nlps, nlp.schemes, values):
-        tr = reconstruct(ph.problem, sub, vals, scheme, meta=dict(meta, phase=ph.name))
-        shift = start - tr.time[0]
-        tr = Trajectory(tr.time + shift, {k: tr[k] for k in tr.names}, tr.kinds, tr.parameters, tr.metadata)
-        trajs.append(tr)
-        start = float(tr.time[-1])
-    return PhasedTrajectory(trajs, [p.name for p in mp.phases], dict(meta, problem=mp.name, intervals=int(sum(s.info["n"] for s in nlp.nlps))))
-
-
-def _result(mp, nlp, sol, stats, build_seconds, solve_seconds):
-    o = outcome(nlp, sol, stats, nlp.terms)
-    w, g, status, message, success, objective, terms, iterations = o
-    values, links = nlp.split(w)
-    slacks = {}
-    for ph, sub, vals in zip(mp.phases, nlp.nlps, values):
-        slacks.update({f"{ph.name}/{k}": v for k, v in sub.info["method"].slacks(vals).items()})
-    warnings = slack_warnings(slacks)
-    traj = _trajectory(mp, nlp, w, dict(status=status.value, success=success, objective=objective, iterations=iterations))
-    size = dict(variables=int(nlp.layout.size), constraints=int(nlp.rows.size))
-    return MultiPhaseResult(traj, success, status, message, objective, terms, iterations, build_seconds, solve_seconds,
-                            nlp.rows.violations(g), nlp.rows.worst(g, 10), slacks, warnings, dict(stats), size,
-                            phases=list(traj.phases), phase_names=[p.name for p in mp.phases],
-                            links={k: v[:, 0].copy() for k, v in links.items()})
+    return run(problem, scheme, intervals, mesh, guess, ipopt, verbose, expand, progress, checkpoint, **options)
 
 
 def _state_of(phase, key, where) -> str:

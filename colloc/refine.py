@@ -40,15 +40,19 @@ Legend: ``s`` local time in an interval, ``h`` interval lengths (physical time),
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import time as _time
 
 import numpy as np
 
+from .driver import run, transcription
 from .errors import ModelError, OptionError
 from .interpolant import Interpolant
 from .mesh import make_mesh
+from .problem import Problem
 from .schemes import Scheme, get_scheme
+from .trajectory import Trajectory
 
 #: Gauss–Legendre points per sub-interval between consecutive scheme nodes.
 QUADRATURE_POINTS = 5
@@ -211,24 +215,29 @@ def solve_adaptive(problem, scheme="hermite-simpson", intervals=10, tolerance=1e
                    max_intervals=2000, mesh=None, guess=None, max_pieces=8, **solve_kwargs):
     """Solve ``problem`` on a sequence of meshes refined where the local error is largest.
 
-    Each mesh iteration solves with :func:`colloc.solve` (warm-started from the
-    previous trajectory), estimates every interval's relative local error
-    (:func:`estimate_errors`) and splits the intervals above ``tolerance``
-    (:func:`refine_mesh`); it stops when every interval is under ``tolerance``.
+    Each mesh iteration solves with the pipeline of :func:`colloc.solve`
+    (warm-started from the previous trajectory), estimates every interval's
+    relative local error (:func:`estimate_errors`) and splits the intervals
+    above ``tolerance`` (:func:`refine_mesh`); it stops when every interval is
+    under ``tolerance``.  A multi-phase problem is refined phase by phase: each
+    phase's intervals are judged by that phase's own error estimate (its
+    dynamics and its scheme), and only the phases above ``tolerance`` change.
 
     Parameters
     ----------
-    problem : Problem
+    problem : Problem or MultiPhaseProblem
     scheme : str
-        Any scheme of :data:`colloc.SCHEMES` (or ``radau-d``).
+        Any scheme of :data:`colloc.SCHEMES` (or ``radau-d``); for a multi-phase
+        problem, the default of phases that set none.
     intervals : int
-        Uniform intervals of the first mesh (ignored if ``mesh`` is given).
+        Uniform intervals of the first mesh (ignored if ``mesh`` is given, and
+        by phases that set their own).
     tolerance : float
         Largest accepted relative local error ``ε_k`` of an interval (Betts' measure, dimensionless).
     max_iterations : int
         Most solves (mesh iterations), the first one included.
     max_intervals : int
-        Refinement stops rather than solve a mesh with more intervals than this.
+        Refinement stops rather than solve a mesh with more intervals than this (all phases together).
     mesh : sequence of float, optional
         First mesh (normalised points, 0 … 1).
     guess : Trajectory, SolveResult or path, optional
@@ -236,8 +245,8 @@ def solve_adaptive(problem, scheme="hermite-simpson", intervals=10, tolerance=1e
     max_pieces : int
         Most pieces one interval is split into per iteration.
     **solve_kwargs
-        Passed to :func:`colloc.solve` on every mesh (``ipopt``, ``verbose``,
-        transcription options such as ``mode`` or ``constraint_method``).
+        Passed to every solve (``ipopt``, ``verbose``, transcription options
+        such as ``mode`` or ``constraint_method``).
 
     Returns
     -------
@@ -245,51 +254,98 @@ def solve_adaptive(problem, scheme="hermite-simpson", intervals=10, tolerance=1e
         The result on the last mesh, with ``refinement``: one dict per mesh
         iteration with keys ``iteration``, ``intervals``, ``grid_points``,
         ``max_error``, ``objective``, ``iterations`` (IPOPT), ``seconds``
-        (build + solve + error estimate), ``status`` and ``success``; and
-        ``interval_errors`` (ndarray, shape (num_intervals,)) of the last mesh.
-        The record is also in ``trajectory.metadata["refinement"]``.  If the
-        tolerance was not reached, ``warnings`` says why.  A failed solve does
-        not stop refinement (its last iterate is refined and warm-starts the
-        next mesh) unless its error estimate is not finite.
+        (build + solve + error estimate), ``status`` and ``success`` (and
+        ``phase_errors``, the largest error of each phase, for a multi-phase
+        problem); and ``interval_errors`` (ndarray, shape (num_intervals,), the
+        phases one after the other) of the last mesh.  The record is also in
+        ``trajectory.metadata["refinement"]``.  If the tolerance was not
+        reached, ``warnings`` says why.  A failed solve does not stop
+        refinement (its last iterate is refined and warm-starts the next mesh)
+        unless its error estimate is not finite.
     """
-    from .solve import solve  # refine is imported by solve's owner; import late to avoid a cycle
-
     if "refine" in solve_kwargs:
         raise OptionError("solve_adaptive() refines already; do not pass `refine` to it.")
     _check(tolerance, max_iterations, max_intervals, max_pieces)
-    sch = get_scheme(scheme)
-    current = make_mesh(intervals, mesh)
-    order = error_order(sch)
+    meshes = _Meshes(problem, scheme, intervals, mesh, solve_kwargs)
     records, result, reason = [], None, None
     for iteration in range(max_iterations):
         start = _time.perf_counter()
-        result = solve(problem, scheme=sch.name, mesh=current, guess=guess, **solve_kwargs)
-        errors = estimate_errors(problem, result.trajectory)
-        max_error = float(errors.max()) if errors.size else 0.0
+        result = run(problem, scheme=scheme, mesh=meshes.current, guess=guess, **solve_kwargs)
+        errors = meshes.errors(result)
+        max_error = max((float(e.max()) for e in errors if e.size), default=0.0)
         records.append(dict(
-            iteration=iteration, intervals=int(current.size - 1), grid_points=int(result.trajectory.time.size),
+            iteration=iteration, intervals=meshes.num_intervals, grid_points=int(result.trajectory.time.size),
             max_error=max_error, objective=float(result.objective), iterations=int(result.iterations),
             seconds=_time.perf_counter() - start, status=result.status.value, success=bool(result.success),
-        ))
+            **meshes.record(errors)))
         if max_error <= tolerance:
             reason = None
             break
         if not np.isfinite(max_error):
             reason = f"the solve ended `{result.status.value}` with non-finite values, so there is no error estimate to refine by"
             break
-        new = refine_mesh(current, errors, tolerance, order, max_pieces)
-        if new.size - 1 > max_intervals:
-            reason = f"the next mesh would have {new.size - 1} intervals, more than max_intervals={max_intervals}"
+        new = meshes.refined(errors, tolerance, max_pieces)
+        if sum(m.size - 1 for m in new) > max_intervals:
+            reason = f"the next mesh would have {sum(m.size - 1 for m in new)} intervals, more than max_intervals={max_intervals}"
             break
         reason = f"max_iterations={max_iterations} mesh iterations were used"
-        current, guess = new, result.trajectory
-    result.refinement = records
-    result.interval_errors = errors
+        meshes.advance(new)
+        guess = result.trajectory
     result.trajectory.metadata["refinement"] = records
+    warnings = list(result.warnings)
     if reason is not None:
-        result.warnings.append(f"mesh refinement stopped with max relative local error {records[-1]['max_error']:.2e} > "
-                               f"tolerance {tolerance:.1e}: {reason}")
-    return result
+        warnings.append(f"mesh refinement stopped with max relative local error {records[-1]['max_error']:.2e} > "
+                        f"tolerance {tolerance:.1e}: {reason}")
+    return dataclasses.replace(result, refinement=records, interval_errors=np.concatenate(errors), warnings=warnings)
+
+
+class _Meshes:
+    """The current mesh of every phase (one for a single-phase problem), its error estimate and its refinement."""
+
+    def __init__(self, problem, scheme, intervals, mesh, solve_kwargs):
+        self.problem = problem
+        self.phased = not isinstance(problem, Problem)
+        if self.phased:
+            settings = transcription(problem, scheme, intervals, mesh, **_options(solve_kwargs)).phase_settings()
+            self.schemes, self.meshes = [s for s, _, _ in settings], [m for _, m, _ in settings]
+        else:
+            self.schemes, self.meshes = [get_scheme(scheme)], [make_mesh(intervals, mesh)]
+
+    @property
+    def current(self):
+        return list(self.meshes) if self.phased else self.meshes[0]
+
+    @property
+    def num_intervals(self) -> int:
+        return int(sum(m.size - 1 for m in self.meshes))
+
+    def errors(self, result) -> list:
+        """Relative local errors of every phase's intervals (each phase on its own clock)."""
+        if not self.phased:
+            return [estimate_errors(self.problem, result.trajectory)]
+        out = []
+        for ph, traj in zip(self.problem.phases, result.trajectory.phases):
+            local = Trajectory(traj.time - traj.time[0] + ph.problem.t0_value, {k: traj[k] for k in traj.names}, traj.kinds,
+                               traj.parameters, traj.metadata)
+            out.append(estimate_errors(ph.problem, local))
+        return out
+
+    def record(self, errors) -> dict:
+        if not self.phased:
+            return {}
+        return dict(phase_errors={ph.name: float(e.max()) if e.size else 0.0 for ph, e in zip(self.problem.phases, errors)})
+
+    def refined(self, errors, tolerance, max_pieces) -> list:
+        return [refine_mesh(m, e, tolerance, error_order(s), max_pieces) for m, e, s in zip(self.meshes, errors, self.schemes)]
+
+    def advance(self, new):
+        self.meshes = list(new)
+
+
+def _options(solve_kwargs) -> dict:
+    """The transcription options among the keyword arguments of a solve."""
+    run_names = {"ipopt", "verbose", "expand", "progress", "checkpoint"}
+    return {k: v for k, v in solve_kwargs.items() if k not in run_names}
 
 
 def summary(records) -> str:

@@ -335,7 +335,8 @@ def check_solve_options(kwargs):
 
     from .mesh import make_mesh
     from .schemes import get_scheme
-    from .solve import ipopt_options, solve
+    from .backends.ipopt import ipopt_options
+    from .solve import solve
     from .transcription import make_options
 
     names = {n for n, p in inspect.signature(solve).parameters.items() if p.kind is not p.VAR_KEYWORD}

@@ -17,8 +17,7 @@ import numpy as np
 
 from .errors import FileFormatError, did_you_mean
 from .files import atomic_write, read_trajectory  # noqa: F401  (atomic_write: re-exported)
-from .interpolant import collocation_nodes
-from .schemes import get_scheme
+from .interpolant import sample
 
 KINDS = ("state", "control", "multiplier", "derivative", "slack")
 
@@ -99,37 +98,12 @@ class Trajectory:
         return {k: float(v[0]) for k, v in out.items()} if scalar else out
 
     def sample(self, times) -> dict:
-        """Every column at ``times`` (outside the span, held at the end values)."""
-        times = np.clip(np.asarray(times, dtype=float).ravel(), self.time[0], self.time[-1])
-        scheme = None
-        try:
-            scheme = get_scheme(self.metadata.get("scheme", ""))
-        except Exception:  # a file from elsewhere: fall back to piecewise-linear
-            scheme = None
-        if scheme is None or (self.time.size - 1) % scheme.stride:
-            return {k: np.interp(times, self.time, v) for k, v in self._columns.items()}
-        m = scheme.stride
-        mesh_t = self.time[::m]
-        i = np.clip(np.searchsorted(mesh_t, times, side="right") - 1, 0, mesh_t.size - 2)
-        h = mesh_t[i + 1] - mesh_t[i]
-        s = np.where(h > 0, (times - mesh_t[i]) / np.where(h > 0, h, 1.0), 0.0)
-        out = {}
-        states = [n for n in self.of_kind("state") if f"{n}.dot" in self._columns]
-        cols = collocation_nodes(scheme)  # controls: the polynomial through the collocation nodes
-        basis = np.stack([_lagrange_at(scheme.nodes[cols], j, s) for j in range(cols.size)])
-        for name, col in self._columns.items():
-            if name in states:
-                continue
-            nodes = np.stack([col[i * m + j] for j in cols])  # (nodes, len(times))
-            out[name] = (nodes * basis).sum(axis=0)
-        for name in states:
-            x, f = self._columns[name], self._columns[f"{name}.dot"]
-            vals = np.empty(times.size)
-            for k in range(times.size):
-                cols = i[k] * m + np.arange(m + 1)
-                vals[k] = scheme.interpolate_state(s[k], x[cols][None, :], f[cols][None, :], h[k])[0, 0]
-            out[name] = vals
-        return out
+        """Every column at ``times`` (outside the span, held at the end values), each as it is held.
+
+        See :func:`colloc.interpolant.sample`: the scheme's interpolant for collocation results,
+        zero-order-held controls for ``midpoint-vi``, linear (with a warning) for a file from elsewhere.
+        """
+        return sample(self, times)
 
     # -- files ---------------------------------------------------------------------------------
     def write(self, path) -> str:
@@ -210,12 +184,6 @@ class Trajectory:
         return f"Trajectory({self.time.size} points, {len(self.names)} columns, t ∈ [{self.time[0]:g}, {self.time[-1]:g}])"
 
 
-def _lagrange_at(nodes, j, s):
-    out = np.ones_like(s)
-    for m, nm in enumerate(nodes):
-        if m != j:
-            out = out * (s - nm) / (nodes[j] - nm)
-    return out
 
 
 class Status(str, enum.Enum):
@@ -232,9 +200,13 @@ class Status(str, enum.Enum):
     FAILED = "failed"
 
 
-@dataclass
+@dataclass(frozen=True)
 class SolveResult:
-    """The envelope of one solve.  A failed solve is data: ``trajectory`` holds the last iterate."""
+    """The envelope of one solve.  A failed solve is data: ``trajectory`` holds the last iterate.
+
+    Immutable: refinement, sweeps and the command line build new results
+    (``dataclasses.replace``) instead of patching one.
+    """
 
     trajectory: Trajectory
     success: bool

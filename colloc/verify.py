@@ -159,7 +159,7 @@ def simulate_controls(problem, trajectory, substeps=10, rtol=1e-12, atol=1e-12) 
         pvec = np.concatenate([[itp.mesh_times[k], itp.h[k]], U.ravel(order="F"), LAM.ravel(order="F"), params])
         args = dict(x0=x, p=pvec)
         if form["num_z"]:
-            start = k * itp.scheme.stride
+            start = itp.grid.interval_starts[k]
             z0 = [trajectory[name][start] for name in z_init]
             if form["algebraic_multipliers"]:
                 z0 += [trajectory[name][start] for name in lam_names]

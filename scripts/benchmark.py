@@ -103,7 +103,7 @@ class Case:
 def ipopt_options(extra=()):
     """colloc's own IPOPT defaults (so both sides always run the same options) plus ``extra``."""
     try:
-        opts = dict(importlib.import_module("colloc.solve").DEFAULT_IPOPT)
+        opts = dict(importlib.import_module("colloc.backends.ipopt").DEFAULT_IPOPT)
     except (ImportError, AttributeError):
         opts = {"tol": 1e-8, "max_iter": 3000, "print_level": 0, "sb": "yes"}
     opts.update(dict(extra))
@@ -460,17 +460,20 @@ def run_colloc(case):
         kw["mode"] = case.mode
     if case.threads:
         kw.update(parallelization="thread", threads=case.threads)
-    module, clock = sys.modules["colloc.solve"], _Clock()
-    saved = getattr(module, "_time", None)
-    if saved is not None:
-        module._time = clock
+    # the driver notes when the build starts, the backend when it ends and when the solve starts and ends
+    clock = _Clock()
+    modules = [m for m in (sys.modules.get(name) for name in ("colloc.driver", "colloc.backends.ipopt", "colloc.solve"))
+               if m is not None and hasattr(m, "_time")]
+    saved = [m._time for m in modules]
+    for m in modules:
+        m._time = clock
     try:
         start = time.perf_counter()
         res = cl.solve(problem, **kw)
         wall = time.perf_counter() - start
     finally:
-        if saved is not None:
-            module._time = saved
+        for m, original in zip(modules, saved):
+            m._time = original
     cpu = clock.cpu if len(clock.cpu) == 4 else [math.nan] * 4  # start/end of build, start/end of solve
     return dict(build_s=res.build_seconds, solve_s=res.solve_seconds, build_cpu=cpu[1] - cpu[0], solve_cpu=cpu[3] - cpu[2],
                 model_s=model_s, other_s=wall - res.build_seconds - res.solve_seconds, iterations=res.iterations,
@@ -479,7 +482,7 @@ def run_colloc(case):
 
 
 class _Clock:
-    """Stand-in for ``colloc.solve``'s ``time`` module that also notes the process CPU time at every
+    """Stand-in for the ``time`` module of colloc's driver and IPOPT backend that also notes the process CPU time at every
     ``perf_counter()`` call, so colloc's own build/solve split gets CPU seconds too (robust to a busy machine)."""
 
     def __init__(self):

@@ -181,7 +181,7 @@ def test_every_solver_outcome_becomes_a_flagged_result(monkeypatch, code, status
     """Fault injection at the solver boundary: IPOPT reports `code`; the result is data with a hint."""
     import sys
 
-    solve_module = sys.modules["colloc.solve"]  # the module, not the function colloc.solve
+    solve_module = sys.modules["colloc.driver"]  # the pipeline that calls the IPOPT backend
     real = solve_module.run_ipopt
 
     def faulty(*args, **kwargs):

@@ -18,6 +18,7 @@ import casadi as ca
 import numpy as np
 
 from ..errors import OptionError, did_you_mean
+from ..grid import Grid
 from ..nlp import NLP, Layout, Rows
 from ..schemes import Scheme, lagrange_basis
 from . import constraints as kc
@@ -57,22 +58,6 @@ def make_options(**kw) -> Options:
     return o
 
 
-def grid(mesh: np.ndarray, scheme: Scheme) -> np.ndarray:
-    """Normalised times of every grid point (mesh points and scheme nodes)."""
-    dt = np.diff(mesh)
-    inner = mesh[:-1, None] + dt[:, None] * scheme.nodes[None, :-1]
-    return np.concatenate([inner.ravel(), mesh[-1:]])
-
-
-def quadrature(mesh, scheme) -> np.ndarray:
-    """Weights on the grid such that ``∫₀¹ f dτ ≈ Σ W_k f_k``."""
-    m = scheme.stride
-    W = np.zeros((mesh.size - 1) * m + 1)
-    for i, dt in enumerate(np.diff(mesh)):
-        W[i * m:i * m + m + 1] += dt * scheme.weights
-    return W
-
-
 def point_function(problem, opts) -> tuple[ca.Function, dict]:
     """One grid point: ``(t, x, z, u, lam, p) -> (xdot, res, path, acc, L)``."""
     model = problem.model
@@ -106,17 +91,14 @@ def point_function(problem, opts) -> tuple[ca.Function, dict]:
 def transcribe(problem, mesh, scheme: Scheme, opts: Options, guess=None) -> NLP:
     """Build the NLP of ``problem`` on ``mesh`` (normalised, increasing, 0 … 1) with ``scheme``."""
     model = problem.model
-    mesh = np.asarray(mesh, float)
-    n, m = mesh.size - 1, scheme.stride
-    tau = grid(mesh, scheme)
-    ngrid = tau.size
-    mesh_idx = np.arange(0, ngrid, m)
-    kc.check_method(problem, scheme, opts)
+    grid = Grid(mesh, scheme)
+    mesh, tau, n, ngrid = grid.mesh, grid.tau, grid.num_intervals, grid.num_points
+    method = kc.make(problem, scheme, opts, grid)
     point, meta = point_function(problem, opts)
 
     layout = _variables(problem, opts, meta, ngrid, n)
-    method = kc.make(problem, scheme, opts, layout, mesh_idx)
-    initial_guess(problem, layout, tau, guess, mesh_idx)
+    method.add_variables(layout)
+    initial_guess(problem, layout, tau, guess)
     if guess is None:  # a warm start is already consistent
         t0g = problem.t0_value
         project_guess(problem, layout, t0g + tau * (guess_final_time(problem) - t0g), point, opts)
@@ -129,39 +111,37 @@ def transcribe(problem, mesh, scheme: Scheme, opts: Options, guess=None) -> NLP:
     T = t0 + (tf - t0) * ca.DM(tau).T
     H = (tf - t0) * ca.DM(np.diff(mesh)).T
     X, Z, U, LAM, P = V["x"], V["z"], V["u"], V["lam"], V["p"]
-    method.bind(V, T)
 
     pmap = point.map(ngrid, opts.parallelization, opts.threads) if opts.parallelization != "serial" else point.map(ngrid)
     XD, RES, PATH, ACC, LQ = pmap(T, X, Z, U, LAM, P)
     rows = Rows()
     nx = len(model.states)
-    ends = method.interval_ends(X, XD, T, Z, U, LAM, P, point)  # (X_end, XD_end) of each interval
-    node_cols = [list(range(j, j + n * m, m)) for j in range(m)]
-    X_nodes = [X[:, c] for c in node_cols] + [ends[0]]
-    F_nodes = [XD[:, c] for c in node_cols] + [ends[1]]
-    F_nodes = method.adjust_derivatives(F_nodes, X, V)
+    ends = method.interval_ends(V, T, X, XD, point)
+    node_cols = [list(grid.node(j)) for j in range(scheme.num_nodes - 1)]
+    X_nodes = [X[:, c] for c in node_cols] + [ends.X]
+    F_nodes = [XD[:, c] for c in node_cols] + [ends.XD]
+    F_nodes = method.adjust_derivatives(F_nodes, V, T, X)
     Hx = ca.repmat(H, nx, 1) if nx else H
     state_names = [s.name for s in model.states]
     for dname, d in zip(scheme.defect_names(), scheme.defects(X_nodes, F_nodes, Hx)):
         rows.add("defect" if dname == "defect" else f"defect.{dname}", state_names, d, np.arange(n))
-    res_cols, acc_cols = method.pointwise_rows(RES, ACC)
+    res_cols, acc_cols = method.pointwise_rows(RES, ACC, ends)
     rows.add("residual", meta["res_names"], res_cols, np.arange(ngrid))
     if meta["acc_labels"]:
-        pts = method.acceleration_points(ngrid)
+        pts = method.acceleration_points()
         rows.add(None, meta["acc_labels"], acc_cols[:, pts] if len(pts) < ngrid else acc_cols, pts)
     if meta["path_names"]:
         rows.add("path", meta["path_names"], PATH, np.arange(ngrid), meta["path_lower"], meta["path_upper"])
-    if opts.control_interpolation == "linear" and U.numel() and m > 1:
-        _control_interpolation(rows, scheme, U, n, m, [c.name for c in model.controls])
-    method.add_rows(rows, X, XD, T, V)
+    if opts.control_interpolation == "linear" and U.numel() and grid.stride > 1:
+        _control_interpolation(rows, grid, U, [c.name for c in model.controls])
+    method.add_rows(rows, V, T, X)
 
-    terms = _costs(problem, rows, V, tf, t0, T, LQ, quadrature(mesh, scheme), layout)
-    terms.update(method.cost_terms(X, V))
+    terms = _costs(problem, rows, V, tf, t0, T, LQ, grid.weights, layout)
+    terms.update(method.cost_terms(V, X))
     if opts.control_interpolation == "free" and U.numel():
-        terms.update(_dangling_controls(scheme, U, n))
+        terms.update(_dangling_controls(grid, U))
     f = sum(terms.values()) if terms else ca.MX(0)
-    info = dict(tau=tau, mesh=mesh, mesh_idx=mesh_idx, point=point, terms=terms, meta=meta, method=method, n=n)
-    return NLP(w, f, rows, layout, info)
+    return NLP(w, f, rows, layout, terms, mesh=mesh, grid=grid, point=point, method=method)
 
 
 def _variables(problem, opts, meta, ngrid, n) -> Layout:
@@ -193,19 +173,20 @@ def _bounds(problem, variables, ncols, endpoints=False):
     return lo, hi
 
 
-def _control_interpolation(rows, scheme, U, n, m, names):
+def _control_interpolation(rows, grid, U, names):
     """Tie interior controls to the line between the interval's end values."""
-    for j in range(1, m):
-        s = scheme.nodes[j]
-        Uj = U[:, list(range(j, n * m, m))]
-        rows.add("control-interpolation", names, Uj - ((1 - s) * U[:, list(range(0, n * m, m))] + s * U[:, list(range(m, n * m + 1, m))]), np.arange(n) * m + j)
+    first, last = list(grid.interval_starts), list(grid.interval_ends)
+    for j in range(1, grid.stride):
+        s = grid.scheme.nodes[j]
+        Uj = U[:, list(grid.node(j))]
+        rows.add("control-interpolation", names, Uj - ((1 - s) * U[:, first] + s * U[:, last]), grid.node(j))
 
 
 #: Weight of the pull of controls that no defect uses towards the control polynomial (see below).
 DANGLING_CONTROL_WEIGHT = 1e-6
 
 
-def _dangling_controls(scheme, U, n):
+def _dangling_controls(grid, U):
     """Pull controls at nodes no defect uses towards the interval's control polynomial.
 
     Radau's interval start and the Legendre–Gauss mesh points are not collocation points: their
@@ -216,16 +197,16 @@ def _dangling_controls(scheme, U, n):
     optimum whenever that value is within the control's bounds and path constraints, so the optimum
     is unchanged; otherwise the control stops at the bound nearest to it.
     """
+    scheme = grid.scheme
     cols = scheme.collocation_indices
     loose = [j for j in range(scheme.num_nodes) if j not in set(cols)]
     if not loose:
         return {}
-    starts = np.arange(n) * scheme.stride
-    # one extrapolation per loose node and interval: Σ_k ℓ_k(s_j) U[:, i m + k], all intervals at once
-    pieces = [sum(float(c) * U[:, list(starts + k)] for c, k in zip(lagrange_basis(scheme.nodes[cols], scheme.nodes[j])[:, 0], cols))
+    # one extrapolation per loose node and interval: Σ_k ℓ_k(s_j) U[:, node k], all intervals at once
+    pieces = [sum(float(c) * U[:, list(grid.node(k))] for c, k in zip(lagrange_basis(scheme.nodes[cols], scheme.nodes[j])[:, 0], cols))
               for j in loose]
-    owners = np.concatenate([starts + j for j in loose])  # the grid index each extrapolation belongs to
-    keep = ~np.isin(owners, (starts[:, None] + cols[None, :]).ravel())  # a Radau mesh point ends the previous roots
+    owners = np.concatenate([grid.node(j) for j in loose])  # the grid index each extrapolation belongs to
+    keep = ~np.isin(owners, grid.collocation_points)  # a Radau mesh point ends the previous roots
     index = np.unique(owners[keep])
     average = np.zeros((owners.size, index.size))
     average[np.flatnonzero(keep), np.searchsorted(index, owners[keep])] = 1.0

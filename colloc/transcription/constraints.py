@@ -12,38 +12,25 @@
   correction ``γ`` enters the Simpson defect as ``q̇_m = N v_m + Φ_qᵀ γ``.
   Posa, Kuindersma, Tedrake, ICRA 2016.
 
-Each method is an object with hooks the transcription calls in order; with no
-kinematic constraints the plain :class:`Unconstrained` hooks do nothing.
+Each method is a :class:`ConstraintMethod`: a class that declares the schemes
+and constraint kinds it supports and whose hooks the transcription calls in
+the order they are listed.  Hooks return what they build and keep nothing
+between calls (every symbol they need is passed in).  :data:`METHODS` is the
+registry ``{name: class}``; with no kinematic constraints the plain
+:class:`Unconstrained` hooks change nothing.  A new method subclasses
+:class:`ConstraintMethod`, overrides the hooks it needs and is added to
+:data:`METHODS`; the option check and the errors for unsupported schemes or
+kinds read its declarations.
 """
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import casadi as ca
 import numpy as np
 
 from ..errors import OptionError
 from .consistent import check_fixed_consistency, fixed_endpoint_rows
-
-METHODS = ("bordalba2023", "posa2016")
-
-
-def check_method(problem, scheme, opts):
-    model = problem.model
-    if not model.constraints:
-        return
-    if opts.constraint_method == "posa2016":
-        if scheme.name != "hermite-simpson":
-            raise OptionError(f"constraint_method='posa2016' works with the hermite-simpson scheme only, not `{scheme.name}`; use 'bordalba2023'.")
-        other = [k.name for k in model.constraints if k.kind != "holonomic"]
-        if other:
-            raise OptionError(f"constraint_method='posa2016' handles holonomic constraints only, but `{other[0]}` is not holonomic; use 'bordalba2023'.")
-
-
-def make(problem, scheme, opts, layout, mesh_idx):
-    if not problem.model.constraints:
-        return Unconstrained(problem, opts, layout, mesh_idx)
-    cls = {"bordalba2023": Bordalba2023, "posa2016": Posa2016}[opts.constraint_method]
-    return cls(problem, opts, layout, mesh_idx)
-
 
 def _level_functions(model):
     """``F(t, x, p) = [φ; φ̇; ψ]`` and its Jacobian ``F_x`` as SX Functions, with labels."""
@@ -71,97 +58,129 @@ def _add_mesh_rows(problem, rows, labels, values, mesh, F_func, F_sym):
     rows.add(None, [labels[i] for i in keepn], values[list(keepn), -1], mesh[-1:])
 
 
-class Unconstrained:
-    """Hooks for a model without kinematic constraints."""
+class Ends(NamedTuple):
+    """What closes each interval's defects: the end states and their derivatives, and (for a method that
+    replaces the true end state) the residual and acceleration-level values there."""
 
-    def __init__(self, problem, opts, layout, mesh_idx):
-        self.problem, self.opts, self.layout, self.mesh_idx = problem, opts, layout, mesh_idx
+    X: object
+    XD: object
+    RES: object = None
+    ACC: object = None
+
+
+class ConstraintMethod:
+    """Base of every kinematic-constraint method; with no constraints, every hook leaves things as they are.
+
+    Class attributes
+    ----------------
+    schemes : tuple of str or None
+        Scheme names it works with (``None``: every scheme).
+    kinds : tuple of str
+        Constraint kinds it handles (``holonomic``, ``nonholonomic``, ``acceleration``).
+
+    The hooks, in the order :func:`colloc.transcription.transcribe` calls them:
+    ``V`` is the dict of symbolic variable blocks (``layout.symbols(w)``), ``T``
+    the row of grid times, ``X``/``XD`` the states and their derivatives on every
+    grid point.  A hook returns what it builds (or adds rows/blocks to the
+    container it is given) and stores nothing on the method.
+    """
+
+    schemes = None
+    kinds = ("holonomic", "nonholonomic", "acceleration")
+
+    def __init__(self, problem, opts, grid):
+        self.problem, self.opts, self.grid = problem, opts, grid
         self.model = problem.model
-        self.n = mesh_idx.size - 1
+        self.n = grid.num_intervals
 
-    def guess(self, layout):
-        pass
+    def add_variables(self, layout) -> None:
+        """Add the method's own variable blocks to ``layout`` (right after the model's)."""
 
-    def bind(self, V, T):
-        self._V, self._T = V, T
+    def guess(self, layout) -> None:
+        """Fill the guesses of the method's blocks from the model's (already filled)."""
 
-    def interval_ends(self, X, XD, T, Z, U, LAM, P, point):
-        ends = self.mesh_idx[1:]
-        return X[:, ends], XD[:, ends]
+    def interval_ends(self, V, T, X, XD, point) -> Ends:
+        """States and derivatives that close each interval's defects (default: the next mesh point's)."""
+        ends = self.grid.interval_ends
+        return Ends(X[:, ends], XD[:, ends])
 
-    def adjust_derivatives(self, F_nodes, X, V):
+    def adjust_derivatives(self, F_nodes, V, T, X):
+        """The node derivatives the defects use (one matrix per scheme node)."""
         return F_nodes
 
-    def pointwise_rows(self, RES, ACC):
+    def pointwise_rows(self, RES, ACC, ends: Ends):
+        """Residual and acceleration-level values on every grid point, as their rows are imposed."""
         return RES, ACC
 
-    def acceleration_points(self, ngrid):
-        return np.arange(ngrid)
+    def acceleration_points(self) -> np.ndarray:
+        """Grid points where the acceleration-level rows are imposed."""
+        return np.arange(self.grid.num_points)
 
-    def add_rows(self, rows, X, XD, T, V):
-        pass
+    def add_rows(self, rows, V, T, X) -> None:
+        """Add the method's own constraint rows (mesh-point levels, projections)."""
 
-    def cost_terms(self, X, V):
+    def cost_terms(self, V, X) -> dict:
+        """The method's own cost terms."""
         return {}
 
-    def slacks(self, values):
+    def slacks(self, values) -> dict:
         """Largest magnitude of each slack block in a solution (for the result)."""
         return {}
 
 
-class Bordalba2023(Unconstrained):
-    def __init__(self, problem, opts, layout, mesh_idx):
-        super().__init__(problem, opts, layout, mesh_idx)
+class Unconstrained(ConstraintMethod):
+    """A model without kinematic constraints."""
+
+
+class Bordalba2023(ConstraintMethod):
+    """Projection method (every scheme, every kind): see the module docstring."""
+
+    def __init__(self, problem, opts, grid):
+        super().__init__(problem, opts, grid)
         self.F, self.labels, self.F_sym = _level_functions(self.model)
+
+    def add_variables(self, layout):
         x = layout["x"]
         # projection states: the path bounds of the states. Not the final values: x' at the last mesh
         # point differs from the (fixed) final state by F_xᵀμ, and fixing both leaves projection rows 0 = 0.
-        cols = mesh_idx[1:]
-        lo = np.array([problem.bounds[r][0] for r in x.row_names]).reshape(-1, 1)
-        hi = np.array([problem.bounds[r][1] for r in x.row_names]).reshape(-1, 1)
+        cols = self.grid.interval_ends
+        lo = np.array([self.problem.bounds[r][0] for r in x.row_names]).reshape(-1, 1)
+        hi = np.array([self.problem.bounds[r][1] for r in x.row_names]).reshape(-1, 1)
         layout.add("xp", [f"{r}.projection" for r in x.row_names], self.n, lo, hi, col_index=cols)
-        sb = opts.projection_slack_bounds
+        sb = self.opts.projection_slack_bounds
         layout.add("mu", [f"{lab.split(':', 1)[1]}.mu" for lab in self.labels], self.n, -sb, sb, col_index=cols)
 
     def guess(self, layout):
-        layout["xp"].guess[:] = layout["x"].guess[:, self.mesh_idx[1:]]
+        layout["xp"].guess[:] = layout["x"].guess[:, self.grid.interval_ends]
 
-    def interval_ends(self, X, XD, T, Z, U, LAM, P, point):
-        cols = self.mesh_idx[1:]
-        Xp = self._V_xp
-        n = self.n
-        pmap = point.map(n)
-        xdot_p, res_p, _, acc_p, _ = pmap(T[:, cols], Xp, Z[:, cols], U[:, cols], LAM[:, cols], P)
-        self._res_p, self._acc_p = res_p, acc_p
-        return Xp, xdot_p
+    def interval_ends(self, V, T, X, XD, point):
+        cols = self.grid.interval_ends
+        Xp = V["xp"]
+        xdot_p, res_p, _, acc_p, _ = point.map(self.n)(T[:, cols], Xp, V["z"][:, cols], V["u"][:, cols], V["lam"][:, cols], V["p"])
+        return Ends(Xp, xdot_p, res_p, acc_p)
 
-    def bind(self, V, T):
-        self._V, self._T = V, T
-        self._V_xp = V["xp"]
-
-    def pointwise_rows(self, RES, ACC):
-        cols = self.mesh_idx[1:]
-        ngrid = self.mesh_idx[-1] + 1
-        keep = np.setdiff1d(np.arange(ngrid), cols)
+    def pointwise_rows(self, RES, ACC, ends):
+        cols = self.grid.interval_ends
+        keep = np.setdiff1d(np.arange(self.grid.num_points), cols)
         # gather: true-state values off the mesh (and at t0), projected values at later mesh points
         order = np.argsort(np.concatenate([keep, cols]))
-        res = ca.horzcat(RES[:, keep], self._res_p)[:, order] if RES.numel() else RES
-        acc = ca.horzcat(ACC[:, keep], self._acc_p)[:, order] if ACC.numel() else ACC
+        res = ca.horzcat(RES[:, keep], ends.RES)[:, order] if RES.numel() else RES
+        acc = ca.horzcat(ACC[:, keep], ends.ACC)[:, order] if ACC.numel() else ACC
         return res, acc
 
-    def add_rows(self, rows, X, XD, T, V):
-        mesh = self.mesh_idx
+    def add_rows(self, rows, V, T, X):
+        mesh = self.grid.mesh_points
         Fval, _ = self.F.map(mesh.size)(T[:, mesh], X[:, mesh], V["p"])
         _add_mesh_rows(self.problem, rows, self.labels, Fval, mesh, self.F, self.F_sym)
         # projection x = x' + F_x(x)ᵀ μ: one SX Function of one interval end, mapped over the intervals
         _, t, x, p = self.F_sym
         xp, mu = ca.SX.sym("xp", x.numel()), ca.SX.sym("mu", len(self.labels))
         proj = ca.Function("projection", [t, x, xp, mu, p], [x - xp - ca.mtimes(self.F(t, x, p)[1].T, mu)])
-        ends = mesh[1:]
+        ends = self.grid.interval_ends
         rows.add("projection", [s.name for s in self.model.states], proj.map(self.n)(T[:, ends], X[:, ends], V["xp"], V["mu"], V["p"]), ends)
 
-    def cost_terms(self, X, V):
-        d = X[:, self.mesh_idx[1:]] - V["xp"]
+    def cost_terms(self, V, X):
+        d = X[:, self.grid.interval_ends] - V["xp"]
         return {"projection": self.opts.projection_weight * ca.sumsqr(d)}
 
     def slacks(self, values):
@@ -169,9 +188,14 @@ class Bordalba2023(Unconstrained):
         return {"mu": float(np.abs(mu).max()) if mu is not None and mu.size else 0.0}
 
 
-class Posa2016(Unconstrained):
-    def __init__(self, problem, opts, layout, mesh_idx):
-        super().__init__(problem, opts, layout, mesh_idx)
+class Posa2016(ConstraintMethod):
+    """Velocity-correction method (Hermite–Simpson, holonomic only): see the module docstring."""
+
+    schemes = ("hermite-simpson",)
+    kinds = ("holonomic",)
+
+    def __init__(self, problem, opts, grid):
+        super().__init__(problem, opts, grid)
         fp, self.pos_labels = self.model.constraint_function("position")
         fv, self.vel_labels = self.model.constraint_function("velocity")
         model = self.model
@@ -183,25 +207,54 @@ class Posa2016(Unconstrained):
         self.F_sym = (PV, t, x, p)
         gamma = ca.SX.sym("gamma", phi.numel())
         self.correction = ca.Function("velocity_correction", [t, x, p, gamma], [ca.mtimes(ca.jacobian(phi, x).T, gamma)])
-        gb = opts.velocity_correction_bounds
-        layout.add("gamma", [f"{lab.split(':', 1)[1]}.gamma" for lab in self.pos_labels], self.n, -gb, gb, col_index=mesh_idx[:-1] + 1)
 
-    def adjust_derivatives(self, F_nodes, X, V):
+    def add_variables(self, layout):
+        gb = self.opts.velocity_correction_bounds
+        layout.add("gamma", [f"{lab.split(':', 1)[1]}.gamma" for lab in self.pos_labels], self.n, -gb, gb, col_index=self.grid.node(1))
+
+    def adjust_derivatives(self, F_nodes, V, T, X):
         # q̇ at the midpoints gets Φ_qᵀ γ (it enters the Simpson defect only)
-        mids = self.mesh_idx[:-1] + 1
-        corr = self.correction.map(self.n)(self._T[:, mids], X[:, mids], V["p"], V["gamma"])
+        mids = self.grid.node(1)
+        corr = self.correction.map(self.n)(T[:, mids], X[:, mids], V["p"], V["gamma"])
         F_nodes = list(F_nodes)
         F_nodes[1] = F_nodes[1] + corr
         return F_nodes
 
-    def acceleration_points(self, ngrid):
-        return self.mesh_idx
+    def acceleration_points(self):
+        return self.grid.mesh_points
 
-    def add_rows(self, rows, X, XD, T, V):
-        mesh = self.mesh_idx
+    def add_rows(self, rows, V, T, X):
+        mesh = self.grid.mesh_points
         val, _ = self.levels.map(mesh.size)(T[:, mesh], X[:, mesh], V["p"])
         _add_mesh_rows(self.problem, rows, self.pos_labels + self.vel_labels, val, mesh, self.levels, self.F_sym)
 
     def slacks(self, values):
         g = values.get("gamma")
         return {"gamma": float(np.abs(g).max()) if g is not None and g.size else 0.0}
+
+
+#: Registry of kinematic-constraint methods: ``constraint_method=NAME`` picks ``METHODS[NAME]``.
+METHODS = {"bordalba2023": Bordalba2023, "posa2016": Posa2016}
+
+
+def check_method(problem, scheme, opts):
+    """Refuse a method that does not support the scheme or one of the model's constraint kinds."""
+    model = problem.model
+    if not model.constraints:
+        return
+    name = opts.constraint_method
+    cls = METHODS[name]
+    if cls.schemes is not None and scheme.name not in cls.schemes:
+        raise OptionError(f"constraint_method='{name}' works with the {' and '.join(cls.schemes)} scheme only, not `{scheme.name}`; use 'bordalba2023'.")
+    other = [k for k in model.constraints if k.kind not in cls.kinds]
+    if other:
+        raise OptionError(f"constraint_method='{name}' handles {' and '.join(cls.kinds)} constraints only, but `{other[0].name}` is "
+                          f"{other[0].kind}; use 'bordalba2023'.")
+
+
+def make(problem, scheme, opts, grid) -> ConstraintMethod:
+    """The constraint method of ``problem`` (checked against the scheme), or :class:`Unconstrained`."""
+    if not problem.model.constraints:
+        return Unconstrained(problem, opts, grid)
+    check_method(problem, scheme, opts)
+    return METHODS[opts.constraint_method](problem, opts, grid)

@@ -55,7 +55,7 @@ def _from_spec(spec, times):
     return np.interp(times, tt, vv)
 
 
-def initial_guess(problem, layout, tau, guess, mesh_idx):
+def initial_guess(problem, layout, tau, guess):
     """Fill ``layout[block].guess`` for every block of the problem's variables."""
     t0 = problem.t0_value
     tf = guess_final_time(problem, guess)

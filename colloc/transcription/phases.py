@@ -24,18 +24,23 @@ normalised grid times.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 import casadi as ca
 import numpy as np
 
-from ..errors import ProblemError
+from ..errors import OptionError, ProblemError
 from ..impact import solve_impact
 from ..mesh import make_mesh
 from ..model import TIME
 from ..nlp import Layout, RowBlock, Rows
+from ..phased_trajectory import MultiPhaseResult, PhasedTrajectory
 from ..schemes import get_scheme
+from ..trajectory import SolveResult, Trajectory
 from . import make_options, transcribe
+from .base import Transcription
+from .collocation import reconstruct
 
 @dataclass
 class PhasedNLP:
@@ -131,10 +136,13 @@ class _Endpoints:
         return ca.vertcat(*out) if out else ca.DM(0, 1)
 
 
-def _phase_settings(phase, defaults):
-    """Scheme, mesh and options of one phase: its own settings over the solve's defaults."""
+def _phase_settings(phase, defaults, index=None):
+    """Scheme, mesh and options of one phase: per-phase meshes of the solve (refinement), else the phase's
+    own settings, else the solve's defaults."""
     scheme = get_scheme(phase.scheme or defaults["scheme"])
-    if phase.mesh is not None:
+    if defaults.get("meshes") is not None and index is not None:
+        mesh = make_mesh(None, defaults["meshes"][index])
+    elif phase.mesh is not None:
         mesh = make_mesh(None, phase.mesh)
     elif phase.intervals is not None:
         mesh = make_mesh(phase.intervals, None)
@@ -153,8 +161,8 @@ def transcribe_phases(mp, defaults, guesses) -> PhasedNLP:
     """
     nlps, schemes, Vs = [], [], []
     layout = Layout()
-    for ph, guess in zip(mp.phases, guesses):
-        scheme, mesh, opts = _phase_settings(ph, defaults)
+    for i, (ph, guess) in enumerate(zip(mp.phases, guesses)):
+        scheme, mesh, opts = _phase_settings(ph, defaults, i)
         nlp = transcribe(ph.problem, mesh, scheme, opts, guess)
         nlps.append(nlp)
         schemes.append(scheme)
@@ -196,7 +204,7 @@ def transcribe_phases(mp, defaults, guesses) -> PhasedNLP:
 
     terms = {}
     for ph, nlp in zip(mp.phases, nlps):
-        terms.update({f"{ph.name}/{k}": v for k, v in nlp.info["terms"].items()})
+        terms.update({f"{ph.name}/{k}": v for k, v in nlp.terms.items()})
     if mp.costs:
         F = ends.function("costs", [c[1] for c in mp.costs], "the multi-phase costs")
         vals = F(E, w_link)
@@ -279,12 +287,12 @@ def _guard_rows(rows, phase, nlp, V):
     model = pr.model
     t, x, p = ca.SX.sym("t"), model.vector("state"), model.vector("parameter")
     xdot = ca.SX.sym("xdot", x.numel())
-    tau = nlp.info["tau"]
+    tau = nlp.grid.tau
     tf = V["tf"] if "tf" in V else pr.tf_bounds[0]
     t0 = pr.t0_value
     T = t0 + (tf - t0) * ca.DM(tau).T
     X, Z, U, LAM, P = V["x"], V["z"], V["u"], V["lam"], V["p"]
-    xdot_end = nlp.info["point"](T[:, -1], X[:, -1], Z[:, -1], U[:, -1], LAM[:, -1], P)[0]
+    xdot_end = nlp.point(T[:, -1], X[:, -1], Z[:, -1], U[:, -1], LAM[:, -1], P)[0]
     for g in phase.guards:
         expr = ca.substitute(g.expr, TIME, t)
         if g.direction != "either":
@@ -318,3 +326,96 @@ def _guess_impacts(nlp, mp, ends):
         bv.guess[:, 0] = vplus
         bp = nlp.layout[f"{c.name}/{imp.name}.P"]
         bp.guess[:, 0] = np.clip(P, bp.lower[:, 0], bp.upper[:, 0])
+
+
+class MultiPhase(Transcription):
+    """A multi-phase problem: each phase by collocation with its own scheme and mesh, plus link rows.
+
+    ``scheme``, ``intervals``, ``mesh`` and ``options`` are the defaults for
+    phases that set none; all are checked here, before anything is built.
+    """
+
+    def __init__(self, mp, scheme="hermite-simpson", intervals=None, mesh=None, **options):
+        get_scheme(scheme)
+        meshes = None
+        if _per_phase(mesh):
+            if len(mesh) != len(mp.phases):
+                raise OptionError(f"`mesh` gives {len(mesh)} per-phase meshes but `{mp.name}` has {len(mp.phases)} phases.")
+            meshes, mesh = [make_mesh(None, m) for m in mesh], None
+        make_mesh(intervals, mesh)
+        make_options(**options)
+        self.problem = mp
+        self.defaults = dict(scheme=scheme, intervals=intervals, mesh=mesh, meshes=meshes, options=options)
+
+    def phase_settings(self):
+        """``(scheme, mesh, options)`` of every phase, as the build uses them."""
+        return [_phase_settings(ph, self.defaults, i) for i, ph in enumerate(self.problem.phases)]
+
+    def warm_start(self, guess):
+        return _phase_guesses(self.problem, guess)
+
+    def build(self, guess=None) -> PhasedNLP:
+        return transcribe_phases(self.problem, self.defaults, guess or [None] * len(self.problem.phases))
+
+    def trajectory(self, nlp, w, meta=None) -> PhasedTrajectory:
+        return _trajectory(self.problem, nlp, w, meta or {})
+
+    def slacks(self, nlp, w) -> dict:
+        values, _ = nlp.split(w)
+        out = {}
+        for ph, sub, vals in zip(self.problem.phases, nlp.nlps, values):
+            out.update({f"{ph.name}/{k}": v for k, v in sub.method.slacks(vals).items()})
+        return out
+
+    def result(self, nlp, w, trajectory, **fields) -> MultiPhaseResult:
+        _, links = nlp.split(w)
+        return MultiPhaseResult(trajectory=trajectory, **fields, phases=list(trajectory.phases),
+                                phase_names=[p.name for p in self.problem.phases],
+                                links={k: v[:, 0].copy() for k, v in links.items()})
+
+
+def _per_phase(mesh) -> bool:
+    """Whether ``mesh`` is a list of meshes (one per phase) rather than one mesh."""
+    return isinstance(mesh, (list, tuple)) and len(mesh) > 0 and all(np.ndim(m) == 1 for m in mesh)
+
+
+def _phase_guesses(mp, guess):
+    """One warm-start Trajectory (in the phase's local time) or None per phase."""
+    n = len(mp.phases)
+    if guess is None:
+        return [None] * n
+    if isinstance(guess, SolveResult):
+        guess = guess.trajectory
+    if isinstance(guess, (str, os.PathLike)):
+        guess = Trajectory.read(guess)
+    if isinstance(guess, Trajectory):
+        guess = PhasedTrajectory.split(guess).phases
+    if not isinstance(guess, (list, tuple)) or len(guess) != n:
+        raise OptionError(f"`guess` of a multi-phase solve must be a multi-phase result or trajectory, or a list of {n} trajectories (or None), one per phase.")
+    out = []
+    for ph, g in zip(mp.phases, guess):
+        if isinstance(g, SolveResult):
+            g = g.trajectory
+        if isinstance(g, (str, os.PathLike)):
+            g = Trajectory.read(g)
+        if g is not None and not isinstance(g, Trajectory):
+            raise OptionError(f"The guess of phase `{ph.name}` must be a Trajectory, a SolveResult, a path or None; got {type(g).__name__}.")
+        if g is not None:  # to the phase's own clock
+            shift = ph.problem.t0_value - g.time[0]
+            cols = {k: g[k] for k in g.names}
+            g = Trajectory(g.time + shift, cols, g.kinds, g.parameters, g.metadata)
+        out.append(g)
+    return out
+
+
+def _trajectory(mp, nlp, w, meta):
+    """The concatenated trajectory of a numeric ``w`` (phases moved to global time)."""
+    values, _ = nlp.split(w)
+    trajs, start = [], mp.phases[0].problem.t0_value
+    for ph, sub, scheme, vals in zip(mp.phases, nlp.nlps, nlp.schemes, values):
+        tr = reconstruct(ph.problem, sub, vals, meta=dict(meta, phase=ph.name))
+        shift = start - tr.time[0]
+        tr = Trajectory(tr.time + shift, {k: tr[k] for k in tr.names}, tr.kinds, tr.parameters, tr.metadata)
+        trajs.append(tr)
+        start = float(tr.time[-1])
+    return PhasedTrajectory(trajs, [p.name for p in mp.phases], dict(meta, problem=mp.name, intervals=int(sum(s.grid.num_intervals for s in nlp.nlps))))

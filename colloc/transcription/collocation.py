@@ -1,0 +1,73 @@
+"""Single-phase direct collocation as a :class:`~colloc.transcription.base.Transcription`.
+
+The NLP itself is built by :func:`colloc.transcription.transcribe`; this class
+holds the checked settings (scheme, mesh, options) and reads a decision vector
+back as a Trajectory on the grid, with the state derivatives evaluated by the
+same point function the defects used.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..mesh import make_mesh
+from ..schemes import get_scheme
+from ..trajectory import Trajectory
+from . import make_options, transcribe
+from .base import Transcription
+
+
+class Collocation(Transcription):
+    """``problem`` by ``scheme`` (trapezoidal, Hermite–Simpson, Radau, Legendre–Gauss) on one mesh.
+
+    Parameters
+    ----------
+    problem : Problem
+        Already validated.
+    scheme : str or Scheme
+    intervals, mesh
+        As :func:`colloc.make_mesh`.
+    **options
+        Transcription options (:class:`colloc.transcription.Options`).
+    """
+
+    def __init__(self, problem, scheme="hermite-simpson", intervals=None, mesh=None, **options):
+        self.problem = problem
+        self.scheme = get_scheme(scheme)
+        self.mesh = make_mesh(intervals, mesh)
+        self.options = make_options(**options)
+
+    def build(self, guess=None):
+        return transcribe(self.problem, self.mesh, self.scheme, self.options, guess)
+
+    def trajectory(self, nlp, w, meta=None) -> Trajectory:
+        return reconstruct(self.problem, nlp, nlp.layout.unpack(w), meta)
+
+    def result_metadata(self) -> dict:
+        return dict(constraint_method=self.options.constraint_method if self.problem.model.constraints else None)
+
+    def slacks(self, nlp, w) -> dict:
+        return nlp.method.slacks(nlp.layout.unpack(w))
+
+
+def reconstruct(problem, nlp, values, meta=None) -> Trajectory:
+    """The Trajectory of a (possibly unconverged) decision vector, unpacked by block (``values``)."""
+    grid = nlp.grid
+    t0 = problem.t0_value
+    tf = float(values["tf"][0, 0]) if "tf" in values else problem.tf_bounds[0]
+    times = t0 + grid.tau * (tf - t0)
+    X, Z, U, LAM, P = values["x"], values["z"], values["u"], values["lam"], values["p"]
+    XD = np.asarray(nlp.point.map(times.size)(times[None, :], X, Z, U, LAM, P)[0]).reshape(X.shape)
+    model = problem.model
+    cols, kinds = {}, {}
+    for i, v in enumerate(model.states):
+        cols[v.name], kinds[v.name] = X[i], "state"
+    for i, v in enumerate(model.controls):
+        cols[v.name], kinds[v.name] = U[i], "control"
+    for i, v in enumerate(model.multipliers):
+        cols[v.name], kinds[v.name] = LAM[i], "multiplier"
+    for i, v in enumerate(model.states):
+        cols[v.name + ".dot"], kinds[v.name + ".dot"] = XD[i], "derivative"
+    params = {v.name: float(P[i, 0]) for i, v in enumerate(model.parameters)}
+    metadata = dict(problem=problem.name, scheme=grid.scheme.name, intervals=grid.num_intervals, mesh=[float(x) for x in grid.mesh])
+    metadata.update(meta or {})
+    return Trajectory(times, cols, kinds, params, metadata)

@@ -1,0 +1,115 @@
+"""colloc's structure: no import cycle among its modules, no module or function over the size limits,
+and the IPOPT backend's option checks."""
+from __future__ import annotations
+
+import ast
+import pathlib
+
+import pytest
+
+import colloc as cl
+from colloc.backends import ipopt as backend
+
+PACKAGE = pathlib.Path(cl.__file__).parent
+MAX_MODULE_LINES = 600
+MAX_FUNCTION_LINES = 60
+
+
+def _modules():
+    return {".".join(p.relative_to(PACKAGE.parent).with_suffix("").parts).removesuffix(".__init__"): p
+            for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def _imports(name, path, known, lazy=False):
+    """colloc modules that ``name`` imports at module level (and inside functions too if ``lazy``)."""
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    out = set()
+    tree = ast.parse(path.read_text())
+    for node in (ast.walk(tree) if lazy else tree.body):
+        targets = []
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                parts = parts[:len(parts) - node.level + 1]
+                base = ".".join(parts + ([node.module] if node.module else []))
+            submodules = [f"{base}.{a.name}" for a in node.names if f"{base}.{a.name}" in known]
+            targets = submodules or [base]  # `from . import plot` imports plot, not the package's other modules
+        out |= {t for t in targets if t in known and t != name}
+    return out
+
+
+def _cycle(graph):
+    """One import cycle as a list of module names, or ``None``."""
+    state, stack = {}, []
+
+    def visit(u):
+        state[u] = "open"
+        stack.append(u)
+        for v in sorted(graph[u]):
+            if state.get(v) == "open":
+                return stack[stack.index(v):] + [v]
+            if v not in state and (found := visit(v)):
+                return found
+        stack.pop()
+        state[u] = "done"
+        return None
+
+    for u in sorted(graph):
+        if u not in state and (found := visit(u)):
+            return found
+    return None
+
+
+@pytest.mark.parametrize("lazy", [False, True], ids=["module-level", "with-function-level"])
+def test_no_import_cycle_among_collocs_modules(lazy):
+    """Data flows one way: not even an import inside a function may lead back (lazy imports are for
+    optional dependencies such as matplotlib, dask and scipy, which are not colloc modules)."""
+    mods = _modules()
+    graph = {n: _imports(n, p, mods, lazy) for n, p in mods.items()}
+    cycle = _cycle(graph)
+    assert cycle is None, " -> ".join(cycle)
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert _cycle({"a": {"b"}, "b": set()}) is None
+
+
+def test_modules_and_functions_stay_small():
+    too_long = []
+    for name, path in _modules().items():
+        lines = path.read_text().splitlines()
+        if len(lines) > MAX_MODULE_LINES:
+            too_long.append(f"module {name}: {len(lines)} lines")
+        for node in ast.walk(ast.parse("\n".join(lines))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                body = node.body[1:] if ast.get_docstring(node) else node.body
+                code = {n for stmt in body for sub in ast.walk(stmt) for n in range(getattr(sub, "lineno", 0), getattr(sub, "end_lineno", 0) + 1)
+                        if hasattr(sub, "lineno")}
+                code = {n for n in code if lines[n - 1].strip() and not lines[n - 1].strip().startswith("#")}
+                if len(code) > MAX_FUNCTION_LINES:
+                    too_long.append(f"function {name}.{node.name}: {len(code)} lines of code")
+    assert not too_long, "\n".join(too_long)
+
+
+def test_a_linear_solver_this_build_lacks_is_refused_naming_those_it_has():
+    available = backend.available_linear_solvers()
+    assert "mumps" in available
+    missing = next((n for n in ("ma57", "ma27", "pardiso") if n not in available), None)
+    if missing is None:
+        pytest.skip("this build loads every HSL solver")
+    with pytest.raises(cl.OptionError, match=rf"linear solver `{missing}` is not available in this CasADi build; choose one of: mumps"):
+        backend.ipopt_options({"linear_solver": missing})
+    with pytest.raises(cl.OptionError, match="linear solver `nonsense` is not available"):
+        backend.ipopt_options({"linear_solver": "nonsense"})
+    assert backend.ipopt_options({"linear_solver": "mumps"})["linear_solver"] == "mumps"
+
+
+def test_readme_and_ci_run_the_same_test_command():
+    root = PACKAGE.parent
+    ci = (root / ".ci" / "run").read_text().strip().splitlines()[-1]
+    command = ci.split("-e \".[test]\" && ", 1)[1]
+    assert "-m slow" in command and f'python -m pip install -e ".[test]" && {command}' in (root / "README.md").read_text()
