@@ -46,6 +46,12 @@ class ResultSlot:
         self.stem = name
         self.notes = []
         remove_orphans(self.folder)
+        for lock in self.folder.glob(".*.csv.lock"):  # locks of runs that were killed
+            if _stale(lock):
+                try:
+                    lock.unlink()
+                except OSError:
+                    pass
         for k in range(1, 10000):
             stem = name if k == 1 else f"{name}-{k}"
             if self._take(self.folder / f".{stem}.csv.lock"):

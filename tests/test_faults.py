@@ -331,8 +331,11 @@ def test_a_stale_lock_of_a_killed_run_is_taken_over(tmp_path, capsys):
     import socket
 
     (out / ".di.csv.lock").write_text(f"{socket.gethostname()} {dead}\n")
+    (out / ".other.csv.lock").write_text(f"{socket.gethostname()} {dead}\n")
+    (out / ".live.csv.lock").write_text(f"{socket.gethostname()} {os.getpid()}\n")
     assert run(capsys, "solve", path, "--quiet", "--out", out)[0] == 0
     assert (out / "di.csv").exists() and not (out / "di-2.csv").exists()
+    assert sorted(p.name for p in out.glob(".*")) == [".live.csv.lock"]  # stale locks are cleaned, a live one stays
 
 
 def test_a_writer_killed_mid_write_leaves_an_orphan_that_the_next_run_removes(tmp_path, capsys):

@@ -185,3 +185,56 @@ def test_every_truncation_of_a_summary_gives_data_or_a_file_error(tmp_path):
             read_summary(path)
         except FileFormatError as e:
             assert "s_sweep.csv" in str(e)
+
+
+def npz_bytes(**arrays):
+    import io
+
+    buf = io.BytesIO()
+    np.savez(buf, **arrays)
+    return buf.getvalue()
+
+
+GOOD_META = np.array('{"kinds": ["state"], "parameters": {}, "metadata": {}}')
+
+
+@pytest.mark.parametrize("suffix, content, match", [
+    (".csv", b"# only a comment\n", r"has no header row"),
+    (".csv", b"a.x,a.v\n1,2\n3,4\n", r"has no `time` column \(header line 1: a\.x, a\.v\)"),
+    (".csv", b"time,,a.v\n1,2,3\n", r"Line 1 of `.*` \(its header\) has an empty column name"),
+    (".csv", b"time,a.x\n", r"has a header but no rows of values"),
+    (".csv", b"time,a.x\n0,1\n1,2,3\n", r"Line 3 of `.*` has 3 values; its header has 2 columns"),
+    (".csv", b"time,a.x\n0,1\n1,abc\n", r"Line 3 of `.*` holds `abc`, which is not a number"),
+    (".csv", b"# kinds: [\"state\", \"control\"]\ntime,a.x\n0,1\n1,2\n", r"lists 2 kinds for 1 columns"),
+    (".csv", b"# kinds: [1]\ntime,a.x\n0,1\n1,2\n", r"kinds in `.*` must be names"),
+    (".csv", b"# kinds: {\"a\": 1}\ntime,a.x\n0,1\n1,2\n", r"`kinds` in `.*` must be a JSON list"),
+    (".csv", b"# parameters: {\"k\": \"x\"}\ntime,a.x\n0,1\n1,2\n", r"parameters in `.*` must map names to numbers"),
+    (".csv", b"# parameters: {oops\ntime,a.x\n0,1\n1,2\n", r"`parameters` in `.*` is not valid JSON"),
+    (".csv", b"# params: [1, 2]\ntime,a.x\n0,1\n1,2\n", r"Metadata `params` in `.*` must be a JSON dict; got list"),
+    (".csv", b"# violations: {\"defect\": \"big\"}\ntime,a.x\n0,1\n1,2\n", r"`violations` in `.*` must map constraint labels to numbers"),
+    (".sto", b"name\ntime\ta.x\n0\t1\n", r"has no `endheader` line"),
+    (".sto", b"endheader\n\n", r"has no column names after `endheader`"),
+    (".sto", b"num_states=two\nendheader\ntime\ta.x\n0\t1\n1\t2\n", r"`num_states` in `.*` is not a whole number"),
+    (".sto", b"colloc_kinds=[\"state\", \"state\"]\nendheader\ntime\ta.x\n0\t1\n1\t2\n", r"lists 2 kinds for 1 columns"),
+    (".npz", npz_bytes(time=np.zeros(2), values=np.zeros((2, 1)), names=np.array(["a.x"])), r"has no `meta` array"),
+    (".npz", npz_bytes(time=np.zeros(2), values=np.zeros((3, 1)), names=np.array(["a.x"]), meta=GOOD_META),
+     r"`values` in `.*` has shape \(3, 1\); 2 times and 1 names need \(2, 1\)"),
+    (".npz", npz_bytes(time=np.zeros(2), values=np.zeros((2, 1)), names=np.array([1.0]), meta=GOOD_META), r"`names` in `.*` must be a list"),
+    (".npz", npz_bytes(time=np.array(["a", "b"]), values=np.zeros((2, 1)), names=np.array(["a.x"]), meta=GOOD_META),
+     r"`time` and `values` in `.*` must be arrays of numbers"),
+    (".npz", npz_bytes(time=np.zeros(2), values=np.zeros((2, 1)), names=np.array(["a.x"]), meta=np.array("[1]")),
+     r"`meta` in `.*` must be a JSON object"),
+    (".npz", b"PK\x03\x04 not a zip", r"is not a readable \.npz file \(truncated or corrupt"),
+    (".txt", b"time,a.x\n0,1\n1,2\n", r"unknown suffix `\.txt`; use \.csv, \.sto or \.npz"),
+])
+def test_each_file_error_is_one_sentence_naming_the_file(tmp_path, suffix, content, match):
+    path = tmp_path / f"f{suffix}"
+    path.write_bytes(content)
+    with pytest.raises(FileFormatError, match=match) as caught:
+        cl.Trajectory.read(path)
+    assert "f" + suffix in str(caught.value)
+
+
+def test_a_missing_file_is_named(tmp_path):
+    with pytest.raises(FileFormatError, match=r"Trajectory file `.*nowhere\.csv` does not exist"):
+        cl.Trajectory.read(tmp_path / "nowhere.csv")
