@@ -256,6 +256,8 @@ def _run_solve(args) -> int:
         print(f"wrote {save_figure(fig, out / f'{stem}.png', close=True)}")
     if args.animate:
         print(f"wrote {animate(traj, problem, out / f'{stem}.gif')}")
+    if result.status.value == "interrupted":  # Ctrl-C or SIGTERM: the iterate is written, the exit says why
+        return EXIT_INTERRUPTED
     return EXIT_SOLVED if result.success else EXIT_NOT_CONVERGED
 
 
