@@ -37,3 +37,7 @@ __all__ += ["Impact", "MultiPhaseProblem", "Phase", "solve_phases", "MultiPhaseR
 from .variational import MidpointVI, simulate  # noqa: E402
 
 __all__ += ["MidpointVI", "simulate"]
+
+from .events import SimulationError, simulate_events  # noqa: E402  (scipy loads only when a simulation runs)
+
+__all__ += ["simulate_events", "SimulationError"]

@@ -340,6 +340,19 @@ class Multibody(ConstraintLevels, Component):
         self._check_linear(name, "acceleration", alpha, G, self.a, "accelerations", "nonholonomic")
         return self._register(name, "acceleration", None, None, alpha, G, multiplier_bounds)
 
+    # -- contacts ------------------------------------------------------------------------------
+    def contact(self, name, gap, restitution=0.0, friction=0.0, tangent=None):
+        """Declare a unilateral contact with gap ``φ(q) ≥ 0``; see :class:`colloc.contact.Contact`.
+
+        ``restitution`` e ∈ [0, 1], ``friction`` μ ≥ 0 (needs ``tangent`` s(q), the
+        tangential position whose rate is the sliding speed).  Returns the Contact;
+        ``body.contacts`` lists them.
+        """
+        from .contact import declare_contact
+
+        return declare_contact(self, name, gap, restitution, friction, tangent)
+
+    # -- points --------------------------------------------------------------------------------
     def point(self, name, expr) -> ca.SX:
         """Declare a named point (2-D or 3-D position in q, t, p) for plots and animations."""
         _check_name(name, "Point")
