@@ -106,9 +106,12 @@ class Runner:
 
     def _capacity(self):
         try:
-            workers = self.client.scheduler_info(n_workers=-1)["workers"].values()
-            return max(1, sum(w.get("nthreads", 1) for w in workers))
-        except Exception:  # noqa: BLE001  an older Dask or a slow scheduler: one point per worker still works
+            try:
+                info = self.client.scheduler_info(n_workers=-1)  # every worker, not the first few
+            except TypeError:  # a Dask that lists them all anyway
+                info = self.client.scheduler_info()
+            return max(1, sum(w.get("nthreads", 1) for w in info["workers"].values()))
+        except Exception:  # noqa: BLE001  a slow scheduler: one point at a time still works
             return 1
 
     def chain(self, solve_chained, order, script, paths, options, tag):
