@@ -126,6 +126,14 @@ class Multibody(ConstraintLevels, Component):
         self.points: dict[str, ca.SX] = {}
         self._equations: EquationsOfMotion | None = None
 
+    #: Set by :mod:`colloc.urdf` when it loads (it builds on this module, never the reverse).
+    _urdf_builder = None
+
+    @classmethod
+    def from_urdf(cls, path, name="robot", base="fixed", joints=None, gravity=(0.0, 0.0, -9.81), actuated=None):
+        """A multibody whose coordinates are a URDF's joints; see :func:`colloc.urdf.from_urdf`."""
+        return Multibody._urdf_builder(path, name=name, base=base, joints=joints, gravity=gravity, actuated=actuated)
+
     # -- symbols -------------------------------------------------------------------------------
     @property
     def coordinates(self) -> list:

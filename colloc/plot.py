@@ -406,7 +406,7 @@ def _point_positions(traj, groups, times):
 
 
 def animate(trajectory, model_or_points, path, fps=30, speed=1.0, dpi=80):
-    """Write a GIF of a planar multibody motion.
+    """Write a GIF of a planar multibody motion (of the link frames in 3-D for URDF models).
 
     Each body is drawn as a polyline through its points in declaration order
     (so declare a chain's pivot, joints and tip in that order), with the full
@@ -447,9 +447,13 @@ def animate(trajectory, model_or_points, path, fps=30, speed=1.0, dpi=80):
             raise OptionError(f"`{name}` must be a positive number; got {value!r}.")
     if trajectory.duration <= 0:
         raise OptionError("The trajectory spans no time; there is nothing to animate.")
-    groups = model_points(model_or_points)
     frames = max(2, int(round(trajectory.duration / speed * fps)) + 1)
     times = np.linspace(trajectory.time[0], trajectory.time[-1], frames)
+    from .animation import robot_bodies, write_robot_gif  # URDF models: their link frames in 3-D
+
+    if robot_bodies(model_or_points):
+        return write_robot_gif(trajectory, robot_bodies(model_or_points), times, fps, path, dpi)
+    groups = model_points(model_or_points)
     positions = _point_positions(trajectory, groups, times)
     _write_gif(positions, times, fps, path, dpi)
     return path
