@@ -201,7 +201,7 @@ def _paths(problem, traj, tol):
         if args is None:
             out.append(Check(f"path:{pc.name}", False, math.nan, tol, "the file lacks a column this constraint uses"))
             continue
-        g = np.atleast_2d(np.asarray(fn.map(rows.size)(*[np.atleast_2d(a) for a in args])))
+        g = np.atleast_2d(np.asarray(fn.map(rows.size).call([np.atleast_2d(a) for a in args])[0], dtype=float))
         worst, where = -math.inf, ""
         for r in range(g.shape[0]):
             excess, k = _excess(g[r], float(pc.lower[r]), float(pc.upper[r]), tol)
@@ -231,7 +231,7 @@ def _boundaries(problem, traj, tol):
         if args is None:
             out.append(Check(f"boundary:{bc.name}", False, math.nan, tol, "the file lacks a value this constraint uses"))
             continue
-        g = np.ravel(np.asarray(ca.Function("boundary", syms, [bc.expr])(*args), dtype=float))
+        g = np.ravel(np.asarray(ca.Function("boundary", syms, [bc.expr]).call(args)[0], dtype=float))
         worst, text = -math.inf, "met"
         for r in range(g.size):
             excess, _ = _excess(g[r:r + 1], float(bc.lower[r]), float(bc.upper[r]), tol)

@@ -300,7 +300,7 @@ def _run_verify(args) -> int:
         print(f"verification failed: {sim['message']}.")
     else:
         print("verified: every check passed.")
-    return EXIT_SOLVED if sim["success"] else EXIT_NOT_CONVERGED
+    return EXIT_SOLVED if sim["verified"] else EXIT_NOT_CONVERGED
 
 
 def _run_info(args) -> int:

@@ -239,7 +239,8 @@ def verify(problem, trajectory, figure=None, tolerance=None, dynamics_tolerance=
     -------
     dict
         As :func:`simulate_controls`, plus ``figure`` (the saved path or None) and ``checks``
-        (list of :class:`colloc.checks.Check`); ``success`` is false when a check fails.
+        (list of :class:`colloc.checks.Check`) and ``verified``: the integration succeeded and
+        every check passed (``success`` says only that the integration went through).
     """
     from .checks import DYNAMICS_TOLERANCE, TOLERANCE, check_solution
 
@@ -253,7 +254,7 @@ def verify(problem, trajectory, figure=None, tolerance=None, dynamics_tolerance=
     sim["figure"] = None
     sim["checks"] = check_solution(problem, trajectory, TOLERANCE if tolerance is None else tolerance,
                                    DYNAMICS_TOLERANCE if dynamics_tolerance is None else dynamics_tolerance, interval_errors)
-    sim["success"] = sim["success"] and all(c.passed for c in sim["checks"])
+    sim["verified"] = sim["success"] and all(c.passed for c in sim["checks"])
     if figure is not None:
         from .plot import save_figure
 
