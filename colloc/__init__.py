@@ -45,3 +45,7 @@ __all__ += ["urdf"]
 from .events import SimulationError, simulate_events  # noqa: E402  (scipy loads only when a simulation runs)
 
 __all__ += ["simulate_events", "SimulationError"]
+
+from .muscle import DeGrooteFregly2016Muscle  # noqa: E402
+
+__all__ += ["DeGrooteFregly2016Muscle"]

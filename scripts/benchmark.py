@@ -1012,5 +1012,123 @@ def run_robots(sizes=(50, 100)):
                   f"{res.objective:12.6f} {res.status.name}", flush=True)
 
 
+# ======================================================================== muscles (separate study)
+# The muscle-redundancy problem (problems/muscle_redundancy.py): a prescribed elbow motion reproduced by
+# M DeGroote–Fregly 2016 muscles with implicit tendons, minimum Σ∫a², Hermite–Simpson.  colloc solves the
+# script as written (a Multibody whose flexion follows the motion through a holonomic constraint with a
+# zero multiplier, posa2016); the hand-written NLP is what a CasADi user writes for the paper's formulation:
+# per grid point the states (a, F̃_T) of every muscle, the excitations and dF̃_T/dt, the equilibrium
+# residuals and one torque row Σ r_m(θ_ref) F_T,m = ID(t), with θ_ref(t) substituted analytically.  The two
+# are the same continuous problem but not the same NLP (colloc also carries θ, θ̇, θ̈ and the multiplier,
+# and its midpoint angles follow the collocation polynomial rather than θ_ref), so the objectives agree
+# to the discretisation error, not to round-off.
+#
+#     python scripts/benchmark.py muscles [--muscles 6 40] [--intervals 100] [--reps 1]
+
+
+def muscle_problem_module():
+    return importlib.import_module("problems.muscle_redundancy")
+
+
+def muscle_hand_nlp(num_muscles, n, duration=1.0):
+    """The hand-written NLP of the redundancy problem: ``(nlp, args)`` for ``ca.nlpsol``."""
+    from colloc import muscle as mus
+
+    red = muscle_problem_module()
+    tab = tables("hermite-simpson")
+    rows = red.muscle_table(num_muscles)
+    M, ngrid = num_muscles, 2 * n + 1
+    t, theta = ca.SX.sym("t"), ca.SX.sym("theta")
+    a, F, e, Fdot = (ca.SX.sym(s, M) for s in ("a", "F", "e", "Fdot"))
+    q, qd, qdd = red.motion(t, duration)
+    arm = red.ARM
+    L = arm["forearm_length"]
+    inertia = arm["forearm_mass"] * L**2 / 3.0 + arm["load"] * L**2
+    inverse_dynamics = inertia * qdd + (arm["forearm_mass"] * arm["com_distance"] + arm["load"] * L) * red.GRAVITY * ca.sin(q)
+    adot, res, torque = [], [], 0
+    kT = mus.tendon_stiffness_factor()
+    for k, (_, kind, o, i, fmax, share) in enumerate(rows):
+        ref = red.path_length(kind, o, i, red.REFERENCE_ANGLE)
+        lopt, lslack = share * ref, (1.0 - share) * ref
+        lmt = red.path_length(kind, o, i, theta)
+        dl = ca.jacobian(lmt, theta)
+        lmt, dl = ca.substitute(lmt, theta, q), ca.substitute(dl, theta, q)
+        adot.append(mus.activation_rate(e[k], a[k]))
+        lt = lslack * mus.tendon_force_length_inverse(F[k])
+        lm = lmt - lt                                     # zero pennation
+        vm = (dl * qd - lslack * Fdot[k] / (kT * (F[k] + 0.2))) / (10.0 * lopt)
+        lm_n = lm / lopt
+        res.append(F[k] - (a[k] * mus.active_force_length(lm_n) * mus.force_velocity(vm) + mus.passive_force_length(lm_n)))
+        torque = torque - dl * fmax * F[k]
+    point = ca.Function("point", [t, ca.vertcat(a, F), e, Fdot],
+                        [ca.vertcat(*adot, Fdot), ca.vertcat(*res, torque - inverse_dynamics), ca.sumsqr(a)])
+    nw = 4 * M
+    w = ca.MX.sym("w", nw * ngrid)
+    W = ca.reshape(w, nw, ngrid)
+    X, U, Z = W[:2 * M, :], W[2 * M:3 * M, :], W[3 * M:, :]
+    times = duration * grid(tab, n)
+    XD, RES, LAG = point.map(ngrid)(ca.DM(times).T, X, U, Z)
+    h = duration / n
+    g = [ca.vec(d) for d in tab.defects(node_matrices(X, tab, n), node_matrices(XD, tab, n), h)] + [ca.vec(RES)]
+    g = ca.vertcat(*g)
+    f = ca.mtimes(LAG, ca.DM(quadrature(tab, n, h)))
+    lo = np.concatenate([np.full(M, 0.01), np.zeros(M), np.zeros(M), np.full(M, -1000.0)])
+    hi = np.concatenate([np.ones(M), np.full(M, 5.0), np.ones(M), np.full(M, 1000.0)])
+    w0 = np.concatenate([np.full(3 * M, 0.05), np.zeros(M)])
+    args = dict(x0=np.tile(w0, ngrid), lbx=np.tile(lo, ngrid), ubx=np.tile(hi, ngrid),
+                lbg=np.zeros(g.numel()), ubg=np.zeros(g.numel()))
+    return {"x": w, "f": f, "g": g}, args
+
+
+def muscle_compare(num_muscles, n=100):
+    """One colloc solve and one hand-written solve of the redundancy problem: a dict per side."""
+    import colloc as cl
+
+    red = muscle_problem_module()
+    out = {}
+    start = time.perf_counter()
+    res = cl.solve(red.build(num_muscles), intervals=n, constraint_method=red.SOLVE["constraint_method"])
+    wall = time.perf_counter() - start
+    out["colloc"] = dict(build_s=res.build_seconds, solve_s=res.solve_seconds, other_s=wall - res.build_seconds - res.solve_seconds,
+                         iterations=res.iterations, objective=res.objective, status=res.status.value,
+                         variables=res.nlp_size.get("variables"), constraints=res.nlp_size.get("constraints"))
+    start = time.perf_counter()
+    nlp, args = muscle_hand_nlp(num_muscles, n)
+    solver = ca.nlpsol("hand", "ipopt", nlp, {"ipopt": ipopt_options(), "expand": True, "print_time": False, "error_on_fail": False})
+    build = time.perf_counter() - start
+    start = time.perf_counter()
+    sol = solver(**args)
+    solve = time.perf_counter() - start
+    stats = solver.stats()
+    out["hand"] = dict(build_s=build, solve_s=solve, other_s=0.0, iterations=int(stats.get("iter_count", -1)),
+                       objective=float(sol["f"]), status=_status(stats), variables=int(args["x0"].size), constraints=int(args["lbg"].size))
+    return out
+
+
+def muscle_main(argv=None):
+    ap = argparse.ArgumentParser(description="Muscle-redundancy problem: colloc vs a hand-written CasADi NLP.")
+    ap.add_argument("--muscles", type=int, nargs="+", default=[6, 40])
+    ap.add_argument("--intervals", type=int, default=100)
+    ap.add_argument("--reps", type=int, default=1, help="repetitions (medians are reported)")
+    args = ap.parse_args(argv)
+    print(f"casadi {ca.__version__}; Hermite–Simpson, implicit tendons, {args.intervals} intervals; medians of {args.reps}")
+    print(f"{'muscles':>7} {'side':>6} | {'build':>7} {'solve':>7} {'iter':>5} {'vars':>6} {'cons':>6} | {'objective':>14} {'status'}")
+    for m in args.muscles:
+        runs = [muscle_compare(m, args.intervals) for _ in range(args.reps)]
+        med = {side: {k: (statistics.median(r[side][k] for r in runs) if isinstance(runs[0][side][k], float) else runs[0][side][k])
+                      for k in runs[0][side]} for side in ("colloc", "hand")}
+        for side in ("colloc", "hand"):
+            r = med[side]
+            print(f"{m:>7} {side:>6} | {r['build_s']:7.2f} {r['solve_s']:7.2f} {r['iterations']:>5} {r['variables']:>6} {r['constraints']:>6} | "
+                  f"{r['objective']:14.10f} {r['status']}")
+        c, h = med["colloc"], med["hand"]
+        print(f"{m:>7}  ratio | build× {_ratio(c['build_s'], h['build_s']):.2f}  solve× {_ratio(c['solve_s'], h['solve_s']):.2f}  "
+              f"s/it× {_ratio(c['solve_s'] / max(c['iterations'], 1), h['solve_s'] / max(h['iterations'], 1)):.2f}  "
+              f"objective rel.diff {rel(c['objective'], h['objective']):.1e}", flush=True)
+
+
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["muscles"]:
+        muscle_main(sys.argv[2:])
+    else:
+        main()
