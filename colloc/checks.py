@@ -36,7 +36,7 @@ import numpy as np
 #: Default tolerance of the constraint checks (relative to max(1, |bound|)).
 TOLERANCE = 1e-6
 #: Default tolerance of the one-interval simulations (relative to max(1, max |x|)).
-DYNAMICS_TOLERANCE = 1e-3
+DYNAMICS_TOLERANCE = 1e-2
 
 
 @dataclass
