@@ -38,6 +38,14 @@ from .variational import MidpointVI, simulate  # noqa: E402
 
 __all__ += ["MidpointVI", "simulate"]
 
+from . import urdf  # noqa: E402  (registers Multibody.from_urdf; the URDF parser loads only with a file)
+
+__all__ += ["urdf"]
+
 from .events import SimulationError, simulate_events  # noqa: E402  (scipy loads only when a simulation runs)
 
 __all__ += ["simulate_events", "SimulationError"]
+
+from .muscle import DeGrooteFregly2016Muscle  # noqa: E402
+
+__all__ += ["DeGrooteFregly2016Muscle"]

@@ -124,7 +124,16 @@ class Multibody(ConstraintLevels, Component):
         self._jacobians: list[ca.SX] = []  # G rows of each constraint with multipliers, in declaration order
         self._jacobian_names: list[str] = []
         self.points: dict[str, ca.SX] = {}
+        self._applied: dict[str, ca.SX] = {}  # generalised forces other components apply, by source
         self._equations: EquationsOfMotion | None = None
+
+    #: Set by :mod:`colloc.urdf` when it loads (it builds on this module, never the reverse).
+    _urdf_builder = None
+
+    @classmethod
+    def from_urdf(cls, path, name="robot", base="fixed", joints=None, gravity=(0.0, 0.0, -9.81), actuated=None):
+        """A multibody whose coordinates are a URDF's joints; see :func:`colloc.urdf.from_urdf`."""
+        return Multibody._urdf_builder(path, name=name, base=base, joints=joints, gravity=gravity, actuated=actuated)
 
     # -- symbols -------------------------------------------------------------------------------
     @property
@@ -213,7 +222,13 @@ class Multibody(ConstraintLevels, Component):
     potential_energy = property(lambda self: self._terms["potential_energy"], doc="Potential energy V(q, t), scalar.")
     mass_matrix = property(lambda self: self._terms["mass_matrix"], doc="Mass matrix M(q), shape (nv, nv) (given-terms route).")
     bias_force = property(lambda self: self._terms["bias_force"], doc="Bias force c(q, v, t), shape (nv, 1) (given-terms route; default 0).")
-    generalized_force = property(lambda self: self._terms["generalized_force"], doc="Generalised applied force τ, shape (nv, 1) (default 0).")
+    @property
+    def generalized_force(self):
+        """Generalised applied force τ, shape (nv, 1): the body's own plus what other components apply (default None)."""
+        own, applied = self._terms["generalized_force"], list(self._applied.values())
+        if not applied:
+            return own
+        return sum(applied[1:], applied[0]) + (own if own is not None else 0)
 
     @kinetic_energy.setter
     def kinetic_energy(self, value):
@@ -241,6 +256,27 @@ class Multibody(ConstraintLevels, Component):
     def generalized_force(self, value):
         self._set_term("generalized_force", value, (self.num_speeds, 1))
 
+    def apply_generalized_force(self, source, force) -> None:
+        """Add a generalised force that another component (an actuator such as a muscle) applies.
+
+        The body sums it with its own :attr:`generalized_force`:
+        ``τ = τ_own + Σ_source τ_source``.
+
+        Parameters
+        ----------
+        source : str
+            Name of the applying component (each source applies once).
+        force : casadi.SX, shape (nv, 1)
+            For a path actuator with length ``l(q)`` and tension ``F``, ``−Nᵀ (∂l/∂q)ᵀ F``.
+        """
+        self._check_open(f"apply a force from `{source}`")
+        if source in self._applied:
+            raise ModelError(f"`{source}` already applies a generalised force to multibody `{self.name}`.")
+        expr = _as_sx(force, f"the generalised force `{source}` applies to multibody `{self.name}`")
+        if expr.shape != (self.num_speeds, 1):
+            raise ModelError(f"The generalised force `{source}` applies to multibody `{self.name}` has shape {expr.shape}; expected ({self.num_speeds}, 1).")
+        self._applied[source] = expr
+
     def equations(self) -> EquationsOfMotion:
         """The terms of ``M a + c − τ − Gᵀλ = 0`` (built by AD; see the class notes)."""
         if self._equations is not None:
@@ -260,8 +296,8 @@ class Multibody(ConstraintLevels, Component):
             c = c if c is not None else ca.SX.zeros(nv, 1)
             if V is not None:
                 c = c + ca.mtimes(self._N.T, ca.gradient(V, q))
-        tau = self._terms["generalized_force"]
-        tau = tau if tau is not None else ca.SX.zeros(nv, 1)
+        tau = self.generalized_force
+        tau = ca.SX(tau) if tau is not None else ca.SX.zeros(nv, 1)
         G = ca.vertcat(*self._jacobians) if self._jacobians else ca.SX(0, nv)
         lam = self.multiplier_vector
         residual = ca.mtimes(M, self.a) + c - tau - ca.mtimes(G.T, lam)

@@ -23,6 +23,9 @@ from .trajectory import Trajectory, atomic_write
 
 #: Column kinds drawn by default (derivative and slack columns are left out).
 PLOTTED_KINDS = ("state", "control", "multiplier")
+#: A muscle's columns, drawn side by side on one row (``NAME.<suffix>``; outputs from
+#: ``colloc.muscle.add_muscle_outputs``).
+MUSCLE_GROUP = ("excitation", "activation", "normalized_tendon_force", "fiber_length", "tension")
 
 _MAX_COLUMNS = 4
 _SAMPLES_PER_POINT = 8
@@ -70,12 +73,15 @@ def plot_trajectory(traj_or_list, names=None, labels=None, bounds=None):
         raise OptionError(f"plot_trajectory got {len(labels)} labels for {len(trajs)} trajectories.")
     names = _columns(trajs, names)
     plt = _pyplot()
-    ncols = min(_MAX_COLUMNS, max(1, math.ceil(math.sqrt(len(names)))))
-    nrows = math.ceil(len(names) / ncols)
+    slots, ncols = _muscle_rows(names)
+    names = [slot for slot in slots if slot is not None]
+    positions = [i for i, slot in enumerate(slots) if slot is not None]
+    nrows = math.ceil(len(slots) / ncols)
     fig, axes = plt.subplots(nrows, ncols, figsize=(3.6 * ncols, 2.6 * nrows), squeeze=False, layout="constrained")
-    flat = axes.ravel()
-    for ax in flat[len(names):]:
-        fig.delaxes(ax)
+    flat = [ax for ax, slot in zip(axes.ravel(), slots) if slot is not None]
+    for ax, slot in zip(axes.ravel(), slots + [None] * (axes.size - len(slots))):
+        if slot is None:
+            fig.delaxes(ax)
     colors = plt.rcParams["axes.prop_cycle"].by_key().get("color", ["C0"])
     handles = []
     for i, traj in enumerate(trajs):
@@ -95,7 +101,8 @@ def plot_trajectory(traj_or_list, names=None, labels=None, bounds=None):
         ax.set_title(name, fontsize=10)
         if bounds and name in bounds:
             _draw_bounds(ax, bounds[name])
-        if k + ncols >= len(names):  # bottom subplot of its column
+        below = positions[k] + ncols
+        if below >= len(slots) or slots[below] is None:  # bottom subplot of its column
             ax.set_xlabel("time")
         ax.grid(True, alpha=0.3)
     if labels is not None or len(trajs) > 1:
@@ -113,12 +120,39 @@ def _draw_bounds(ax, pair):
             ax.axhline(value, color="0.4", ls="--", lw=0.9)
 
 
+def _muscle_of(name):
+    """``(muscle, position in MUSCLE_GROUP)`` for a muscle column name, else None."""
+    for i, suffix in enumerate(MUSCLE_GROUP):
+        if name.endswith("." + suffix) and name.count(".") == 1:
+            return name[: -len(suffix) - 1], i
+    return None
+
+
+def _muscle_rows(names):
+    """Subplot slots (names, None for an empty slot) and the number of columns.
+
+    A muscle (a prefix with an ``.excitation`` column) gets one row of its own, in MUSCLE_GROUP
+    order; the other columns fill rows before the muscles, as without muscles.
+    """
+    muscles = [n[: -len(".excitation")] for n in names if n.endswith(".excitation") and n.count(".") == 1]
+    grouped = {n for n in names if _muscle_of(n) and _muscle_of(n)[0] in muscles}
+    if not muscles:
+        return list(names), min(_MAX_COLUMNS, max(1, math.ceil(math.sqrt(len(names)))))
+    ncols = len(MUSCLE_GROUP)
+    rest = [n for n in names if n not in grouped]
+    slots = rest + [None] * (-len(rest) % ncols)
+    for m in muscles:
+        slots += [f"{m}.{suffix}" if f"{m}.{suffix}" in grouped else None for suffix in MUSCLE_GROUP]
+    return slots, ncols
+
+
 def _columns(trajs, names):
     available = []
     for t in trajs:
         available += [n for n in t.names if n not in available]
     if names is None:
-        names = [n for n in available if any(t.kinds.get(n) in PLOTTED_KINDS for t in trajs if n in t)]
+        names = [n for n in available if any(t.kinds.get(n) in PLOTTED_KINDS for t in trajs if n in t)
+                 or (_muscle_of(n) and any(t.kinds.get(n) == "output" for t in trajs if n in t))]
         if not names:
             raise OptionError("The trajectory has no state, control or multiplier columns to plot.")
         return names
@@ -406,7 +440,7 @@ def _point_positions(traj, groups, times):
 
 
 def animate(trajectory, model_or_points, path, fps=30, speed=1.0, dpi=80):
-    """Write a GIF of a planar multibody motion.
+    """Write a GIF of a planar multibody motion (of the link frames in 3-D for URDF models).
 
     Each body is drawn as a polyline through its points in declaration order
     (so declare a chain's pivot, joints and tip in that order), with the full
@@ -447,9 +481,13 @@ def animate(trajectory, model_or_points, path, fps=30, speed=1.0, dpi=80):
             raise OptionError(f"`{name}` must be a positive number; got {value!r}.")
     if trajectory.duration <= 0:
         raise OptionError("The trajectory spans no time; there is nothing to animate.")
-    groups = model_points(model_or_points)
     frames = max(2, int(round(trajectory.duration / speed * fps)) + 1)
     times = np.linspace(trajectory.time[0], trajectory.time[-1], frames)
+    from .animation import robot_bodies, write_robot_gif  # URDF models: their link frames in 3-D
+
+    if robot_bodies(model_or_points):
+        return write_robot_gif(trajectory, robot_bodies(model_or_points), times, fps, path, dpi)
+    groups = model_points(model_or_points)
     positions = _point_positions(trajectory, groups, times)
     _write_gif(positions, times, fps, path, dpi)
     return path

@@ -19,7 +19,7 @@ import numpy as np
 from .errors import FileFormatError, did_you_mean
 from .interpolant import sample
 
-KINDS = ("state", "control", "multiplier", "derivative", "slack")
+KINDS = ("state", "control", "multiplier", "derivative", "slack", "output")  # output: derived, e.g. a muscle's fiber length
 
 
 class Trajectory:
@@ -32,7 +32,8 @@ class Trajectory:
         Column order is kept.  Names: states and controls ``component.name``,
         derivatives ``component.name.dot``, multipliers ``component.constraint.lambda``.
     kinds : dict of str -> str
-        One of ``state, control, multiplier, derivative, slack`` per column.
+        One of ``state, control, multiplier, derivative, slack, output`` per column (``output``: a quantity
+        derived from the others, such as a muscle's fiber length).
     parameters : dict of str -> float
     metadata : dict
         ``problem``, ``scheme``, ``intervals``, ``status``, ``objective`` … (JSON-serialisable).

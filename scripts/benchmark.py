@@ -834,6 +834,7 @@ def main(argv=None):
     ap.add_argument("--large-reps", type=int, default=1)
     ap.add_argument("--profile", action="store_true", help="cProfile one colloc solve (first of --problem/--schemes/--sizes)")
     ap.add_argument("--no-isolate", action="store_true", help="run in this process (faster; no memory figures)")
+    ap.add_argument("--robots", action="store_true", help="URDF dynamics: colloc's RNEA/CRBA vs adam-robotics (see the last section)")
     ap.add_argument("--out", nargs="?", const=os.path.join("results", "benchmark.csv"),
                     help="write every measured row to this CSV (default path results/benchmark.csv)")
     args = ap.parse_args(argv)
@@ -842,6 +843,8 @@ def main(argv=None):
     summaries = []
     if args.profile:
         return run_profile(args)
+    if args.robots:
+        return run_robots(args.sizes or [50, 100])
     if args.options:
         summaries += run_options(args)
     elif not args.large:
@@ -866,5 +869,266 @@ def main(argv=None):
         write_csv(args.out, summaries)
 
 
+
+# ======================================================================== robots from URDF
+# colloc's own recursive Newton–Euler / composite-rigid-body dynamics (colloc/rigidbody.py) against
+# adam-robotics 0.5.0 (adam.casadi.KinDynComputations, needs liecasadi), both as CasADi SX from the same
+# URDF: agreement with Pinocchio (pin) at 20 random states, expression size of the inverse-dynamics
+# residual and of its Lagrangian Hessian, evaluation time per grid point, and the Panda reach
+# (problems/panda_reach.py) built and solved at 50 and 100 Hermite–Simpson intervals with each.
+#
+# adam 0.5.0 fails on example-robot-data's panda.urdf in its CRBA: a prismatic joint's motion
+# subspace is stacked from 3-vectors where scalars are meant (12 rows, not 6), and every joint of
+# the tree enters, locked or not.  `_adam_patch` corrects that one method; with it adam's Panda
+# agrees with Pinocchio.  adam's gravity defaults to 9.80665; it is set to Pinocchio's 9.81 here.
+
+ROBOT_CASES = {
+    "ur5": ("ur_description/urdf/ur5_robot.urdf", None, "world"),
+    "panda": ("panda_description/urdf/panda.urdf", [f"panda_joint{i}" for i in range(1, 8)], "panda_link0"),
+}
+
+
+def _adam_patch():
+    from adam.model.std_factories.std_joint import StdJoint
+
+    if getattr(StdJoint, "_colloc_patched", False):
+        return
+    original = StdJoint.motion_subspace
+
+    def motion_subspace(self):
+        if self.type == "prismatic":
+            z = self.math.zeros(1)
+            return self.math.vertcat(self.axis[0], self.axis[1], self.axis[2], z, z, z)
+        return original(self)
+
+    StdJoint.motion_subspace = motion_subspace
+    StdJoint._colloc_patched = True
+
+
+def adam_terms(path, joints, root, q, v):
+    """``M(q)`` and bias ``c(q, v)`` of a fixed-base robot from adam, as SX in colloc's q, v."""
+    _adam_patch()
+    from adam.casadi import KinDynComputations
+
+    kd = KinDynComputations(path, joints, root)
+    kd.g = np.array([0.0, 0.0, -9.81, 0.0, 0.0, 0.0])
+    H = ca.DM.eye(4)
+    M = kd.mass_matrix_fun()(H, q)[6:, 6:]
+    c = kd.bias_force_fun()(H, q, ca.DM.zeros(6), v)[6:]
+    return ca.SX(M), ca.SX(c)
+
+
+def robot_body(key, dynamics, name=None):
+    """A fixed-base URDF body with colloc's dynamics or adam's (``dynamics`` = "colloc" | "adam")."""
+    import colloc as cl
+    from colloc.urdf import example_robot
+
+    rel, joints, root = ROBOT_CASES[key]
+    path = example_robot(rel)
+    body = cl.Multibody.from_urdf(path, name=name or key, joints=joints)
+    if dynamics == "adam":
+        M, c = adam_terms(path, body.joint_names, root, body.q, body.v)
+        body.mass_matrix, body.bias_force = M, c
+        body._inverse_dynamics = ca.mtimes(M, body.a) + c  # adam has no RNEA with accelerations
+    return body
+
+
+def _pinocchio_error(key, body):
+    import pinocchio as pin
+
+    from colloc.urdf import example_robot
+
+    rel, joints, _ = ROBOT_CASES[key]
+    model = pin.buildModelFromUrdf(example_robot(rel))
+    if joints is not None:
+        locked = [model.getJointId(n) for n in model.names[1:] if n not in joints]
+        model = pin.buildReducedModel(model, locked, pin.neutral(model))
+    data, rng = model.createData(), np.random.default_rng(1)
+    fM = ca.Function("M", [body.q], [body.mass_matrix])
+    fid = ca.Function("id", [body.q, body.v, body.a], [body._inverse_dynamics])
+    err_M = err_tau = 0.0
+    for _ in range(20):
+        q = pin.randomConfiguration(model, -3.0 * np.ones(model.nq), 3.0 * np.ones(model.nq))
+        v, a = rng.normal(size=model.nv), rng.normal(size=model.nv)
+        Mp = pin.crba(model, data, q)
+        Mp = np.triu(Mp) + np.triu(Mp, 1).T
+        err_M = max(err_M, float(np.abs(np.array(fM(q)) - Mp).max()))
+        err_tau = max(err_tau, float(np.abs(np.array(fid(q, v, a)).ravel() - pin.rnea(model, data, q, v, a)).max()))
+    return err_M, err_tau
+
+
+def _per_point(body, reps=2000):
+    """Instructions and seconds per evaluation of the residual and of its Lagrangian Hessian."""
+    syms = ca.vertcat(body.q, body.v, body.a, *[v.symbol for v in body.variables if v.kind == "control"])
+    r = body._inverse_dynamics - body.generalized_force
+    lam = ca.SX.sym("lam", r.numel())
+    f = ca.Function("r", [syms], [r])
+    h = ca.Function("h", [syms, lam], [ca.hessian(ca.dot(lam, r), syms)[0]])
+    rng = np.random.default_rng(0)
+    X, L = rng.normal(size=(syms.numel(), reps)), rng.normal(size=(r.numel(), reps))
+    out = {}
+    for label, fun, args in (("residual", f.map(reps), [X]), ("hessian", h.map(reps), [X, L])):
+        start = time.perf_counter()
+        fun(*args)
+        out[label] = ((f if label == "residual" else h).n_instructions(), (time.perf_counter() - start) / reps)
+    return out
+
+
+def run_robots(sizes=(50, 100)):
+    """Print the URDF-dynamics comparison and the Panda reach timings (see the section comment)."""
+    sys.path.insert(0, os.path.join(ROOT, "problems"))
+    import panda_reach
+
+    import colloc as cl
+
+    sides = ["colloc"]
+    try:
+        import adam.casadi  # noqa: F401
+        sides.append("adam")
+    except ImportError as err:
+        print(f"adam-robotics is not importable ({err}); measuring colloc's dynamics only")
+    print(f"{'robot':6s} {'dynamics':8s} {'build s':>8s} {'|M-pin|':>9s} {'|tau-pin|':>9s} {'res instr':>9s} {'res us/pt':>9s} {'hess instr':>10s} {'hess us/pt':>10s}")
+    for key in ROBOT_CASES:
+        for side in sides:
+            start = time.perf_counter()
+            body = robot_body(key, side)
+            built = time.perf_counter() - start
+            try:
+                eM, et = _pinocchio_error(key, body)
+            except ImportError:
+                eM = et = float("nan")
+            pp = _per_point(body)
+            print(f"{key:6s} {side:8s} {built:8.3f} {eM:9.1e} {et:9.1e} {pp['residual'][0]:9d} {pp['residual'][1] * 1e6:9.2f} "
+                  f"{pp['hessian'][0]:10d} {pp['hessian'][1] * 1e6:10.2f}", flush=True)
+    print(f"\nPanda reach (problems/panda_reach.py), Hermite–Simpson, IPOPT defaults of colloc")
+    print(f"{'dynamics':8s} {'N':>5s} {'build s':>8s} {'solve s':>8s} {'total s':>8s} {'iter':>5s} {'objective':>12s} {'status'}")
+    for n in sizes:
+        for side in sides:
+            start = time.perf_counter()
+            prob = panda_reach.problem(robot_body("panda", side, name="panda"))
+            res = cl.solve(prob, scheme="hermite-simpson", intervals=n)
+            total = time.perf_counter() - start
+            print(f"{side:8s} {n:5d} {res.build_seconds:8.2f} {res.solve_seconds:8.2f} {total:8.2f} {res.iterations:5d} "
+                  f"{res.objective:12.6f} {res.status.name}", flush=True)
+
+
+# ======================================================================== muscles (separate study)
+# The muscle-redundancy problem (problems/muscle_redundancy.py): a prescribed elbow motion reproduced by
+# M DeGroote–Fregly 2016 muscles with implicit tendons, minimum Σ∫a², Hermite–Simpson.  colloc solves the
+# script as written (a Multibody whose flexion follows the motion through a holonomic constraint with a
+# zero multiplier, posa2016); the hand-written NLP is what a CasADi user writes for the paper's formulation:
+# per grid point the states (a, F̃_T) of every muscle, the excitations and dF̃_T/dt, the equilibrium
+# residuals and one torque row Σ r_m(θ_ref) F_T,m = ID(t), with θ_ref(t) substituted analytically.  The two
+# are the same continuous problem but not the same NLP (colloc also carries θ, θ̇, θ̈ and the multiplier,
+# and its midpoint angles follow the collocation polynomial rather than θ_ref), so the objectives agree
+# to the discretisation error, not to round-off.
+#
+#     python scripts/benchmark.py muscles [--muscles 6 40] [--intervals 100] [--reps 1]
+
+
+def muscle_problem_module():
+    return importlib.import_module("problems.muscle_redundancy")
+
+
+def muscle_hand_nlp(num_muscles, n, duration=1.0):
+    """The hand-written NLP of the redundancy problem: ``(nlp, args)`` for ``ca.nlpsol``."""
+    from colloc import muscle as mus
+
+    red = muscle_problem_module()
+    tab = tables("hermite-simpson")
+    rows = red.muscle_table(num_muscles)
+    M, ngrid = num_muscles, 2 * n + 1
+    t, theta = ca.SX.sym("t"), ca.SX.sym("theta")
+    a, F, e, Fdot = (ca.SX.sym(s, M) for s in ("a", "F", "e", "Fdot"))
+    q, qd, qdd = red.motion(t, duration)
+    arm = red.ARM
+    L = arm["forearm_length"]
+    inertia = arm["forearm_mass"] * L**2 / 3.0 + arm["load"] * L**2
+    inverse_dynamics = inertia * qdd + (arm["forearm_mass"] * arm["com_distance"] + arm["load"] * L) * red.GRAVITY * ca.sin(q)
+    adot, res, torque = [], [], 0
+    kT = mus.tendon_stiffness_factor()
+    for k, (_, kind, o, i, fmax, share) in enumerate(rows):
+        ref = red.path_length(kind, o, i, red.REFERENCE_ANGLE)
+        lopt, lslack = share * ref, (1.0 - share) * ref
+        lmt = red.path_length(kind, o, i, theta)
+        dl = ca.jacobian(lmt, theta)
+        lmt, dl = ca.substitute(lmt, theta, q), ca.substitute(dl, theta, q)
+        adot.append(mus.activation_rate(e[k], a[k]))
+        lt = lslack * mus.tendon_force_length_inverse(F[k])
+        lm = lmt - lt                                     # zero pennation
+        vm = (dl * qd - lslack * Fdot[k] / (kT * (F[k] + 0.2))) / (10.0 * lopt)
+        lm_n = lm / lopt
+        res.append(F[k] - (a[k] * mus.active_force_length(lm_n) * mus.force_velocity(vm) + mus.passive_force_length(lm_n)))
+        torque = torque - dl * fmax * F[k]
+    point = ca.Function("point", [t, ca.vertcat(a, F), e, Fdot],
+                        [ca.vertcat(*adot, Fdot), ca.vertcat(*res, torque - inverse_dynamics), ca.sumsqr(a)])
+    nw = 4 * M
+    w = ca.MX.sym("w", nw * ngrid)
+    W = ca.reshape(w, nw, ngrid)
+    X, U, Z = W[:2 * M, :], W[2 * M:3 * M, :], W[3 * M:, :]
+    times = duration * grid(tab, n)
+    XD, RES, LAG = point.map(ngrid)(ca.DM(times).T, X, U, Z)
+    h = duration / n
+    g = [ca.vec(d) for d in tab.defects(node_matrices(X, tab, n), node_matrices(XD, tab, n), h)] + [ca.vec(RES)]
+    g = ca.vertcat(*g)
+    f = ca.mtimes(LAG, ca.DM(quadrature(tab, n, h)))
+    lo = np.concatenate([np.full(M, 0.01), np.zeros(M), np.zeros(M), np.full(M, -1000.0)])
+    hi = np.concatenate([np.ones(M), np.full(M, 5.0), np.ones(M), np.full(M, 1000.0)])
+    w0 = np.concatenate([np.full(3 * M, 0.05), np.zeros(M)])
+    args = dict(x0=np.tile(w0, ngrid), lbx=np.tile(lo, ngrid), ubx=np.tile(hi, ngrid),
+                lbg=np.zeros(g.numel()), ubg=np.zeros(g.numel()))
+    return {"x": w, "f": f, "g": g}, args
+
+
+def muscle_compare(num_muscles, n=100):
+    """One colloc solve and one hand-written solve of the redundancy problem: a dict per side."""
+    import colloc as cl
+
+    red = muscle_problem_module()
+    out = {}
+    start = time.perf_counter()
+    res = cl.solve(red.build(num_muscles), intervals=n, constraint_method=red.SOLVE["constraint_method"])
+    wall = time.perf_counter() - start
+    out["colloc"] = dict(build_s=res.build_seconds, solve_s=res.solve_seconds, other_s=wall - res.build_seconds - res.solve_seconds,
+                         iterations=res.iterations, objective=res.objective, status=res.status.value,
+                         variables=res.nlp_size.get("variables"), constraints=res.nlp_size.get("constraints"))
+    start = time.perf_counter()
+    nlp, args = muscle_hand_nlp(num_muscles, n)
+    solver = ca.nlpsol("hand", "ipopt", nlp, {"ipopt": ipopt_options(), "expand": True, "print_time": False, "error_on_fail": False})
+    build = time.perf_counter() - start
+    start = time.perf_counter()
+    sol = solver(**args)
+    solve = time.perf_counter() - start
+    stats = solver.stats()
+    out["hand"] = dict(build_s=build, solve_s=solve, other_s=0.0, iterations=int(stats.get("iter_count", -1)),
+                       objective=float(sol["f"]), status=_status(stats), variables=int(args["x0"].size), constraints=int(args["lbg"].size))
+    return out
+
+
+def muscle_main(argv=None):
+    ap = argparse.ArgumentParser(description="Muscle-redundancy problem: colloc vs a hand-written CasADi NLP.")
+    ap.add_argument("--muscles", type=int, nargs="+", default=[6, 40])
+    ap.add_argument("--intervals", type=int, default=100)
+    ap.add_argument("--reps", type=int, default=1, help="repetitions (medians are reported)")
+    args = ap.parse_args(argv)
+    print(f"casadi {ca.__version__}; Hermite–Simpson, implicit tendons, {args.intervals} intervals; medians of {args.reps}")
+    print(f"{'muscles':>7} {'side':>6} | {'build':>7} {'solve':>7} {'iter':>5} {'vars':>6} {'cons':>6} | {'objective':>14} {'status'}")
+    for m in args.muscles:
+        runs = [muscle_compare(m, args.intervals) for _ in range(args.reps)]
+        med = {side: {k: (statistics.median(r[side][k] for r in runs) if isinstance(runs[0][side][k], float) else runs[0][side][k])
+                      for k in runs[0][side]} for side in ("colloc", "hand")}
+        for side in ("colloc", "hand"):
+            r = med[side]
+            print(f"{m:>7} {side:>6} | {r['build_s']:7.2f} {r['solve_s']:7.2f} {r['iterations']:>5} {r['variables']:>6} {r['constraints']:>6} | "
+                  f"{r['objective']:14.10f} {r['status']}")
+        c, h = med["colloc"], med["hand"]
+        print(f"{m:>7}  ratio | build× {_ratio(c['build_s'], h['build_s']):.2f}  solve× {_ratio(c['solve_s'], h['solve_s']):.2f}  "
+              f"s/it× {_ratio(c['solve_s'] / max(c['iterations'], 1), h['solve_s'] / max(h['iterations'], 1)):.2f}  "
+              f"objective rel.diff {rel(c['objective'], h['objective']):.1e}", flush=True)
+
+
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["muscles"]:
+        muscle_main(sys.argv[2:])
+    else:
+        main()

@@ -22,6 +22,8 @@ PROBLEMS_DIR = Path(__file__).resolve().parents[1] / "problems"
 DEFAULT_INTERVALS = 30
 #: Problems whose coarse solve takes more than ~20 s (none yet: each one here takes < 0.1 s).
 SLOW = set()
+#: Scripts that load a robot of the optional example-robot-data wheel (colloc's `robots` extra).
+ROBOTS = {"panda_reach", "ur5_min_time"}
 
 
 def load(stem):
@@ -63,8 +65,20 @@ def measured(result, quantity):
     return result.trajectory.final(name)
 
 
+def _needs_robots():
+    from importlib import metadata
+
+    pytest.importorskip("urdf_parser_py")
+    try:
+        metadata.distribution("example-robot-data")
+    except metadata.PackageNotFoundError:
+        pytest.skip("example-robot-data is not installed")
+
+
 @pytest.mark.parametrize("stem", problem_stems())
 def test_builds_and_validates(stem):
+    if stem in ROBOTS:
+        _needs_robots()
     module = load(stem)
     assert module.__doc__ and "Source" in module.__doc__, f"{stem} needs a docstring with its source"
     problem = module.build()

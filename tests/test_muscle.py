@@ -1,0 +1,404 @@
+"""DeGroote–Fregly 2016 muscles: curves, errors, equilibrium, twins, redundancy, verification, files, plots.
+
+References: the curves' constants are those of OpenSim 4's DeGrooteFregly2016Muscle
+(shared/reference MUSCLES.md, De Groote et al., Ann. Biomed. Eng. 44(10), 2016, corrected);
+the equilibrium height is the scalar root derived in problems/hanging_mass_muscle.py; the
+redundancy torque is Multibody.inverse_dynamics of the muscle-free skeleton.
+"""
+from __future__ import annotations
+
+import importlib.util
+import math
+from pathlib import Path
+
+import casadi as ca
+import numpy as np
+import pytest
+
+import colloc as cl
+from colloc import muscle as mus
+from colloc.chattering import chattering_runs, detect_chattering
+
+PROBLEMS = Path(__file__).resolve().parents[1] / "problems"
+IPOPT = dict(print_level=0, tol=1e-10)
+
+
+def load(stem):
+    spec = importlib.util.spec_from_file_location(f"problems.{stem}", PROBLEMS / f"{stem}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+HANG = load("hanging_mass_muscle")
+ELBOW = load("elbow_reach")
+REDUNDANCY = load("muscle_redundancy")
+
+
+# -- curves ------------------------------------------------------------------------------------
+# The published forms re-typed from MUSCLES.md / OpenSim's DeGrooteFregly2016Muscle.cpp, independently
+# of colloc/muscle.py, so a typo in either shows up at many points.
+def _published_fl(l):
+    rows = [(0.8150671134243542, 1.055033428970575, 0.162384573599574, 0.063303448465465),
+            (0.433004984392647, 0.716775413397760, -0.029947116970696, 0.200356847296188),
+            (0.1, 1.0, 0.5 * math.sqrt(0.5), 0.0)]
+    return sum(b1 * np.exp(-0.5 * (l - b2) ** 2 / (b3 + b4 * l) ** 2) for b1, b2, b3, b4 in rows)
+
+
+def _published_fv(v):
+    d1, d2, d3, d4 = -0.3211346127989808, -8.149, -0.374, 0.8825327733249912
+    return d1 * np.arcsinh(d2 * v + d3) + d4
+
+
+def _published_fpe(l, e0=0.6):
+    offset = np.exp(4.0 * (0.2 - 1.0) / e0)
+    return (np.exp(4.0 * (l - 1.0) / e0) - offset) / (np.exp(4.0) - offset)
+
+
+def _published_ft(lt, eps=0.049):
+    kt = np.log((1.0 + 0.2) / 0.2) / eps
+    return 0.2 * np.exp(kt * (lt - 1.0)) - 0.2
+
+
+def test_curves_match_the_published_forms_at_many_points():
+    l = np.linspace(0.2, 1.8, 401)
+    v = np.linspace(-1.0, 1.0, 401)
+    lt = np.linspace(0.99, 1.06, 401)
+    np.testing.assert_allclose(mus.active_force_length(l), _published_fl(l), rtol=1e-13, atol=1e-15)
+    np.testing.assert_allclose(mus.passive_force_length(l), _published_fpe(l), rtol=1e-13, atol=1e-15)
+    np.testing.assert_allclose(mus.force_velocity(v), _published_fv(v), rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(mus.tendon_force_length(lt), _published_ft(lt), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(mus.passive_force_length(l, 0.4), _published_fpe(l, 0.4), rtol=1e-13, atol=1e-15)
+    np.testing.assert_allclose(mus.tendon_force_length(lt, 0.1), _published_ft(lt, 0.1), rtol=1e-12, atol=1e-14)
+
+
+def test_curves_pass_through_the_defining_points():
+    # OpenSim's constants make these exact (the supplement's rounded ones miss f_V(0) = 1 and f_V(-1) = 0).
+    assert mus.active_force_length(1.0) == pytest.approx(1.0, abs=1e-14)
+    assert mus.force_velocity(0.0) == pytest.approx(1.0, abs=1e-14)
+    assert mus.force_velocity(-1.0) == pytest.approx(0.0, abs=1e-14)
+    assert mus.tendon_force_length(1.0) == pytest.approx(0.0, abs=1e-15)
+    assert mus.tendon_force_length(1.049) == pytest.approx(1.0, abs=1e-13)
+    assert mus.passive_force_length(1.6) == pytest.approx(1.0, abs=1e-13)
+    assert mus.passive_force_length(0.2) == pytest.approx(0.0, abs=1e-15)
+    assert mus.tendon_stiffness_factor() == pytest.approx(math.log(6.0) / 0.049, rel=1e-15)  # ≈ 36.57
+    # the active curve peaks near l̃ = 1 and falls on both limbs
+    l = np.linspace(0.4, 1.6, 1201)
+    assert abs(l[np.argmax(mus.active_force_length(l))] - 1.0) < 0.02
+
+
+def test_inverse_curves_round_trip():
+    v = np.linspace(-1.0, 1.0, 201)
+    np.testing.assert_allclose(mus.force_velocity_inverse(mus.force_velocity(v)), v, atol=1e-12)
+    f = np.linspace(0.0, 2.0, 201)
+    np.testing.assert_allclose(mus.tendon_force_length(mus.tendon_force_length_inverse(f)), f, atol=1e-12)
+
+
+def test_curves_give_the_same_numbers_on_casadi_expressions():
+    x = ca.SX.sym("x")
+    for curve, points in ((mus.active_force_length, np.linspace(0.3, 1.7, 15)), (mus.passive_force_length, np.linspace(0.3, 1.7, 15)),
+                          (mus.force_velocity, np.linspace(-1, 1, 15)), (mus.force_velocity_inverse, np.linspace(0, 1.7, 15)),
+                          (mus.tendon_force_length, np.linspace(1, 1.05, 15)), (mus.tendon_force_length_inverse, np.linspace(0, 1, 15))):
+        f = ca.Function("f", [x], [curve(x)])
+        np.testing.assert_allclose([float(f(p)) for p in points], curve(points), rtol=1e-14, atol=1e-15)
+
+
+def test_activation_rate_is_the_published_smoothed_switch():
+    e, a, b = 1.0, 0.2, 0.1
+    f = 0.5 + 0.5 * math.tanh(b * (e - a))
+    expected = (e - a) * (f / (0.015 * (0.5 + 1.5 * a)) + (1 - f) * (0.5 + 1.5 * a) / 0.060)
+    assert mus.activation_rate(e, a) == pytest.approx(expected, rel=1e-14)
+    assert mus.activation_rate(0.3, 0.3) == 0.0
+    # b = 10 and |e − a| = 0.5: the switch is nearly sharp, rising with τ_a (0.5 + 1.5a), falling with τ_d/(0.5 + 1.5a)
+    up, down = mus.activation_rate(1.0, 0.5, smoothing=10.0), mus.activation_rate(0.0, 0.5, smoothing=10.0)
+    assert up == pytest.approx(0.5 / (0.015 * 1.25), rel=1e-4)
+    assert down == pytest.approx(-0.5 * 1.25 / 0.060, rel=1e-4)
+
+
+# -- the component and its errors --------------------------------------------------------------
+def _body():
+    body = cl.Multibody("b", coordinates=["y"])
+    y, = body.coordinates
+    vy, = body.speeds
+    body.kinetic_energy = 0.5 * vy**2
+    return body, y
+
+
+GOOD = dict(max_isometric_force=30.0, optimal_fiber_length=0.1, tendon_slack_length=0.05)
+
+
+@pytest.mark.parametrize("change, match", [
+    (dict(max_isometric_force=-1.0), "`max_isometric_force` of muscle `m` must be positive"),
+    (dict(max_isometric_force=0.0), "`max_isometric_force` of muscle `m` must be positive"),
+    (dict(optimal_fiber_length=0.0), "`optimal_fiber_length` of muscle `m` must be positive"),
+    (dict(tendon_slack_length=-0.05), "`tendon_slack_length` of muscle `m` must be positive"),
+    (dict(max_contraction_velocity=0.0), "`max_contraction_velocity` of muscle `m` must be positive"),
+    (dict(activation_time_constant=-0.01), "`activation_time_constant` of muscle `m` must be positive"),
+    (dict(tendon_strain_at_one_norm_force=0.0), "`tendon_strain_at_one_norm_force` of muscle `m` must be positive"),
+    (dict(pennation_angle_at_optimal=math.pi / 2), r"`pennation_angle_at_optimal` of muscle `m` must be in \[0, π/2\)"),
+    (dict(pennation_angle_at_optimal=-0.1), r"`pennation_angle_at_optimal` of muscle `m` must be in \[0, π/2\)"),
+    (dict(fiber_damping=-0.1), "`fiber_damping` of muscle `m` must not be negative"),
+    (dict(fiber_damping=0.1, tendon_compliance="explicit"), "fiber_damping > 0, which the explicit tendon form"),
+    (dict(tendon_compliance="elastic"), "Unknown tendon_compliance 'elastic' of muscle `m`"),
+    (dict(max_isometric_force=float("nan")), "`max_isometric_force` of muscle `m` must be a finite number"),
+    (dict(max_isometric_force=None), "Muscle `m` needs `max_isometric_force`"),
+    (dict(minimum_activation=1.0), r"`minimum_activation` of muscle `m` must be in \[0, 1\)"),
+])
+def test_bad_parameters_get_one_sentence(change, match):
+    body, y = _body()
+    with pytest.raises(cl.ModelError, match=match):
+        cl.DeGrooteFregly2016Muscle("m", body=body, length=-y, **dict(GOOD, **change))
+
+
+def test_bad_paths_get_one_sentence():
+    body, y = _body()
+    other = cl.Multibody("c", coordinates=["z"])
+    with pytest.raises(cl.ModelError, match="`length` of muscle `m` does not depend on the coordinates of `b`"):
+        cl.DeGrooteFregly2016Muscle("m", body=body, length=other.coordinates[0] + 0.2, **GOOD)
+    with pytest.raises(cl.ModelError, match="`length` of muscle `m` does not depend on the coordinates of `b`"):
+        cl.DeGrooteFregly2016Muscle("m", body=body, length=0.2, **GOOD)
+    with pytest.raises(cl.ModelError, match="`length` of muscle `m` depends on the speeds of `b`"):
+        cl.DeGrooteFregly2016Muscle("m", body=body, length=y + body.speeds[0], **GOOD)
+    with pytest.raises(cl.ModelError, match="`length` of muscle `m` must be a scalar"):
+        cl.DeGrooteFregly2016Muscle("m", body=body, length=ca.vertcat(y, y), **GOOD)
+    with pytest.raises(cl.ModelError, match="`body` of muscle `m` must be a colloc.Multibody"):
+        cl.DeGrooteFregly2016Muscle("m", body=cl.Component("x"), length=y, **GOOD)
+
+
+def test_muscle_applies_minus_path_jacobian_times_tension_to_its_body():
+    body, y = _body()
+    m = cl.DeGrooteFregly2016Muscle("m", body=body, length=-y, **GOOD)
+    eq = body.equations()
+    # M a − τ = 0 with τ = −(∂l/∂y) F_T = +F_max F̃_T
+    expected = body.a - 30.0 * m.normalized_tendon_force
+    assert float(ca.evalf(ca.substitute(eq.residual - expected, ca.vertcat(body.a, m.normalized_tendon_force), ca.DM([0.7, 0.3])))) == 0.0
+    with pytest.raises(cl.ModelError, match="`m` already applies a generalised force to multibody `b`"):
+        body.apply_generalized_force("m", ca.SX(1))
+    with pytest.raises(cl.ModelError, match=r"has shape \(2, 1\); expected \(1, 1\)"):
+        body.apply_generalized_force("n", ca.SX.zeros(2, 1))
+    assert [v.name for v in m.variables] == ["m.excitation", "m.activation", "m.normalized_tendon_force"]
+    rigid = cl.DeGrooteFregly2016Muscle("r", body=body, length=-y, tendon_compliance="rigid", **GOOD)
+    assert rigid.normalized_tendon_force is None and [v.name for v in rigid.variables] == ["r.excitation", "r.activation"]
+
+
+def test_elbow_moment_arms_by_automatic_differentiation_match_the_closed_form():
+    body = ELBOW.skeleton()
+    muscles = ELBOW.add_muscles(body)
+    for m in muscles:
+        kind, o, i, *_ = ELBOW.MUSCLES[m.name]
+        r = ca.Function("r", [body.q], [m.moment_arms[0]])
+        for theta in (0.3, 0.9, 1.7, 2.4):
+            assert float(r(theta)) == pytest.approx(ELBOW.moment_arm(kind, o, i, theta), rel=1e-13)
+        assert (float(r(1.0)) > 0) == (kind == "flexor")
+
+
+# -- hanging mass ------------------------------------------------------------------------------
+@pytest.mark.parametrize("mode", ["rigid", "explicit", "implicit"])
+@pytest.mark.parametrize("excitation", [0.2, 0.6])
+def test_static_equilibrium_height_is_the_scalar_root(mode, excitation):
+    """The mass held by a constant excitation sits at y* of the scalar root to 1e-6 m (measured ≤ 4e-10)."""
+    res = cl.solve(HANG.build_equilibrium(excitation, mode), intervals=4, ipopt=dict(print_level=0, tol=1e-12))
+    assert res.success
+    y = res.trajectory["mass.height"]
+    assert np.max(np.abs(y - HANG.equilibrium_height(excitation, mode))) < 1e-6
+
+
+def test_explicit_and_implicit_tendons_are_twins_on_every_mesh():
+    """Same optimum and states on each mesh (measured gap ≤ 5e-15 in J at 10–160 intervals).
+
+    Both forms impose the same equations at the same collocation points — the implicit residual
+    solved for dF̃_T/dt is the explicit right-hand side — so the discrete optima coincide to the
+    solver's tolerance; the gap does not wait for the mesh to refine.
+    """
+    objectives = {}
+    for n in (10, 20):
+        res = {mode: cl.solve(HANG.build(mode), intervals=n, ipopt=IPOPT) for mode in ("explicit", "implicit")}
+        assert all(r.success for r in res.values())
+        a, b = res["explicit"], res["implicit"]
+        assert abs(a.objective - b.objective) < 1e-8 * a.objective
+        for name in ("mass.height", "muscle.normalized_tendon_force", "muscle.excitation"):
+            np.testing.assert_allclose(a.trajectory[name], b.trajectory[name], atol=1e-6)
+        objectives[n] = a.objective
+    # the compliant lift costs more than the rigid one (the tendon must be stretched first) and converges
+    rigid = cl.solve(HANG.build("rigid"), intervals=20, ipopt=IPOPT).objective
+    assert rigid < objectives[20] < objectives[10]
+
+
+def test_verify_integrates_the_explicit_tendon_form_and_agrees():
+    """colloc verify (CVODES) on the explicit form: state error falls with the mesh (measured 3.8e-3 → 1.3e-3;
+    height 1.4e-5 → 1.5e-6); the implicit solution verifies against its explicit twin (same names)."""
+    errors = []
+    for n in (20, 40):
+        prob = HANG.build("explicit")
+        res = cl.solve(prob, intervals=n, ipopt=IPOPT)
+        sim = cl.verify(prob, res.trajectory)
+        assert sim["success"] and sim["integrator"] == "cvodes"
+        errors.append((sim["max_error"], float(np.max(sim["errors"]["mass.height"]))))
+    assert errors[1][0] < 5e-3 and errors[1][1] < 5e-6
+    assert errors[0][1] / errors[1][1] > 4.0  # at least second order in the height
+    implicit = cl.solve(HANG.build("implicit"), intervals=40, ipopt=IPOPT)
+    twin = cl.verify(HANG.build("explicit"), implicit.trajectory)
+    assert twin["success"] and twin["max_error"] == pytest.approx(errors[1][0], rel=1e-3)
+
+
+# -- elbow -------------------------------------------------------------------------------------
+def test_elbow_reach_balances_gravity_at_both_ends():
+    """Static ends: Σ r F_T equals the skeleton's inverse dynamics (the gravity torque) to 1e-7 N·m."""
+    prob = ELBOW.build()
+    res = cl.solve(prob, intervals=20, ipopt=IPOPT)
+    assert res.success
+    traj = res.trajectory
+    torque = REDUNDANCY.muscle_torque(traj, prob)
+    skeleton = ELBOW.skeleton()
+    for k in (0, -1):
+        gravity = skeleton.inverse_dynamics([traj["arm.flexion"][k]], [0.0], [0.0])[0]
+        assert torque[k] == pytest.approx(gravity, abs=1e-7)
+    assert traj["arm.flexion"][-1] == pytest.approx(1.4)
+    # the flexors do the lifting: their mean activation exceeds the extensor's
+    flexors = np.mean([traj[f"{m}.activation"].mean() for m, row in ELBOW.MUSCLES.items() if row[0] == "flexor"])
+    assert flexors > 2 * traj["triceps.activation"].mean()
+
+
+# -- muscle redundancy ---------------------------------------------------------------------------
+def test_redundancy_muscle_torque_equals_inverse_dynamics_at_every_mesh_point():
+    """Σ_m r_m F_T,m = ID(θ_ref, θ̇_ref, θ̈_ref) of the skeleton at every mesh point (measured 4e-15 N·m)."""
+    prob = REDUNDANCY.build(6)
+    res = cl.solve(prob, intervals=20, constraint_method="posa2016", ipopt=dict(print_level=0, tol=1e-10))
+    assert res.success
+    traj = res.trajectory
+    mesh = slice(None, None, 2)  # Hermite–Simpson: mesh points are every other grid point
+    torque = REDUNDANCY.muscle_torque(traj, prob)[mesh]
+    skeleton = REDUNDANCY.skeleton()
+    inverse = np.array([skeleton.inverse_dynamics(*[[x] for x in REDUNDANCY.motion(t)])[0] for t in traj.time[mesh]])
+    assert np.max(np.abs(inverse)) > 5.0
+    np.testing.assert_allclose(torque, inverse, rtol=0, atol=1e-8)
+    assert np.max(np.abs(traj["arm.prescribed.lambda"])) == 0.0
+
+
+# -- files, plots, chattering ------------------------------------------------------------------
+def _hanging_solution(mode="implicit", n=10):
+    prob = HANG.build(mode)
+    return prob, cl.solve(prob, intervals=n, ipopt=IPOPT).trajectory
+
+
+def test_muscle_outputs_are_columns_that_sto_and_csv_files_carry(tmp_path):
+    prob, traj = _hanging_solution()
+    out = mus.add_muscle_outputs(traj, prob)
+    for key in ("muscle.fiber_length", "muscle.tension", "muscle.normalized_fiber_length", "muscle.normalized_fiber_velocity"):
+        assert out.kinds[key] == "output"
+    # tension is F_max F̃_T; the fiber length closes the pennated geometry with the tendon
+    np.testing.assert_allclose(out["muscle.tension"], 30.0 * traj["muscle.normalized_tendon_force"], rtol=1e-14)
+    tendon = 0.05 * mus.tendon_force_length_inverse(traj["muscle.normalized_tendon_force"])
+    width = 0.1 * math.sin(0.1)
+    np.testing.assert_allclose(np.sqrt(out["muscle.fiber_length"] ** 2 - width**2) + tendon, -traj["mass.height"], rtol=1e-12)
+    for suffix in (".sto", ".csv", ".npz"):
+        back = cl.Trajectory.read(out.write(tmp_path / f"hang{suffix}"))
+        assert back.kinds["muscle.tension"] == "output"
+        np.testing.assert_array_equal(back["muscle.fiber_length"], out["muscle.fiber_length"])
+        np.testing.assert_array_equal(back["muscle.excitation"], out["muscle.excitation"])
+    bare = cl.Trajectory(traj.time, {k: traj[k] for k in traj.names if not k.endswith(".dot")})
+    with pytest.raises(cl.FileFormatError, match="The trajectory has no column `mass.height.dot`, which the muscle outputs need"):
+        mus.add_muscle_outputs(bare, prob)
+    text = (tmp_path / "hang.sto").read_text()
+    assert "muscle.tension" in text.split("endheader")[1].splitlines()[1].split("\t")
+
+
+def test_plot_groups_a_muscle_on_one_row(tmp_path):
+    prob, traj = _hanging_solution()
+    fig = cl.plot.plot_trajectory(mus.add_muscle_outputs(traj, prob))
+    titles = {ax.get_title(): ax for ax in fig.axes}
+    group = [f"muscle.{s}" for s in ("excitation", "activation", "normalized_tendon_force", "fiber_length", "tension")]
+    assert all(g in titles for g in group)
+    rows = {round(titles[g].get_position().y0, 6) for g in group}
+    assert len(rows) == 1  # one row
+    xs = [titles[g].get_position().x0 for g in group]
+    assert xs == sorted(xs)  # in the documented order
+    assert titles["mass.height"].get_position().y0 > titles["muscle.excitation"].get_position().y0
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+
+
+def test_chattering_is_detected_on_zigzag_controls_only():
+    t = np.linspace(0.0, 1.0, 41)
+    smooth = np.sin(3 * t)
+    assert chattering_runs(smooth) == []
+    alternating = smooth + 0.2 * (-1.0) ** np.arange(t.size) * (t > 0.5)
+    runs = chattering_runs(alternating)
+    assert len(runs) == 1 and t[runs[0][0]] == pytest.approx(0.5, abs=0.05) and runs[0][1] == t.size - 1
+    # a longer period (high, middle, low, low — as trapezoidal solutions with a sharp switch show)
+    period4 = np.where(t < 0.5, np.tile([0.25, 0.04, 0.015, 0.005], 11)[: t.size], 0.1)
+    assert chattering_runs(period4) and t[chattering_runs(period4)[0][1]] <= 0.55
+    # a bang–bang switch and round-off wiggles are not chattering
+    assert chattering_runs(np.where(t < 0.4, 1.0, -1.0)) == []
+    assert chattering_runs(smooth + 1e-9 * (-1.0) ** np.arange(t.size)) == []
+    traj = cl.Trajectory(t, {"m.excitation": alternating, "n.excitation": smooth}, {"m.excitation": "control", "n.excitation": "control"})
+    notes = detect_chattering(traj)
+    assert len(notes) == 1 and "`m.excitation` alternates between neighbouring grid points" in notes[0]
+
+
+def test_sharp_activation_switch_makes_the_elbow_excitation_chatter():
+    """With smoothing 10 the Hermite–Simpson optimum alternates between mesh and midpoints and undercuts the
+    published-smoothing optimum (measured J 0.0163 vs 0.0241 at 30 intervals); the detector names it."""
+    sharp = cl.solve(ELBOW.build(smoothing=10.0), intervals=30, ipopt=IPOPT)
+    notes = detect_chattering(sharp.trajectory, names=["biceps.excitation"])
+    assert len(notes) == 1 and "biceps.excitation" in notes[0]
+    smooth = cl.solve(ELBOW.build(), intervals=30, ipopt=IPOPT)
+    assert detect_chattering(smooth.trajectory, names=["biceps.excitation"]) == []
+    assert sharp.objective < 0.8 * smooth.objective
+
+
+def test_lift_alternation_is_a_coarse_mesh_boundary_layer():
+    """With the published smoothing the lift's excitation zig-zags only in the last fifth on 20 intervals
+    (the fixed final activation is a boundary layer the mesh does not resolve) and not at all on 40."""
+    _, coarse = _hanging_solution("implicit", 20)
+    notes = detect_chattering(coarse)
+    assert len(notes) == 1 and "t ∈ [0.4" in notes[0]
+    _, fine = _hanging_solution("implicit", 40)
+    assert detect_chattering(fine) == []
+
+
+def test_colloc_verify_command_agrees_on_a_muscle_driven_solution(tmp_path, capsys):
+    """`colloc solve … --set tendon_compliance=explicit` then `colloc verify`: exit 0, errors small
+    (measured at 30 intervals: final 2.6e-4, height 3.5e-6)."""
+    from colloc import cli
+
+    script = PROBLEMS / "hanging_mass_muscle.py"
+    out = tmp_path / "e"
+    assert cli.main(["solve", str(script), "--set", "tendon_compliance=explicit", "--intervals", "30", "--quiet", "--out", str(out)]) == 0
+    capsys.readouterr()
+    assert cli.main(["verify", str(out / "hanging_mass_muscle.csv"), str(script)]) == 0
+    text = capsys.readouterr().out
+    assert "cvodes" in text
+    final = float(next(line for line in text.splitlines() if "final state error" in line).split()[3])
+    height = float(next(line for line in text.splitlines() if line.strip().startswith("mass.height ")).split()[-1])
+    assert final < 1e-3 and height < 1e-5, text
+
+
+def test_benchmark_redundancy_sides_solve_the_same_continuous_problem():
+    """scripts/benchmark.py muscles: colloc's optimum, handed to the hand-written NLP as its guess, is (to the
+    discretisation difference) an optimum of it too.  The problem is not convex: from the shared constant guess
+    the two sides may stop in different local minima (40 intervals: 0.070028 vs 0.070354), so the comparison
+    starts the hand-written side where colloc ended.  The remaining difference is the discretisation's (colloc's
+    midpoint angles follow the collocation polynomial, the hand-written ones θ_ref): measured 3.2e-4 relative at
+    20 intervals and 2.1e-5 at 40, fourth order."""
+    import sys
+
+    path = Path(__file__).resolve().parents[1] / "scripts" / "benchmark.py"
+    spec = importlib.util.spec_from_file_location("colloc_benchmark_muscles", path)
+    bench = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = bench  # dataclasses look their module up
+    spec.loader.exec_module(bench)
+    count, gaps = 6, []
+    for n in (20, 40):
+        res = cl.solve(REDUNDANCY.build(count), intervals=n, constraint_method="posa2016", ipopt=IPOPT)
+        nlp, args = bench.muscle_hand_nlp(count, n)
+        tr = res.trajectory
+        names = [f"m{k:02d}.{s}" for s in ("activation", "normalized_tendon_force", "excitation", "normalized_tendon_force.dot")
+                 for k in range(count)]
+        args["x0"] = np.array([tr[name] for name in names]).T.ravel()
+        solver = ca.nlpsol("hand", "ipopt", nlp, {"ipopt": bench.ipopt_options({"tol": 1e-10}), "print_time": False})
+        hand = float(solver(**args)["f"])
+        assert solver.stats()["success"]
+        gaps.append(abs(res.objective - hand) / hand)
+    assert gaps[0] < 1e-3 and gaps[1] < gaps[0] / 4, gaps
