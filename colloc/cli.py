@@ -189,7 +189,13 @@ def _run_verify(args) -> int:
     given = parse_assignments(args.params, "--set")
     _, problem = load_problem(args.problem, {**recorded, **given})
     if isinstance(problem, MultiPhaseProblem):
-        raise OptionError(f"`colloc verify` checks single-phase problems; `{args.problem}` is multi-phase.")
+        from .verify_phases import report_phases, verify_phases
+
+        if args.plot:
+            raise OptionError("`--plot` draws single-phase simulations only; `colloc verify` of a multi-phase file prints each phase's errors.")
+        sim = verify_phases(problem, traj)
+        print(report_phases(sim))
+        return EXIT_SOLVED if sim["success"] else EXIT_NOT_CONVERGED
     if traj.metadata.get("scheme") == "midpoint-vi":
         raise OptionError(f"`{args.file}` is a midpoint-vi solution; verify integrates collocation interpolants. "
                           "Re-simulate it with colloc.simulate instead.")

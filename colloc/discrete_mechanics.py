@@ -54,6 +54,8 @@ import casadi as ca
 import numpy as np
 
 from .errors import CollocError, ModelError, OptionError, did_you_mean
+from .named_values import named_vector as _named
+from .named_values import vector as _array
 from .model import TIME, Model
 from .multibody import Multibody
 from .problem import Problem
@@ -360,15 +362,6 @@ def _lagrangian_bodies(model):
     return bodies
 
 
-def _array(x, n, what):
-    a = np.asarray(x, dtype=float).ravel()
-    if a.size != n:
-        raise OptionError(f"`{what}` must have {n} entries; got {a.size}.")
-    if not np.isfinite(a).all():
-        raise OptionError(f"`{what}` contains NaN or inf.")
-    return a
-
-
 def _vec(x):
     return np.asarray(x, dtype=float).ravel()
 
@@ -457,21 +450,6 @@ def _step(vi, q1, p1, u1, t1, t2, weight, par, lam, tolerance, max_iterations):
         raise ConvergenceError(f"Newton's method did not solve the DEL equation of the step t = {t1:g} → {t2:g} "
                                f"(residual {np.abs(r).max() if np.isfinite(r).all() else np.nan:.2e}, tolerance {tolerance:.1e}); take smaller steps or raise `max_iterations`.")
     return _vec(q2), _vec(p2), _vec(lam1)
-
-
-def _named(x, names, what):
-    if isinstance(x, dict):
-        vals = {}
-        for k, val in x.items():
-            name = k if isinstance(k, str) else k.name()
-            if name not in names:
-                raise OptionError(f"`{name}` in `{what}` is not one of {', '.join(names)}.{did_you_mean(name, names)}")
-            vals[name] = float(val)
-        missing = [n for n in names if n not in vals]
-        if missing:
-            raise OptionError(f"`{what}` needs a value for `{missing[0]}`.")
-        return np.array([vals[n] for n in names])
-    return _array(x, len(names), what)
 
 
 def _controls(controls, names, times):

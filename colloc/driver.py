@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time as _time
 
-from .backends.ipopt import ipopt_options, outcome, run_ipopt
+from .backends import get_backend
 from .errors import ProblemError
 from .problem import Problem
 from .transcription.base import Transcription, slack_warnings
@@ -46,22 +46,23 @@ def build_nlp(problem, scheme="hermite-simpson", intervals=None, mesh=None, gues
 
 
 def run(problem, scheme="hermite-simpson", intervals=None, mesh=None, guess=None, ipopt=None, verbose=False, expand=True,
-        progress=None, checkpoint=None, **options):
-    """Solve ``problem`` once on one mesh with IPOPT; arguments as :func:`colloc.solve` (no ``refine``)."""
+        progress=None, checkpoint=None, backend="ipopt", **options):
+    """Solve ``problem`` once on one mesh; arguments as :func:`colloc.solve` (no ``refine``)."""
+    solver = get_backend(backend)
     tr = transcription(problem, scheme, intervals, mesh, **options)
     warm = tr.warm_start(guess)
-    ipopt_opts = ipopt_options(ipopt, verbose)
+    solver_opts = solver.options(ipopt, verbose)
 
     start = _time.perf_counter()
     nlp = tr.build(warm)
     to_trajectory = lambda w: tr.trajectory(nlp, w, dict(status="checkpoint", success=False))  # noqa: E731
-    sol, stats, build_seconds, solve_seconds = run_ipopt(nlp, ipopt_opts, expand, progress, checkpoint, to_trajectory, start)
-    return result(tr, nlp, sol, stats, build_seconds, solve_seconds)
+    sol, stats, build_seconds, solve_seconds = solver.run(nlp, solver_opts, expand, progress, checkpoint, to_trajectory, start)
+    return result(tr, nlp, sol, stats, build_seconds, solve_seconds, solver)
 
 
-def result(tr, nlp, sol, stats, build_seconds, solve_seconds):
+def result(tr, nlp, sol, stats, build_seconds, solve_seconds, solver):
     """The SolveResult of one backend run: status and hint, trajectory, violations by label, slacks."""
-    o = outcome(nlp, sol, stats, nlp.terms)
+    o = solver.outcome(nlp, sol, stats, nlp.terms)
     slacks = tr.slacks(nlp, o.w)
     traj = tr.trajectory(nlp, o.w, dict(status=o.status.value, success=o.success, objective=o.objective, iterations=o.iterations,
                                         **tr.result_metadata()))

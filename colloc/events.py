@@ -52,6 +52,7 @@ from .errors import CollocError, ModelError, OptionError, did_you_mean
 from .lcp import solve_lcp
 from .model import TIME, Model
 from .multibody import Multibody
+from .named_values import named_vector as _named
 from .resimulation import format_resimulation, resimulate_phases, solve_ivp_function
 from .trajectory import Trajectory
 
@@ -280,7 +281,7 @@ def simulate_events(model, t_final, q0, v0, controls=None, parameters=None, t0=0
         raise OptionError(f"`t_final` must be a finite time after t0 = {t0}; got {t_final!r}.")
     q = _named(q0, system.coordinate_names, "q0")
     v = _named(v0, system.speed_names, "v0")
-    p = _parameters(parameters, system.parameter_names)
+    p = _named(dict(parameters or {}), system.parameter_names, "parameters")
     u_of = _control_function(controls, system.control_names)
     out_times = np.linspace(t0, t_final, 201) if times is None else np.sort(np.asarray(times, dtype=float).ravel())
     gaps = system.evaluate(t0, q, v, u_of(t0), p)["gap"]
@@ -469,40 +470,6 @@ class _Recorder:
         meta = dict(meta, events=self.events)
         return Trajectory(data[:, 0], {n: cols[n] for n in keep}, {n: kinds[names.index(n)] for n in keep},
                           dict(zip(s.parameter_names, map(float, p))), meta)
-
-
-def _named(x, names, what):
-    if isinstance(x, dict):
-        vals = {}
-        for k, val in x.items():
-            name = k if isinstance(k, str) else k.name()
-            if name not in names:
-                raise OptionError(f"`{name}` in `{what}` is not one of {', '.join(names)}.{did_you_mean(name, names)}")
-            vals[name] = float(val)
-        missing = [n for n in names if n not in vals]
-        if missing:
-            raise OptionError(f"`{what}` needs a value for `{missing[0]}`.")
-        return np.array([vals[n] for n in names])
-    a = np.asarray(x, dtype=float).ravel()
-    if a.size != len(names):
-        raise OptionError(f"`{what}` must have {len(names)} values ({', '.join(names)}); got {a.size}.")
-    if not np.isfinite(a).all():
-        raise OptionError(f"`{what}` contains NaN or inf.")
-    return a
-
-
-def _parameters(parameters, names):
-    given = dict(parameters or {})
-    vals = {}
-    for k, val in given.items():
-        name = k if isinstance(k, str) else k.name()
-        if name not in names:
-            raise OptionError(f"`{name}` in `parameters` is not a parameter of the model.{did_you_mean(name, names)}")
-        vals[name] = float(val)
-    missing = [n for n in names if n not in vals]
-    if missing:
-        raise OptionError(f"`parameters` needs a value for `{missing[0]}`.")
-    return np.array([vals[n] for n in names])
 
 
 def _control_function(controls, names):

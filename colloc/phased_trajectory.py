@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .errors import FileFormatError
+from .errors import FileFormatError, did_you_mean
 from .trajectory import SolveResult, Trajectory
 
 #: Kind of the ``phase`` column (not a state, control or multiplier; not plotted).
@@ -65,8 +65,6 @@ class PhasedTrajectory(Trajectory):
         """One phase's Trajectory, by index or name."""
         if isinstance(key, str):
             if key not in self.phase_names:
-                from .errors import did_you_mean
-
                 raise KeyError(f"No phase `{key}`.{did_you_mean(key, self.phase_names)}")
             key = self.phase_names.index(key)
         return self.phases[key]

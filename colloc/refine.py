@@ -49,6 +49,7 @@ import time as _time
 
 import numpy as np
 
+from . import refine_vi
 from .driver import run, transcription
 from .errors import ModelError, OptionError
 from .interpolant import Interpolant
@@ -57,6 +58,7 @@ from .oscillation import oscillating_intervals
 from .problem import Problem
 from .schemes import Scheme, get_scheme
 from .trajectory import Trajectory
+from .transcription import make_options, point_function
 
 #: Gauss–Legendre points per sub-interval between consecutive scheme nodes.
 QUADRATURE_POINTS = 5
@@ -80,8 +82,6 @@ def _quadrature(scheme: Scheme, points=QUADRATURE_POINTS):
 
 def _point_function(problem):
     """The one-point dynamics in explicit form if the model allows it, else the default (implicit) form."""
-    from .transcription import make_options, point_function  # casadi only when refining
-
     try:
         return point_function(problem, make_options(mode="explicit"))
     except ModelError:
@@ -247,6 +247,8 @@ def solve_adaptive(problem, scheme="hermite-simpson", intervals=10, tolerance=1e
     under ``tolerance``.  A multi-phase problem is refined phase by phase: each
     phase's intervals are judged by that phase's own error estimate (its
     dynamics and its scheme), and only the phases above ``tolerance`` change.
+    With ``scheme="midpoint-vi"`` the local error of each step comes from step
+    doubling (:mod:`colloc.refine_vi`) and the steps above ``tolerance`` are split.
 
     Parameters
     ----------
@@ -309,7 +311,8 @@ def solve_adaptive(problem, scheme="hermite-simpson", intervals=10, tolerance=1e
         if not np.isfinite(max_error):
             reason = f"the solve ended `{result.status.value}` with non-finite values, so there is no error estimate to refine by"
             break
-        notes += _tie_midpoint_controls(problem, result, solve_kwargs)
+        if not meshes.variational:  # the variational integrator has no interior controls
+            notes += _tie_midpoint_controls(problem, result, solve_kwargs)
         new = meshes.refined(errors, tolerance, max_pieces)
         if sum(m.size - 1 for m in new) > max_intervals:
             reason = f"the next mesh would have {sum(m.size - 1 for m in new)} intervals, more than max_intervals={max_intervals}"
@@ -350,13 +353,16 @@ class _Meshes:
     """The current mesh of every phase (one for a single-phase problem), its error estimate and its refinement."""
 
     def __init__(self, problem, scheme, intervals, mesh, solve_kwargs):
-        self.problem = problem
+        self.problem, self.options = problem, _options(solve_kwargs)
         self.phased = not isinstance(problem, Problem)
+        self.variational = not self.phased and scheme == refine_vi.SCHEME
         if self.phased:
-            settings = transcription(problem, scheme, intervals, mesh, **_options(solve_kwargs)).phase_settings()
-            self.schemes, self.meshes = [s for s, _, _ in settings], [m for _, m, _ in settings]
+            settings = transcription(problem, scheme, intervals, mesh, **self.options).phase_settings()
+            self.orders, self.meshes = [error_order(s) for s, _, _ in settings], [m for _, m, _ in settings]
+        elif self.variational:
+            self.orders, self.meshes = [refine_vi.ORDER], [make_mesh(intervals, mesh)]
         else:
-            self.schemes, self.meshes = [get_scheme(scheme)], [make_mesh(intervals, mesh)]
+            self.orders, self.meshes = [error_order(get_scheme(scheme))], [make_mesh(intervals, mesh)]
 
     @property
     def current(self):
@@ -368,6 +374,8 @@ class _Meshes:
 
     def errors(self, result) -> list:
         """Relative local errors of every phase's intervals (each phase on its own clock)."""
+        if self.variational:
+            return [refine_vi.local_errors(self.problem, result.trajectory, self.options.get("forcing"))]
         if not self.phased:
             return [estimate_errors(self.problem, result.trajectory)]
         out = []
@@ -383,7 +391,7 @@ class _Meshes:
         return dict(phase_errors={ph.name: float(e.max()) if e.size else 0.0 for ph, e in zip(self.problem.phases, errors)})
 
     def refined(self, errors, tolerance, max_pieces) -> list:
-        return [refine_mesh(m, e, tolerance, error_order(s), max_pieces) for m, e, s in zip(self.meshes, errors, self.schemes)]
+        return [refine_mesh(m, e, tolerance, r, max_pieces) for m, e, r in zip(self.meshes, errors, self.orders)]
 
     def advance(self, new):
         self.meshes = list(new)

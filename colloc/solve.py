@@ -7,9 +7,8 @@ Malformed problems and options raise before anything is built.
 from __future__ import annotations
 
 from .backends.ipopt import DEFAULT_IPOPT, ipopt_options  # noqa: F401 - colloc's IPOPT defaults, re-exported
-from .driver import MIDPOINT_VI, build_nlp, run  # noqa: F401 - build_nlp re-exported
+from .driver import build_nlp, run  # noqa: F401 - build_nlp re-exported
 from .errors import OptionError, did_you_mean
-from .problem import Problem
 from .refine import solve_adaptive
 from .trajectory import SolveResult
 
@@ -50,6 +49,9 @@ def solve(problem, scheme="hermite-simpson", intervals=None, mesh=None, guess=No
     checkpoint : (path, every), optional
         Write the current iterate as a Trajectory to ``path`` every ``every``
         iterations (atomically).
+    backend : str
+        Solver backend by name, ``"ipopt"`` (default; see
+        :data:`colloc.backends.BACKENDS`).  ``ipopt=`` holds its options.
 
     Ctrl-C (SIGINT) or SIGTERM during the solve stops IPOPT after the current
     iteration; the result is flagged ``Status.INTERRUPTED`` and holds the last
@@ -65,8 +67,6 @@ def solve(problem, scheme="hermite-simpson", intervals=None, mesh=None, guess=No
     SolveResult
     """
     if refine is not None:
-        if isinstance(problem, Problem) and scheme == MIDPOINT_VI:
-            raise OptionError("`refine` is not available for scheme='midpoint-vi'; give a finer `intervals` or `mesh`.")
         if not isinstance(refine, dict):
             raise OptionError(f"`refine` must be a dict such as {{'tolerance': 1e-6}}; got {type(refine).__name__}.")
         allowed = ("tolerance", "max_iterations", "max_intervals", "max_pieces")

@@ -169,7 +169,7 @@ def test_contact_declared_twice_and_model_without_contacts():
 
 def test_simulate_events_input_errors():
     body = bouncing_mass(0.5)
-    with pytest.raises(OptionError, match="`q0` must have 1 values"):
+    with pytest.raises(OptionError, match="`q0` must have 1 entries"):
         cl.simulate_events(body, 1.0, [1.0, 2.0], [0.0])
     with pytest.raises(OptionError, match="penetrates contact `mass.ground`"):
         cl.simulate_events(body, 1.0, [-0.1], [0.0])

@@ -123,3 +123,21 @@ def test_constraint_method_hooks_keep_no_state(name):
     finally:
         kc.make = original
     assert vars(method).keys() == before.keys() and all(vars(method)[k] is v for k, v in before.items())
+
+
+def test_backends_are_chosen_by_name_and_an_unknown_one_is_refused_before_the_build():
+    from colloc.backends import BACKENDS, get_backend
+
+    assert get_backend("ipopt") is BACKENDS["ipopt"]
+    for attr in ("options", "run", "outcome"):
+        assert callable(getattr(BACKENDS["ipopt"], attr))
+    with pytest.raises(cl.OptionError, match=r"Unknown backend `ipopt2`\. Did you mean `ipopt`"):
+        get_backend("ipopt2")
+
+
+def test_solve_takes_the_backend_by_name():
+    p = double_integrator()
+    res = cl.solve(p, intervals=5, backend="ipopt")
+    assert res.success and abs(res.objective - 12.0) < 1e-6
+    with pytest.raises(cl.OptionError, match="Unknown backend `fatrop_`"):
+        cl.solve(p, intervals=5, backend="fatrop_")

@@ -7,6 +7,7 @@ References nobody here wrote: Garcia et al. 1998's fixed point of the simplest w
 from __future__ import annotations
 
 import importlib
+import math
 
 import pytest
 
@@ -61,3 +62,48 @@ def test_biped_refined_hermite_simpson_agrees_with_radau():
 def test_per_phase_meshes_must_match_the_phases():
     with pytest.raises(cl.OptionError, match="`mesh` gives 3 per-phase meshes but `.*` has 2 phases"):
         cl.build_nlp(load("two_phase_rocket").build(), mesh=[[0, 1], [0, 1], [0, 0.5, 1]])
+
+
+# -- verification phase by phase ---------------------------------------------------------------
+def test_walker_and_rocket_verification_errors_fall_at_fourth_order():
+    """Hermite–Simpson is fourth order: forward-simulation error (jump maps applied) shrinks ~16× per halving."""
+    from colloc.verify_phases import verify_phases
+
+    for stem, key in (("simplest_walker", "periodic"), ("two_phase_rocket", "burn>coast")):
+        module = load(stem)
+        runs = [verify_phases(module.build(), cl.solve(module.build(), scheme="hermite-simpson", intervals=n, ipopt=TIGHT))
+                for n in (10, 20)]
+        assert all(r["success"] for r in runs)
+        assert math.log2(runs[0]["max_error"] / runs[1]["max_error"]) > 3.5, stem
+        assert math.log2(runs[0]["jump_errors"][key] / runs[1]["jump_errors"][key]) > 3.5, stem
+        assert runs[1]["max_error"] < 3e-6
+
+
+def test_bouncing_ball_impacts_are_reproduced_by_newtons_law():
+    """Free fall is a quadratic that Hermite–Simpson integrates exactly, so every jump error is round-off."""
+    from colloc.verify_phases import verify_phases
+
+    ball = load("bouncing_ball")
+    res = cl.solve(ball.build(), intervals=10, ipopt=TIGHT)
+    out = verify_phases(ball.build(), res)
+    assert len(out["jump_errors"]) == len(res.phases) - 1 and out["periodic_error"] is None
+    assert max(out["jump_errors"].values()) < 1e-8 and out["max_error"] < 1e-8
+
+
+def test_colloc_verify_checks_a_multi_phase_file(tmp_path, capsys):
+    from colloc import cli
+
+    path = cl.solve(load("simplest_walker").build(), scheme="hermite-simpson", intervals=20, ipopt=TIGHT).trajectory.write(tmp_path / "w.csv")
+    code = cli.main(["verify", str(path), "problems/simplest_walker.py"])
+    out = capsys.readouterr().out
+    assert code == 0 and "phase step:" in out and "jump periodic" in out
+    error = float(out.split("jump periodic")[1].split()[2])
+    assert 0 < error < 3e-6
+
+
+def test_colloc_verify_refuses_plot_for_a_multi_phase_file(tmp_path, capsys):
+    from colloc import cli
+
+    path = cl.solve(load("two_phase_rocket").build(), intervals=4).trajectory.write(tmp_path / "r.csv")
+    code = cli.main(["verify", str(path), "problems/two_phase_rocket.py", "--plot", str(tmp_path / "f.png")])
+    assert code == 2 and "`--plot` draws single-phase simulations only" in capsys.readouterr().err

@@ -179,17 +179,16 @@ def test_cpu_time_limit_is_data():
 ])
 def test_every_solver_outcome_becomes_a_flagged_result(monkeypatch, code, status, hint):
     """Fault injection at the solver boundary: IPOPT reports `code`; the result is data with a hint."""
-    import sys
+    from colloc.backends.ipopt import IpoptBackend  # the backend the driver runs
 
-    solve_module = sys.modules["colloc.driver"]  # the pipeline that calls the IPOPT backend
-    real = solve_module.run_ipopt
+    real = IpoptBackend.run
 
     def faulty(*args, **kwargs):
         sol, stats, b, s = real(*args, **kwargs)
         stats["return_status"] = code
         return sol, stats, b, s
 
-    monkeypatch.setattr(solve_module, "run_ipopt", faulty)
+    monkeypatch.setattr(IpoptBackend, "run", staticmethod(faulty))
     p, _ = double_integrator()
     res = cl.solve(p, intervals=5)
     assert res.status == status and not res.success

@@ -1,5 +1,29 @@
 """Solver backends: each turns a built NLP into an outcome (running, option checks, status mapping, interrupts).
 
+A backend is a class with three static methods, registered by name in
+:data:`BACKENDS`:
+
+* ``options(given, verbose) -> dict`` checks the user's solver options (raising
+  :class:`colloc.OptionError` before anything is built) and merges defaults;
+* ``run(nlp, options, expand, progress, checkpoint, to_trajectory, start)``
+  solves, interruptibly, and returns ``(solution, stats, build_seconds,
+  solve_seconds)``;
+* ``outcome(nlp, solution, stats, terms)`` maps the solver's status to a
+  :class:`colloc.Status` with its hint.
+
 ``ipopt`` is the default and only backend today; nothing in a backend imports
 the driver or a transcription back.
 """
+from __future__ import annotations
+
+from ..errors import OptionError, did_you_mean
+from .ipopt import IpoptBackend
+
+BACKENDS = {IpoptBackend.name: IpoptBackend}
+
+
+def get_backend(name):
+    """The backend class registered as ``name``; an unknown name raises :class:`colloc.OptionError`."""
+    if not isinstance(name, str) or name not in BACKENDS:
+        raise OptionError(f"Unknown backend `{name}`.{did_you_mean(str(name), BACKENDS)} Known: {', '.join(BACKENDS)}.")
+    return BACKENDS[name]

@@ -342,3 +342,12 @@ class _interruptible:
         for sig, handler in self.saved.items():
             signal.signal(sig, handler)
         return False
+
+
+class IpoptBackend:
+    """IPOPT through CasADi (MUMPS by default): the default backend, ``backend="ipopt"``."""
+
+    name = "ipopt"
+    options = staticmethod(ipopt_options)
+    run = staticmethod(run_ipopt)
+    outcome = staticmethod(outcome)

@@ -21,6 +21,7 @@ import casadi as ca
 import numpy as np
 
 from ..errors import ProblemError
+from ..multibody import Multibody
 
 
 def _lstsq_steps(J, r, movable=None):
@@ -37,8 +38,6 @@ def _lstsq_steps(J, r, movable=None):
 
 
 def _multibody_parts(model):
-    from ..multibody import Multibody  # local: multibody imports model, not transcription
-
     out = []
     for c in model.components:
         if isinstance(c, Multibody):

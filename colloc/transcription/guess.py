@@ -13,6 +13,8 @@ import warnings
 
 import numpy as np
 
+from ..errors import FileFormatError, did_you_mean
+
 
 def guess_final_time(problem, guess=None) -> float:
     lo, hi = problem.tf_bounds
@@ -98,8 +100,6 @@ def initial_guess(problem, layout, tau, guess):
 
 def _check_columns(problem, guess):
     """A warm start must describe this problem: every column must name one of its variables."""
-    from ..errors import FileFormatError, did_you_mean
-
     known = {v.name for v in problem.model.variables}
     known |= {s.name + ".dot" for s in problem.model.states}
     for name in guess.names:

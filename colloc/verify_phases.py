@@ -1,0 +1,133 @@
+"""Forward simulation of a multi-phase solution, phase by phase, with the jump maps applied between phases.
+
+Phase 1 is integrated from its own initial state (:func:`colloc.verify.simulate_controls`).
+Every later phase starts where the simulation of the phase before it ended,
+mapped through the connection between them: continuity, a jump map
+``x_b(0) = Δ(x_a(T))`` or an impact (Newton's law solved for ``v⁺`` at the
+simulated pre-impact state, :func:`colloc.impact.solve_impact`).  So the
+reported error of a later phase includes everything the earlier phases and
+jumps let through, as a real run of the hybrid system would.  A periodic
+connection (last phase back to the first) is checked once more at the end:
+``periodic_error`` is the largest difference between the mapped simulated
+end state and the first phase's initial state.
+
+Each phase runs on its own clock (``t0`` of its Problem); times reported are
+global (phase i starts where phase i − 1 ends).
+"""
+from __future__ import annotations
+
+import casadi as ca
+import numpy as np
+
+from .errors import FileFormatError
+from .impact import solve_impact
+from .phased_trajectory import PhasedTrajectory
+from .trajectory import SolveResult, Trajectory
+from .verify import report, simulate_controls
+
+
+def verify_phases(mp, trajectory, **options) -> dict:
+    """Simulate every phase of ``trajectory`` (a solution of ``mp``), applying the jump maps between them.
+
+    Parameters
+    ----------
+    mp : MultiPhaseProblem
+    trajectory : PhasedTrajectory, Trajectory with a ``phase`` column, SolveResult or path
+    **options
+        Passed to :func:`colloc.verify.simulate_controls` (``substeps``, ``rtol``, ``atol``).
+
+    Returns
+    -------
+    dict
+        ``phases``: one :func:`simulate_controls` dict per phase (times global);
+        ``jump_errors``: ``{connection: largest |Δ(x_sim(T)) − x_b(0)|}`` for every connection;
+        ``periodic_error`` (float or None); ``max_error``, ``final_error`` (of the last phase),
+        ``success`` and ``message``.
+    """
+    phases = _phases(mp, trajectory)
+    sims, start, jump_errors = [], None, {}
+    for i, (ph, traj) in enumerate(zip(mp.phases, phases)):
+        offset = traj.time[0] - ph.problem.t0_value
+        local = Trajectory(traj.time - offset, {k: traj[k] for k in traj.names}, traj.kinds, traj.parameters, traj.metadata)
+        sim = simulate_controls(ph.problem, local, initial=start, **options)
+        sim["time"] = sim["time"] + offset
+        sims.append(sim)
+        start = None
+        for c in mp.connections:
+            if c.a != i:
+                continue
+            target = phases[c.b]
+            mapped = jump_map(mp, c, sim, local)
+            jump_errors[c.name] = max((abs(v - target[k][0]) for k, v in mapped.items()), default=0.0)
+            if c.b == i + 1:
+                start = mapped
+    periodic = [c.name for c in mp.connections if c.b <= c.a]
+    failed = [f"phase `{ph.name}`: {s['message']}" for ph, s in zip(mp.phases, sims) if not s["success"]]
+    return dict(phases=sims, phase_names=[p.name for p in mp.phases], jump_errors=jump_errors,
+                periodic_error=max((jump_errors[n] for n in periodic), default=None),
+                max_error=max(s["max_error"] for s in sims), final_error=sims[-1]["final_error"],
+                success=not failed, message="; ".join(failed) or "integrated every phase over its whole horizon",
+                integrator=", ".join(sorted({s["integrator"] for s in sims})))
+
+
+def jump_map(mp, connection, sim, local) -> dict:
+    """The start state of phase ``b`` that ``connection`` gives from the simulated end of phase ``a``.
+
+    Endpoint values at ``T``: the simulated states, the trajectory's controls and
+    multipliers; an impact's ``v⁺`` and impulse ``P`` solve Newton's law there.
+    """
+    c = connection
+    pa = mp.phases[c.a].problem
+    ends = pa.endpoint_symbols("tf")
+    values = {name: sim["states"][name][-1] for name in sim["states"]}
+    values.update({name: local[name][-1] for name in local.names if name not in values and name in ends})
+    syms = [ends[n] for n in values] + [pa.tf, pa.t0]
+    vals = list(values.values()) + [local.time[-1], local.time[0]]
+    syms += [v.symbol for v in pa.model.parameters]
+    vals += [local.parameters[v.name] for v in pa.model.parameters]
+    if c.impact is not None:
+        imp, (qm, vm) = c.impact, c.pre
+        M, J = (ca.substitute(m, imp.body.q, qm) for m in (imp.mass_matrix, imp.jacobian))
+        Mv, Jv, vv = (np.array(a, dtype=float) for a in _evaluate([M, J, vm], syms, vals))
+        vplus, P = solve_impact(Mv, Jv, vv.ravel(), imp.restitution)
+        syms += list(ca.vertsplit(c.variables[0])) + list(ca.vertsplit(c.variables[1]))
+        vals += list(vplus) + list(P)
+    names = list(c.targets)
+    out = _evaluate([ca.vertcat(*[ca.SX(c.targets[n]) for n in names])], syms, vals)[0] if names else np.zeros(0)
+    return dict(zip(names, np.asarray(out, dtype=float).ravel()))
+
+
+def _evaluate(exprs, syms, vals):
+    """``exprs`` at ``syms = vals``; a symbol left over is named (by its name, e.g. a parameter of phase b)."""
+    by_name = {s.name(): v for s, v in zip(syms, vals)}
+    known = {s.element_hash() for s in syms}
+    extra = [s for e in exprs for s in ca.symvar(ca.SX(e)) if s.element_hash() not in known]
+    for s in extra:
+        if s.name() not in by_name:
+            raise FileFormatError(f"The jump map uses `{s.name()}`, which the trajectory does not give.")
+    extra = list({s.element_hash(): s for s in extra}.values())
+    f = ca.Function("jump", [ca.vertcat(*syms, *extra)], [ca.SX(e) for e in exprs])
+    out = f(np.array(list(vals) + [by_name[s.name()] for s in extra], dtype=float))
+    return [np.array(o) for o in (out if isinstance(out, (list, tuple)) else [out])]
+
+
+def _phases(mp, trajectory) -> list:
+    if isinstance(trajectory, SolveResult):
+        trajectory = trajectory.trajectory
+    elif not isinstance(trajectory, Trajectory):
+        trajectory = Trajectory.read(trajectory)
+    phases = PhasedTrajectory.split(trajectory).phases
+    if len(phases) != len(mp.phases):
+        raise FileFormatError(f"The trajectory has {len(phases)} phases but `{mp.name}` has {len(mp.phases)}.")
+    return phases
+
+
+def report_phases(result) -> str:
+    """A few lines per phase, then the jump and periodicity errors."""
+    lines = [f"forward simulation of {len(result['phases'])} phases ({result['integrator']}): {result['message']}"]
+    for name, sim in zip(result["phase_names"], result["phases"]):
+        lines.append(f"phase {name}:")
+        lines += ["  " + line for line in report(sim).splitlines()[1:]]
+    for name, err in result["jump_errors"].items():
+        lines.append(f"  jump {name:25s} start-state error {err:.3e}")
+    return "\n".join(lines)
