@@ -145,7 +145,11 @@ def build_parameters(build) -> list | None:
 
 
 def check_parameters(build, params, path, flag="--set"):
-    """Raise :class:`OptionError` for a name ``build`` does not take or a required one left out."""
+    """Raise :class:`OptionError` for a name ``build`` does not take, a required one left out, or a value of the wrong kind.
+
+    The expected kind of a value is read from the parameter's default (or annotation):
+    a number where the default is an ``int`` or ``float``, ``True``/``False`` where it is a ``bool``.
+    """
     valid = build_parameters(build)
     if valid is not None:
         for name in params:
@@ -156,6 +160,29 @@ def check_parameters(build, params, path, flag="--set"):
         inspect.signature(build).bind(**params)
     except TypeError as e:
         raise OptionError(f"`build` in `{path}` cannot be called with the {flag} values ({e}); give required parameters with {flag} NAME=VALUE.") from None
+    for name, value in params.items():
+        _check_type(inspect.signature(build).parameters.get(name), value, flag)
+
+
+def _expected_type(parameter) -> str | None:
+    """``"a number"`` or ``"True or False"`` when ``parameter``'s default or annotation says so, else ``None``."""
+    default, note = parameter.default, parameter.annotation
+    if isinstance(default, bool) or note in (bool, "bool"):
+        return "True or False"
+    if isinstance(default, (int, float)) or note in (int, float, "int", "float"):
+        return "a number"
+    return None
+
+
+def _check_type(parameter, value, flag):
+    """Refuse a value of the wrong kind before ``build`` turns it into a CasADi error."""
+    expected = None if parameter is None else _expected_type(parameter)
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if expected is None or (expected == "a number" and number) or (expected == "True or False" and isinstance(value, bool)):
+        return
+    got = f"the text `{value}`" if isinstance(value, str) else f"`{value!r}` ({type(value).__name__})"
+    since = f"its default is {parameter.default!r}" if parameter.default is not parameter.empty else "it is annotated so"
+    raise OptionError(f"{flag} `{parameter.name}` expects {expected} ({since}) but got {got}.")
 
 
 def parse_assignments(items, flag) -> dict:

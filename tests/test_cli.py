@@ -7,6 +7,7 @@ minimize ∫₀¹ u² dt has u* = d (6 − 12 t), J* = 12 d² (Kelly, SIAM Revie
 from __future__ import annotations
 
 import math
+import re
 import subprocess
 import sys
 import textwrap
@@ -541,3 +542,19 @@ def test_a_guess_missing_columns_is_used_with_a_warning(tmp_path, script, capsys
     with pytest.warns(UserWarning, match="`mass.v`"):
         code, _, _ = run(capsys, "solve", script, "--guess", partial, "--out", tmp_path / "o")
     assert code == 0
+
+
+@pytest.mark.parametrize("value, got", [("heavy", "the text `heavy`"), ("[1,2]", "`[1, 2]` (list)"), ("True", "`True` (bool)")])
+def test_set_value_of_wrong_type_names_parameter_and_type(script, capsys, value, got):
+    code, out, err = run(capsys, "solve", script, "--set", f"distance={value}")
+    assert code == 2
+    assert re.search(r"--set `distance` expects a number \(its default is 1\.0\) but got ", err), err
+    assert got in err and "Traceback" not in err + out and "SX" not in err
+
+
+def test_set_value_checked_against_annotation_and_bool_default(tmp_path, capsys):
+    path = write(tmp_path, "typed.py", DOUBLE_INTEGRATOR.replace("def build(distance=1.0):", "def build(distance: float, free: bool = False):"))
+    code, _, err = run(capsys, "solve", path, "--set", "distance=far")
+    assert code == 2 and "--set `distance` expects a number (it is annotated so) but got the text `far`." in err
+    code, _, err = run(capsys, "solve", path, "--set", "distance=1", "--set", "free=1")
+    assert code == 2 and "--set `free` expects True or False (its default is False) but got `1` (int)." in err
