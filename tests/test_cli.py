@@ -521,6 +521,19 @@ def test_verify_checks_a_multi_phase_file_phase_by_phase(tmp_path, capsys):
     assert "Traceback" not in err
 
 
+def test_verify_re_simulates_a_multi_phase_file_event_by_event(tmp_path, capsys):
+    """The walker's heel strike is found again by root-finding on its guard, at the file's time (Garcia et al. 1998)."""
+    walker = CARTPOLE.parent / "simplest_walker.py"
+    out = tmp_path / "w"
+    assert cli.main(["solve", str(walker), "--quiet", "--out", str(out)]) == 0
+    capsys.readouterr()
+    code, text, err = run(capsys, "verify", out / "simplest_walker.csv", walker)
+    assert code == 0 and "event-driven re-simulation" in text and "verified" in text, text + err
+    row = next(line for line in text.splitlines() if line.split()[:2] == ["step", "heel_strike"]).split()
+    found, recorded, dt = float(row[2]), float(row[3]), float(row[4])
+    assert abs(found - recorded) < 1e-6 and dt < 1e-6, row
+
+
 @pytest.mark.parametrize("text, words", [
     ("time,mass.x,mass.v\n0,0,0\n0.5,0.5\n1,1,0\n", ["Line 3", "2 values", "3 columns"]),
     ("time,mass.x,mass.v\n", ["no rows"]),
