@@ -248,7 +248,7 @@ class SolveResult:
             f"  final time {self.trajectory.time[-1]:.8g}",
         ]
         for kind, v in sorted(self.violation_by_kind().items()):
-            lines.append(f"  max violation {kind:22s} {v:.2e}")
+            lines.append(f"  max violation {kind:22s} " + (f"{v:.2e}" if np.isfinite(v) else "non-finite (NaN or inf)"))
         for k, v in self.slacks.items():
             lines.append(f"  largest slack {k:22s} {v:.2e}")
         if self.refinement:
@@ -258,5 +258,6 @@ class SolveResult:
             lines.append(f"  warning: {w}")
         if not self.success and self.worst:
             lines.append("  worst violated rows:")
-            lines += [f"    {lab:40s} value {val:.3e}  violation {vio:.3e}" for lab, val, vio in self.worst[:5]]
+            lines += [f"    {lab:40s} value {val:.3e}  " + (f"violation {vio:.3e}" if np.isfinite(vio) else "non-finite")
+                      for lab, val, vio in self.worst[:5]]
         return "\n".join(lines)

@@ -374,3 +374,22 @@ def test_every_test_named_in_the_reliability_document_exists():
     assert len(named) > 20
     for file, name in named:
         assert re.search(rf"^def {name}\(", (ROOT / file).read_text(), re.M), f"{file}::{name}"
+
+
+def test_a_non_finite_residual_is_reported_as_non_finite_in_the_violations_and_the_summary():
+    """√(x − 1) at x = 0: IPOPT stops on the first evaluation and hands back no constraint values."""
+    import casadi as ca
+
+    c = cl.Component("m")
+    x = c.state("x", bounds=(-10, 10))
+    u = c.control("u", bounds=(-5, 5))
+    c.derivative(x, ca.sqrt(x - 1) + u)
+    p = cl.Problem([c], t0=0, tf=1, name="nan")
+    p.initial({x: 0.0})
+    p.minimize(integral=u**2)
+    res = cl.solve(p, intervals=5)
+    assert res.status == cl.Status.INVALID_NUMBER and not res.success
+    assert "defect.hermite:m.x@k=0" in res.message
+    assert not np.isfinite(res.violations["defect.hermite:m.x"])
+    text = res.summary()
+    assert "non-finite" in text and "max violation defect.hermite         0.00e+00" not in text
