@@ -2,18 +2,20 @@
 
 ::
 
-    colloc solve PROBLEM.py [--set k=v ...] [--scheme S] [--intervals N] [--guess FILE]
+    colloc solve PROBLEM.py [--set k=v ...] [--scheme S] [--intervals N] [--guess FILE] [--force]
                  [--out DIR] [--plot] [--animate] [--quiet | --verbose] [--ipopt key=value ...]
     colloc plot FILE... [--out PNG] [--violations [--by-kind] | --refinement]
     colloc info PROBLEM.py [--set k=v ...] [--scheme S] [--intervals N]
     colloc sweep PROBLEM.py --set k=START:STOP:COUNT [--set ...] [--workers N | --scheduler ADDRESS]
-                 [--continuation] [--out DIR] [--scheme S] [--intervals N] [--ipopt key=value ...] [--quiet]
+                 [--continuation] [--point-timeout SECONDS] [--out DIR] [--scheme S] [--intervals N] [--ipopt key=value ...] [--quiet]
 
 A problem script exposes ``build(**params) -> Problem`` and may give solve
 defaults in a module-level ``SOLVE = dict(scheme=..., intervals=..., ...)``;
-command-line flags override them.  Exit codes: 0 solved, 1 the solver did not
-converge (files are still written; for a sweep: some point did not), 2 usage
-or problem error (one line on stderr, no traceback).
+command-line flags override them.  Exit codes are a contract (:data:`EXIT_CODES`):
+0 solved or verified, 1 not converged or verification failed (files are still
+written), 2 bad input (one sentence on stderr; for an error in the user's script
+also its frames, never colloc's), 130 interrupted, 70 an internal error (one line
+naming a file that holds the traceback).
 """
 from __future__ import annotations
 
@@ -22,17 +24,26 @@ import inspect
 import math
 import os
 import sys
+import warnings
 from pathlib import Path
 
 from . import __version__
+from .checks import DYNAMICS_TOLERANCE, TOLERANCE
 from .errors import CollocError, OptionError
+from .files import writable_folder
+from .outputs import ResultSlot
 from .plot import animate, model_points, plot_refinement, plot_trajectory, plot_violations, save_figure
 from .schemes import SCHEMES, get_scheme
 from .script import literal, load_problem, parse_assignments, solve_defaults, split_assignments
 from .solve import build_nlp, solve
 from .trajectory import Trajectory
 
-EXIT_SOLVED, EXIT_NOT_CONVERGED, EXIT_ERROR = 0, 1, 2
+#: The exit-code contract (README "Exit codes", docs/reliability.md).
+EXIT_SOLVED, EXIT_NOT_CONVERGED, EXIT_ERROR, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 70, 130
+EXIT_CODES = ("Exit codes: 0 solved (verify: passed); 1 not converged, files still written (verify: failed; sweep: some "
+              "point did not solve); 2 bad input: problem script, file or option, one sentence on stderr; 130 interrupted "
+              "(Ctrl-C or SIGTERM; what was done is written); 70 internal error in colloc: one line on stderr naming a file "
+              "that holds the full traceback.")
 DEFAULT_SCHEME, DEFAULT_INTERVALS = "hermite-simpson", 50
 
 
@@ -48,28 +59,61 @@ def main(argv=None) -> int:
         print("colloc: error: give a command: solve, verify, plot, info or sweep.", file=sys.stderr)
         return EXIT_ERROR
     try:
-        return args.run(args)
+        with warnings.catch_warnings():
+            warnings.formatwarning = _format_warning  # (recording warnings, as tests do, still works)
+            return args.run(args)
     except CollocError as e:
-        print(f"colloc: error: {e}", file=sys.stderr)
+        frames = getattr(e, "frames", None)  # an error in the user's script: where in it, on the same line
+        print(f"colloc: error: {e}" + (f"  [{' → '.join(frames)}]" if frames else ""), file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
         print("colloc: interrupted.", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:  # `colloc solve ... | head`: the reader left; files are already written
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 141  # 128 + SIGPIPE, as a shell reports a process killed by a closed pipe
+    except Exception as e:  # noqa: BLE001  a fault of colloc itself: one line here, the traceback in a file
+        report = _crash_report(e, argv)
+        print(f"colloc: internal error ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else 'no message'}); "
+              f"this is a fault in colloc, not in your input. Full traceback: {report}", file=sys.stderr)
+        return EXIT_INTERNAL
+
+
+def _format_warning(message, category, filename, lineno, line=None):
+    """A warning as one line, ``colloc: warning: ...``, without the source line Python would add."""
+    return f"colloc: warning: {message}\n"
+
+
+def _crash_report(error, argv) -> str:
+    """Write the traceback of ``error`` with the command line and versions to a new file; return its path."""
+    import platform
+    import tempfile
+    import time
+    import traceback
+
+    text = (f"colloc {__version__}, Python {platform.python_version()}, {platform.platform()}\n"
+            f"time: {time.strftime('%Y-%m-%d %H:%M:%S')}\ncommand: colloc {' '.join(sys.argv[1:] if argv is None else argv)}\n"
+            f"working folder: {os.getcwd()}\n\n" + "".join(traceback.format_exception(error)))
+    try:
+        fd, path = tempfile.mkstemp(prefix=f"colloc-crash-{time.strftime('%Y%m%d-%H%M%S')}-", suffix=".txt")
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text)
+    except OSError:  # not even a temporary file: the traceback goes to stderr after all
+        print(text, file=sys.stderr)
+        return "(none: it was printed above)"
+    return path
 
 
 # -- parser -----------------------------------------------------------------------------------
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="colloc", description="Trajectory optimization by direct collocation.",
-        epilog="Exit codes: 0 solved, 1 not converged (files still written), 2 usage or problem error.")
+        epilog=EXIT_CODES)
     parser.add_argument("--version", action="version", version=f"colloc {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    p = sub.add_parser("solve", help="solve a problem script and write its trajectory",
+    p = sub.add_parser("solve", epilog=EXIT_CODES, help="solve a problem script and write its trajectory",
                        description="Solve PROBLEM.py (a script with build(**params) -> Problem); write OUT/NAME.csv "
                                    "(and OUT/NAME.png with --plot, OUT/NAME.gif with --animate). One line per IPOPT "
                                    "iteration is printed unless --quiet.")
@@ -81,21 +125,15 @@ def _parser() -> argparse.ArgumentParser:
     loud = p.add_mutually_exclusive_group()
     loud.add_argument("--quiet", action="store_true", help="no per-iteration progress lines")
     loud.add_argument("--verbose", action="store_true", help="print IPOPT's full log instead of the progress lines")
-    p.add_argument("--checkpoint-every", metavar="K", type=int, help="write the current iterate to OUT/NAME.csv every K IPOPT iterations")
+    p.add_argument("--checkpoint-every", metavar="K", type=int, help="write the current iterate to OUT/NAME.csv every K IPOPT iterations "
+                                                                    "(to OUT/NAME.unconverged.csv when OUT/NAME.csv holds a converged result)")
+    p.add_argument("--force", action="store_true", help="let an unconverged or interrupted result replace a converged OUT/NAME.csv "
+                                                         "(by default it is written to OUT/NAME.unconverged.csv)")
     _ipopt_argument(p)
     p.set_defaults(run=_run_solve)
 
-    p = sub.add_parser("verify", help="forward-simulate a solution with its controls and report the state error",
-                       description="Integrate the model of PROBLEM.py with the controls of FILE (CasADi CVODES, or IDAS "
-                                   "for implicit and constrained models) and compare with FILE's states.")
-    p.add_argument("file", metavar="FILE", help="trajectory file written by colloc solve (.csv, .sto, .npz)")
-    p.add_argument("problem", metavar="PROBLEM.py", help="the problem script FILE solves")
-    p.add_argument("--set", metavar="NAME=VALUE", action="append", default=[], dest="params",
-                   help="keyword argument of build() (default: the values FILE records from `colloc solve --set`)")
-    p.add_argument("--plot", metavar="PNG", help="also save the error over time as a figure")
-    p.set_defaults(run=_run_verify)
-
-    p = sub.add_parser("plot", help="overlay trajectory files in one figure",
+    _verify_parser(sub)
+    p = sub.add_parser("plot", epilog=EXIT_CODES, help="overlay trajectory files in one figure",
                        description="Plot one or more trajectory files (.csv, .sto or .npz), one subplot per variable, legend by file name; "
                                    "or the constraint violations or the mesh-refinement history the files record.")
     p.add_argument("files", nargs="+", metavar="FILE", help="trajectory files")
@@ -107,12 +145,36 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--by-kind", action="store_true", help="with --violations: one bar per constraint kind instead of per label")
     p.set_defaults(run=_run_plot)
 
-    p = sub.add_parser("info", help="show a problem's variables, constraints and NLP size",
+    p = sub.add_parser("info", epilog=EXIT_CODES, help="show a problem's variables, constraints and NLP size",
                        description="Print the variables, residual labels, constraints and NLP size of PROBLEM.py without solving it.")
     _problem_arguments(p)
     p.set_defaults(run=_run_info)
 
-    p = sub.add_parser("sweep", help="solve a problem script over a grid of parameters on Dask",
+    _sweep_parser(sub)
+    return parser
+
+
+def _verify_parser(sub):
+    p = sub.add_parser("verify", epilog=EXIT_CODES, help="check that a file solves a problem; forward-simulate it and report the state error",
+                       description="Check that FILE solves PROBLEM.py (time, horizon, finite values, boundary conditions, bounds, path "
+                                   "and endpoint constraints, each mesh interval simulated alone) and print a verdict per check with its "
+                                   "tolerance; then integrate the model with the controls of FILE (CasADi CVODES, or IDAS for implicit "
+                                   "and constrained models) and compare with FILE's states. Any failed check exits 1.")
+    p.add_argument("file", metavar="FILE", help="trajectory file written by colloc solve (.csv, .sto, .npz)")
+    p.add_argument("problem", metavar="PROBLEM.py", help="the problem script FILE solves")
+    p.add_argument("--set", metavar="NAME=VALUE", action="append", default=[], dest="params",
+                   help="keyword argument of build() (default: the values FILE records from `colloc solve --set`)")
+    p.add_argument("--plot", metavar="PNG", help="also save the error over time as a figure")
+    p.add_argument("--tolerance", metavar="TOL", type=float, default=TOLERANCE,
+                   help=f"of the boundary-condition, bound and path checks, times max(1, |bound|) (default {TOLERANCE:g})")
+    p.add_argument("--dynamics-tolerance", metavar="TOL", type=float, default=DYNAMICS_TOLERANCE,
+                   help="of each state's error at the end of every mesh interval simulated alone from the file's state at its start, "
+                        f"times max(1, max |state|) (default {DYNAMICS_TOLERANCE:g})")
+    p.set_defaults(run=_run_verify)
+
+
+def _sweep_parser(sub):
+    p = sub.add_parser("sweep", epilog=EXIT_CODES, help="solve a problem script over a grid of parameters on Dask",
                        description="Solve PROBLEM.py at every point of a parameter grid, one Dask task per solve; write OUT/NAME_<i>.csv "
                                    "per point and the summary OUT/NAME_sweep.csv. Needs Dask: python -m pip install \"colloc[sweep]\".")
     _problem_arguments(p, set_help="NAME=START:STOP:COUNT sweeps COUNT evenly spaced values (several ranges form a grid); "
@@ -121,11 +183,12 @@ def _parser() -> argparse.ArgumentParser:
     where.add_argument("--workers", metavar="N", type=int, help="worker processes of the local Dask cluster (default: 2)")
     where.add_argument("--scheduler", metavar="ADDRESS", help="address of a running Dask scheduler, e.g. tcp://127.0.0.1:8786")
     p.add_argument("--continuation", action="store_true", help="solve the points in sequence, each warm-started from the previous one")
+    p.add_argument("--point-timeout", metavar="SECONDS", type=float,
+                   help="time limit of one point; a point past it is listed as timed-out and its worker restarted")
     p.add_argument("--out", metavar="DIR", default="results", help="output folder (default: results/)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     _ipopt_argument(p)
     p.set_defaults(run=_run_sweep)
-    return parser
 
 
 def _problem_arguments(p, set_help="keyword argument of build(), parsed as a Python literal (repeatable)"):
@@ -142,60 +205,110 @@ def _ipopt_argument(p):
 # -- commands ---------------------------------------------------------------------------------
 def _run_solve(args) -> int:
     params = parse_assignments(args.params, "--set")
-    module, problem = load_problem(args.problem, params)
-    kwargs = _solve_arguments(module, args)
-    kwargs["ipopt"] = _ipopt_options(kwargs.get("ipopt"), args.ipopt)
-    if args.guess:
-        kwargs["guess"] = args.guess
+    if args.checkpoint_every is not None and args.checkpoint_every < 1:
+        raise OptionError(f"--checkpoint-every must be at least 1; got {args.checkpoint_every}.")
+    # everything the user gave is checked before `build` runs: a bad --out or --guess must not cost a build
+    folder, created = writable_folder(args.out)
+    try:
+        guess = Trajectory.read(args.guess) if args.guess else None
+        module, problem = load_problem(args.problem, params)
+        kwargs = _solve_arguments(module, args)
+        kwargs["ipopt"] = _ipopt_options(kwargs.get("ipopt"), args.ipopt)
+        if args.animate:
+            model_points(problem)  # no points: say so before the solve, not after
+    except BaseException:
+        if created:
+            _remove_empty(folder)
+        raise
+    if guess is not None:
+        kwargs["guess"] = guess
     if args.verbose:
         kwargs["verbose"] = True
     elif not args.quiet:
         kwargs["progress"] = True
-    if args.animate:
-        model_points(problem)  # no points: say so before the solve, not after
-    created = not os.path.isdir(args.out)
-    out = _output_folder(args.out)  # before the solve: a bad --out should not cost a long solve
-    if args.checkpoint_every is not None:
-        kwargs["checkpoint"] = (out / f"{Path(args.problem).stem}.csv", args.checkpoint_every)
-    try:
-        result = solve(problem, **kwargs)
-    except CollocError:
-        if created and not os.listdir(out):
-            os.rmdir(out)
-        raise
-    name = Path(args.problem).stem
-    traj = result.trajectory
-    traj.metadata["params"] = {k: list(v) if isinstance(v, tuple) else v for k, v in params.items()}
-    traj.metadata["violations"] = dict(result.violations)  # for `colloc plot --violations`
-    written = traj.write(out / f'{name}.csv')  # before any printing: a closed pipe must not lose the result
+    out, name = Path(folder), Path(args.problem).stem
+    with ResultSlot(out, name, force=args.force) as slot:
+        for note in slot.notes:
+            print(f"note: {note}", file=sys.stderr)
+        slot.notes.clear()
+        if args.checkpoint_every is not None:
+            kwargs["checkpoint"] = (slot.unconverged_path, args.checkpoint_every)
+        try:
+            result = solve(problem, **kwargs)
+        except BaseException:
+            slot.release()
+            if created:
+                _remove_empty(out)
+            raise
+        traj = result.trajectory
+        traj.metadata["params"] = {k: list(v) if isinstance(v, tuple) else v for k, v in params.items()}
+        traj.metadata["violations"] = dict(result.violations)  # for `colloc plot --violations`
+        target = slot.result_path(result.success)
+        written = traj.write(target)  # before any printing: a closed pipe must not lose the result
+        slot.finish(result.success)
     print(result.summary())
     print(f"wrote {written}")
+    for note in slot.notes:
+        print(f"note: {note}")
+    stem = Path(written).stem
     if args.plot:
         fig = plot_trajectory(traj, bounds=problem.bounds)
-        print(f"wrote {save_figure(fig, out / f'{name}.png', close=True)}")
+        print(f"wrote {save_figure(fig, out / f'{stem}.png', close=True)}")
     if args.animate:
-        print(f"wrote {animate(traj, problem, out / f'{name}.gif')}")
+        print(f"wrote {animate(traj, problem, out / f'{stem}.gif')}")
+    if result.status.value == "interrupted":  # Ctrl-C or SIGTERM: the iterate is written, the exit says why
+        return EXIT_INTERRUPTED
     return EXIT_SOLVED if result.success else EXIT_NOT_CONVERGED
 
 
+def _verify_multi_phase(problem, traj) -> int:
+    """Phase-by-phase simulation with the jump maps, then event-driven re-simulation with the guards.
+
+    The first integrates each phase over the file's own phase times; the second
+    forgets the schedule (guards found by root-finding, impacts re-applied) and
+    reports the event times it finds against the file's.  A guard that is never
+    reached fails the verification.
+    """
+    from .errors import CollocError
+    from .resimulation import format_resimulation, resimulate_phases
+    from .verify_phases import report_phases, verify_phases
+
+    sim = verify_phases(problem, traj)
+    print(report_phases(sim))
+    ok = sim["success"]
+    if any(phase.guards for phase in problem.phases):
+        try:
+            events = resimulate_phases(problem, traj)
+        except (CollocError, ImportError) as e:
+            print(f"event-driven re-simulation skipped: {e}")
+        else:
+            print("event-driven re-simulation (guards found by root-finding, jumps re-applied):")
+            print(format_resimulation(events))
+            missing = [r["name"] for r in events["phases"] if r["event"] is not None and not math.isfinite(r["time_found"])]
+            if missing:
+                print(f"verification failed: the guard of phase `{missing[0]}` is never reached in re-simulation.")
+                ok = False
+    if ok:
+        print("verified: every phase simulated, every event found.")
+    return EXIT_SOLVED if ok else EXIT_NOT_CONVERGED
+
+
 def _run_verify(args) -> int:
+    from .checks import basic_checks
+    from .checks import report as checks_report
     from .verify import report, verify
 
     from .phases import MultiPhaseProblem
     from .trajectory import Trajectory
 
     traj = Trajectory.read(args.file)
-    recorded = traj.metadata.get("params") or {}
+    recorded = traj.metadata.get("params") or {}  # a dict: the reader checks the type
     given = parse_assignments(args.params, "--set")
     _, problem = load_problem(args.problem, {**recorded, **given})
     if isinstance(problem, MultiPhaseProblem):
-        from .verify_phases import report_phases, verify_phases
-
         if args.plot:
             raise OptionError("`--plot` draws single-phase simulations only; `colloc verify` of a multi-phase file prints each phase's errors.")
-        sim = verify_phases(problem, traj)
-        print(report_phases(sim))
-        return EXIT_SOLVED if sim["success"] else EXIT_NOT_CONVERGED
+        return _verify_multi_phase(problem, traj)
     if traj.metadata.get("scheme") == "midpoint-vi":
         raise OptionError(f"`{args.file}` is a midpoint-vi solution; verify integrates collocation interpolants. "
                           "Re-simulate it with colloc.simulate instead.")
@@ -203,11 +316,25 @@ def _run_verify(args) -> int:
         print("build parameters from the file: " + ", ".join(f"{k}={v!r}" for k, v in recorded.items()))
     if traj.metadata.get("success") is False:
         print(f"note: `{args.file}` holds an unconverged iterate (status {traj.metadata.get('status')}).")
-    sim = verify(problem, traj, figure=args.plot)
+    tolerances = dict(tolerance=args.tolerance, dynamics_tolerance=args.dynamics_tolerance)
+    basic = basic_checks(problem, traj, args.tolerance)
+    if not all(c.passed for c in basic):  # nothing more can be judged (and a simulation would say nothing)
+        print(checks_report(basic, **tolerances))
+        print(f"verification failed: {next(c for c in basic if not c.passed).message}.")
+        return EXIT_NOT_CONVERGED
+    sim = verify(problem, traj, figure=args.plot, **tolerances)
+    print(checks_report(sim["checks"], **tolerances))
     print(report(sim))
     if sim.get("figure"):
         print(f"wrote {sim['figure']}")
-    return EXIT_SOLVED if sim.get("success", True) else EXIT_NOT_CONVERGED
+    failed = [c for c in sim["checks"] if not c.passed]
+    if failed:
+        print(f"verification failed: {failed[0].name}: {failed[0].message}" + (f" (and {len(failed) - 1} more)." if len(failed) > 1 else "."))
+    elif not sim["success"]:
+        print(f"verification failed: {sim['message']}.")
+    else:
+        print("verified: every check passed.")
+    return EXIT_SOLVED if sim["verified"] else EXIT_NOT_CONVERGED
 
 
 def _run_info(args) -> int:
@@ -280,6 +407,8 @@ def _run_sweep(args) -> int:
     from . import sweep as sweeping
 
     grid, fixed = {}, {}
+    if args.intervals is not None and args.intervals < 1:
+        raise OptionError(f"--intervals must be at least 1; got {args.intervals}.")
     for key, text in split_assignments(args.params, "--set"):
         values = sweeping.parse_range(text)
         if values is None:
@@ -296,11 +425,22 @@ def _run_sweep(args) -> int:
         options["mesh"] = None  # an explicit --intervals replaces the script's mesh
     if args.ipopt:
         options["ipopt"] = parse_assignments(args.ipopt, "--ipopt")  # sweep() merges them into SOLVE's
-    rows = sweeping.sweep(args.problem, grid, fixed, workers=args.workers, scheduler=args.scheduler,
-                          continuation=args.continuation, out=args.out, options=options, progress=not args.quiet)
-    print(_table(rows, list(grid)))
     name = Path(args.problem).stem
-    print(f"wrote {len(rows)} trajectories and {Path(args.out) / f'{name}_sweep.csv'}")
+    try:
+        rows = sweeping.sweep(args.problem, grid, fixed, workers=args.workers, scheduler=args.scheduler,
+                              continuation=args.continuation, out=args.out, options=options, progress=not args.quiet,
+                              point_timeout=args.point_timeout)
+    except sweeping.SweepInterrupted as e:
+        print(_table(e.rows, list(grid)))
+        print(f"wrote {sum(1 for r in e.rows if r['file'])} trajectories and {e.summary}")
+        print(f"colloc: interrupted; the summary lists every point, unfinished ones as interrupted.", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    print(_table(rows, list(grid)))
+    counts = {}
+    for r in rows:
+        counts[r["status"]] = counts.get(r["status"], 0) + 1
+    print(f"wrote {sum(1 for r in rows if r['file'])} trajectories and {Path(args.out) / f'{name}_sweep.csv'} "
+          f"({', '.join(f'{n} {s}' for s, n in counts.items())})")
     return EXIT_SOLVED if all(r["success"] for r in rows) else EXIT_NOT_CONVERGED
 
 
@@ -318,8 +458,8 @@ def _table(rows, swept):
     lines = ["  ".join(c.rjust(w) for c, w in zip(columns, widths))]
     lines += ["  ".join(v.rjust(w) for v, w in zip(line, widths)) for line in cells]
     for r in rows:
-        if r["status"] == "error":
-            lines.append(f"point {r['index']}: {r['message']}")
+        if r["status"] in ("error", "crashed", "timed-out", "interrupted"):
+            lines.append(f"point {r['index']}: " + ("" if r["status"] == "error" else f"{r['status']}: ") + r["message"])
     return "\n".join(lines)
 
 
@@ -361,12 +501,13 @@ def _ipopt_options(defaults, assignments):
     return merged or None
 
 
-def _output_folder(path) -> Path:
+def _remove_empty(folder):
+    """Remove a folder this run created if nothing was written into it."""
     try:
-        os.makedirs(path, exist_ok=True)
-    except OSError as e:
-        raise OptionError(f"Cannot create output folder `{path}`: {e.strerror}.") from None
-    return Path(path)
+        if not os.listdir(folder):
+            os.rmdir(folder)
+    except OSError:
+        pass
 
 
 if __name__ == "__main__":

@@ -176,11 +176,14 @@ class Component:
 
     def _add_rows(self, states, expr, form):
         syms = _as_symbol_list(states)
-        expr = as_sx(expr, f"The {form} dynamics given for {', '.join(_symbol_name(s) for s in syms)}")
+        owner = ", ".join(_symbol_name(s) for s in syms)
+        if isinstance(expr, (str, bytes)):
+            raise ModelError(f"The {form} dynamics of `{owner}` are the text {expr!r}; give a CasADi expression "
+                             "built from the component's symbols (e.g. `x - u`, not `\"x - u\"`).")
+        expr = as_sx(expr, f"The {form} dynamics of `{owner}`")
         if expr.is_empty() or expr.size2() != 1:
             raise ModelError(f"The {form} dynamics given for {', '.join(_symbol_name(s) for s in syms)} must be a column of expressions; got shape {expr.shape}.")
         if expr.size1() != len(syms):
-            owner = ", ".join(_symbol_name(s) for s in syms)
             raise ModelError(f"Residual of `{owner}` has {expr.size1()} rows but it is tied to {len(syms)} state(s); give one row per state.")
         for i, s in enumerate(syms):
             var = self.variable(s)
@@ -217,7 +220,7 @@ def as_sx(expr, where, error=ModelError) -> ca.SX:
         raise error(f"{where} is a CasADi MX expression; {MX_HINT}.")
     try:
         return ca.SX(expr)
-    except (NotImplementedError, TypeError, RuntimeError):
+    except (NotImplementedError, TypeError, ValueError, RuntimeError):
         if isinstance(expr, (list, tuple)) and any(isinstance(e, ca.MX) for e in expr):
             raise error(f"{where} contains a CasADi MX expression; {MX_HINT}.") from None
         raise error(f"{where} must be a CasADi SX expression or a number; got {type(expr).__name__}.") from None

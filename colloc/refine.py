@@ -25,7 +25,10 @@ residuals are affine in the derivatives (``mode="explicit"``, which also covers
 multibody components; multipliers come from the solution); otherwise the
 residual ``R(t, x̃, ẋ̃, ũ, λ̃, p)`` itself is integrated for the implicit rows.
 Controls and multipliers are the polynomials through their collocation-point
-values (:class:`colloc.interpolant.Interpolant`).
+values (:class:`colloc.interpolant.Interpolant`).  An interval where a control
+chatters from grid point to grid point (:mod:`colloc.oscillation`, a singular
+arc) has no residual to show it; its error is the control's largest step
+there, so it is refined too.
 
 Refinement (h-refinement; one scheme, so one degree, for the whole mesh):
 an interval with ``ε_k > tolerance`` is split into
@@ -51,6 +54,7 @@ from .driver import run, transcription
 from .errors import ModelError, OptionError
 from .interpolant import Interpolant
 from .mesh import make_mesh
+from .oscillation import oscillating_intervals
 from .problem import Problem
 from .schemes import Scheme, get_scheme
 from .trajectory import Trajectory
@@ -166,9 +170,30 @@ def estimate_errors(problem, trajectory, points=QUADRATURE_POINTS) -> np.ndarray
         (module docstring); zeros for a model without states or integral costs.
     """
     eta, scale, _ = local_errors(problem, trajectory, points)
-    if eta.shape[0] == 0:
-        return np.zeros(eta.shape[1])
-    return (eta / scale[:, None]).max(axis=0)
+    errors = (eta / scale[:, None]).max(axis=0) if eta.shape[0] else np.zeros(eta.shape[1])
+    return np.maximum(errors, oscillation_errors(trajectory))
+
+
+def oscillation_errors(trajectory) -> np.ndarray:
+    """The error of intervals where a control oscillates from grid point to grid point.
+
+    A chattering control (:mod:`colloc.oscillation`) leaves no dynamics residual,
+    so Betts' estimate passes it; the interval's largest control step relative to
+    the control's size, ``max |Δu| / (1 + max |u|)``, stands in for its error so
+    that refinement splits it.
+
+    Returns
+    -------
+    ndarray, shape (num_intervals,)
+        Zero where no control oscillates.
+    """
+    itp = Interpolant(trajectory)
+    out = np.zeros(itp.num_intervals)
+    for name, flags in oscillating_intervals(trajectory, itp.grid).items():
+        u = itp.nodes(name)                                   # (n, num_nodes)
+        step = np.abs(np.diff(u, axis=1)).max(axis=1) / (1.0 + np.abs(trajectory[name]).max())
+        out = np.where(flags, np.maximum(out, step), out)
+    return out
 
 
 def refine_mesh(mesh, errors, tolerance, order, max_pieces=8) -> np.ndarray:
@@ -269,7 +294,7 @@ def solve_adaptive(problem, scheme="hermite-simpson", intervals=10, tolerance=1e
         raise OptionError("solve_adaptive() refines already; do not pass `refine` to it.")
     _check(tolerance, max_iterations, max_intervals, max_pieces)
     meshes = _Meshes(problem, scheme, intervals, mesh, solve_kwargs)
-    records, result, reason = [], None, None
+    records, result, reason, notes = [], None, None, []
     for iteration in range(max_iterations):
         start = _time.perf_counter()
         result = run(problem, scheme=scheme, mesh=meshes.current, guess=guess, **solve_kwargs)
@@ -286,6 +311,8 @@ def solve_adaptive(problem, scheme="hermite-simpson", intervals=10, tolerance=1e
         if not np.isfinite(max_error):
             reason = f"the solve ended `{result.status.value}` with non-finite values, so there is no error estimate to refine by"
             break
+        if not meshes.variational:  # the variational integrator has no interior controls
+            notes += _tie_midpoint_controls(problem, result, solve_kwargs)
         new = meshes.refined(errors, tolerance, max_pieces)
         if sum(m.size - 1 for m in new) > max_intervals:
             reason = f"the next mesh would have {sum(m.size - 1 for m in new)} intervals, more than max_intervals={max_intervals}"
@@ -294,11 +321,32 @@ def solve_adaptive(problem, scheme="hermite-simpson", intervals=10, tolerance=1e
         meshes.advance(new)
         guess = result.trajectory
     result.trajectory.metadata["refinement"] = records
-    warnings = list(result.warnings)
+    warnings = list(result.warnings) + notes
     if reason is not None:
         warnings.append(f"mesh refinement stopped with max relative local error {records[-1]['max_error']:.2e} > "
                         f"tolerance {tolerance:.1e}: {reason}")
     return dataclasses.replace(result, refinement=records, interval_errors=np.concatenate(errors), warnings=warnings)
+
+
+def _tie_midpoint_controls(problem, result, solve_kwargs) -> list:
+    """Constrain interior controls on the following meshes if a control chatters and the user left them free.
+
+    A chattering control (a singular arc) does not go away as the mesh is
+    refined with free midpoint controls: the discretisation keeps exploiting it
+    (catalyst mixing still chatters on 1,900 Hermite–Simpson intervals).  Tying
+    each interior control to the line between the interval's end controls
+    (``control_interpolation="linear"``) removes it.  Updates ``solve_kwargs``;
+    returns the note for the result's warnings (none if nothing changed).
+    """
+    if "control_interpolation" in solve_kwargs or not isinstance(problem, Problem):
+        return []
+    itp = Interpolant(result.trajectory)
+    if itp.grid.stride < 2 or not oscillating_intervals(result.trajectory, itp.grid):
+        return []
+    solve_kwargs["control_interpolation"] = "linear"
+    return [f"a control chattered on the {itp.num_intervals}-interval mesh, so the following meshes tie interior "
+            "controls to the line between the interval's end controls (control_interpolation='linear'); pass "
+            "control_interpolation='free' to keep them free"]
 
 
 class _Meshes:

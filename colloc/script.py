@@ -31,10 +31,14 @@ def build_problem(module, path, params: dict) -> Problem:
     check_parameters(build, params, path)
     try:
         problem = build(**params)
-    except CollocError:
+    except CollocError as e:
+        e.frames = user_frames(e)  # the line of the script that made the mistake
         raise
-    except (ValueError, TypeError) as e:
-        raise ProblemError(f"`build` in `{path}`{_script_line(e, path)} raised {type(e).__name__}: {e}") from None
+    except Exception as e:  # noqa: BLE001  any error in the user's code is bad input, shown as their frames
+        raise UserCodeError(f"`build` in `{path}`{_script_line(e, path)} raised {_cause(e)}", user_frames(e)) from None
+    except SystemExit as e:
+        raise UserCodeError(f"`build` in `{path}`{_script_line(e, path)} called exit({e.code!r}); "
+                            "`build` must return a colloc.Problem.", user_frames(e)) from None
     from .phases import MultiPhaseProblem
 
     if not isinstance(problem, (Problem, MultiPhaseProblem)):
@@ -66,8 +70,61 @@ def import_script(path):
     except SyntaxError as e:
         sys.modules.pop(name, None)
         where = "" if e.filename and Path(e.filename).resolve() == file.resolve() else f" (in `{e.filename}`)"
-        raise ProblemError(f"Problem script `{path}` has a syntax error at line {e.lineno}{where}: {e.msg}.") from None
+        frames = [f'File "{e.filename}", line {e.lineno}: {(e.text or "").strip()}'] if e.text else []
+        raise UserCodeError(f"Problem script `{path}` has a syntax error at line {e.lineno}{where}: {e.msg}.", frames) from None
+    except Exception as e:  # noqa: BLE001  NameError, ImportError ... at the script's top level
+        sys.modules.pop(name, None)
+        raise UserCodeError(f"Importing problem script `{path}`{_script_line(e, path)} raised {_cause(e)}", user_frames(e)) from None
+    except SystemExit as e:
+        sys.modules.pop(name, None)
+        raise UserCodeError(f"Problem script `{path}` called exit({e.code!r}) while being imported; "
+                            "a problem script only defines `build`.", user_frames(e)) from None
     return module
+
+
+class UserCodeError(ProblemError):
+    """An exception raised by the user's own problem script; ``frames`` are its traceback lines in user files."""
+
+    def __init__(self, message, frames=()):
+        super().__init__(message)
+        self.frames = list(frames)
+
+
+def _cause(error) -> str:
+    """``NameError: name 'x' is not defined.``: the exception's type and message as one sentence."""
+    text = str(error).strip().splitlines()[0] if str(error).strip() else ""
+    if isinstance(error, KeyError) and error.args:
+        text = f"key {error.args[0]!r} is not in the mapping"
+    if isinstance(error, ModuleNotFoundError) and error.name:
+        text = f"no module named `{error.name}` (is it installed, or on the script's folder path?)"
+    sentence = f"{type(error).__name__}: {text}" if text else type(error).__name__
+    return sentence if sentence.endswith((".", "?", ")")) else sentence + "."
+
+
+def _system_dirs():
+    """Folders whose files are not the user's: colloc itself, the standard library and installed packages."""
+    import sysconfig
+
+    dirs = {str(Path(__file__).resolve().parent)}
+    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+        try:
+            dirs.add(str(Path(sysconfig.get_paths()[key]).resolve()))
+        except (KeyError, OSError):
+            pass
+    return tuple(d + "/" for d in dirs)
+
+
+def user_frames(error) -> list:
+    """The traceback of ``error`` reduced to frames in the user's files: ``File "f.py", line 3, in build: code``."""
+    system = _system_dirs()
+    out = []
+    for summary in traceback.extract_tb(error.__traceback__):
+        name = summary.filename
+        if name.startswith("<") or str(Path(name).resolve()).startswith(system):
+            continue
+        line = f'File "{name}", line {summary.lineno}, in {summary.name}'
+        out.append(line + (f": {summary.line.strip()}" if summary.line else ""))
+    return out
 
 
 def _script_line(error, path):
@@ -88,7 +145,11 @@ def build_parameters(build) -> list | None:
 
 
 def check_parameters(build, params, path, flag="--set"):
-    """Raise :class:`OptionError` for a name ``build`` does not take or a required one left out."""
+    """Raise :class:`OptionError` for a name ``build`` does not take, a required one left out, or a value of the wrong kind.
+
+    The expected kind of a value is read from the parameter's default (or annotation):
+    a number where the default is an ``int`` or ``float``, ``True``/``False`` where it is a ``bool``.
+    """
     valid = build_parameters(build)
     if valid is not None:
         for name in params:
@@ -99,6 +160,29 @@ def check_parameters(build, params, path, flag="--set"):
         inspect.signature(build).bind(**params)
     except TypeError as e:
         raise OptionError(f"`build` in `{path}` cannot be called with the {flag} values ({e}); give required parameters with {flag} NAME=VALUE.") from None
+    for name, value in params.items():
+        _check_type(inspect.signature(build).parameters.get(name), value, flag)
+
+
+def _expected_type(parameter) -> str | None:
+    """``"a number"`` or ``"True or False"`` when ``parameter``'s default or annotation says so, else ``None``."""
+    default, note = parameter.default, parameter.annotation
+    if isinstance(default, bool) or note in (bool, "bool"):
+        return "True or False"
+    if isinstance(default, (int, float)) or note in (int, float, "int", "float"):
+        return "a number"
+    return None
+
+
+def _check_type(parameter, value, flag):
+    """Refuse a value of the wrong kind before ``build`` turns it into a CasADi error."""
+    expected = None if parameter is None else _expected_type(parameter)
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if expected is None or (expected == "a number" and number) or (expected == "True or False" and isinstance(value, bool)):
+        return
+    got = f"the text `{value}`" if isinstance(value, str) else f"`{value!r}` ({type(value).__name__})"
+    since = f"its default is {parameter.default!r}" if parameter.default is not parameter.empty else "it is annotated so"
+    raise OptionError(f"{flag} `{parameter.name}` expects {expected} ({since}) but got {got}.")
 
 
 def parse_assignments(items, flag) -> dict:
@@ -144,5 +228,5 @@ def solve_defaults(module, path) -> dict:
     return dict(defaults)
 
 
-__all__ = ["load_problem", "build_problem", "build_function", "import_script", "check_parameters", "build_parameters",
+__all__ = ["UserCodeError", "user_frames", "load_problem", "build_problem", "build_function", "import_script", "check_parameters", "build_parameters",
            "parse_assignments", "split_assignments", "literal", "solve_defaults"]

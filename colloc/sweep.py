@@ -26,19 +26,17 @@ import itertools
 import math
 import os
 import re
-import sys
 import time as _time
 from pathlib import Path
 
 import numpy as np
 
 from .errors import CollocError, OptionError
+from .files import remove_orphans, writable_folder
+from .sweep_runner import COLUMNS, Record, Runner, SweepInterrupted, close_quietly, sigterm_as_interrupt, write_summary  # noqa: F401
 
 #: How long to try to reach a scheduler given by address.
 CONNECT_TIMEOUT = "10s"
-
-#: Columns of the summary table after the parameters.
-COLUMNS = ("status", "success", "objective", "iterations", "seconds", "warm_start", "file", "message")
 
 _NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
 _RANGE = re.compile(rf"^\s*({_NUMBER})\s*:\s*({_NUMBER})\s*(?::\s*(.*?)\s*)?$")
@@ -171,7 +169,7 @@ def _jsonable(params):
 
 # -- client side ------------------------------------------------------------------------------
 def sweep(script_path, grid: dict, fixed: dict | None = None, workers=None, scheduler=None, continuation=False,
-          out=None, options=None, progress=True, name=None) -> list:
+          out=None, options=None, progress=True, name=None, point_timeout=None) -> list:
     """Solve ``script_path`` at every point of a parameter grid, on Dask.
 
     Parameters
@@ -201,6 +199,9 @@ def sweep(script_path, grid: dict, fixed: dict | None = None, workers=None, sche
         ``True`` draws a text progress bar on stderr; a callable receives each row as it completes.
     name : str, optional
         File stem (default: the script's stem).
+    point_timeout : float, optional
+        Seconds a point may run (from when a worker starts it); a point past it is a
+        ``timed-out`` row and the worker running it is restarted (when this sweep owns the cluster).
 
     Returns
     -------
@@ -208,39 +209,63 @@ def sweep(script_path, grid: dict, fixed: dict | None = None, workers=None, sche
         One row per point, by index: ``index``, then each parameter, then
         :data:`COLUMNS` (``warm_start`` is the index whose trajectory was the
         guess, or ``None``).  A parameter named like a column appears as ``set:NAME``.
+        ``status`` is the solve's status, ``error`` (build or solve raised), ``crashed`` (the
+        worker process died), ``timed-out`` or ``interrupted``.
+
+    Raises
+    ------
+    SweepInterrupted
+        (a ``KeyboardInterrupt``) on Ctrl-C or SIGTERM, after the summary is written; its ``rows``
+        list every point.
     """
     from .script import build_function, check_parameters, import_script, solve_defaults
 
     Client = _dask_client_class()  # before any work: a missing Dask is a clear error at once
     grid, fixed = _check_grid(grid, fixed or {})
     workers = _check_cluster(workers, scheduler)
-    script = Path(script_path).resolve()
-    module = import_script(script_path)
-    kwargs = _solve_options(solve_defaults(module, script_path), options or {}, script_path)
-    points = [{**p, **fixed} for p in grid_points(grid)]
-    # names and required parameters are checked here, once; a value `build` refuses is that point's error row
-    check_parameters(build_function(module, script_path), points[0], script_path)
-    name = name or script.stem
-    created = out is not None and not os.path.isdir(out)
-    folder = _output_folder(out)
-    count = len(points)
-
+    point_timeout = _check_timeout(point_timeout)
+    folder, created = _output_folder(out)  # before the script runs: a bad folder costs nothing
     try:
-        client, owned = _connect(Client, workers, scheduler)
+        script = Path(script_path).resolve()
+        module = import_script(script_path)
+        kwargs = _solve_options(solve_defaults(module, script_path), options or {}, script_path)
+        check_solve_options(kwargs)
+        points = [{**p, **fixed} for p in grid_points(grid)]
+        # names and required parameters are checked here, once; a value `build` refuses is that point's error row
+        check_parameters(build_function(module, script_path), points[0], script_path)
     except BaseException:
-        if created and not any(folder.iterdir()):
-            folder.rmdir()  # no empty folder left by a sweep that never ran
+        if created:
+            _remove_empty(folder)  # no empty folder left by a sweep that never ran
         raise
-    try:
-        futures = _submit(client, points, str(script), folder, name, kwargs, continuation, grid)
-        rows = _collect(client, futures, progress, count, list(grid))
-    finally:
-        for c in owned:
-            c.close()
-    rows.sort(key=lambda r: r["index"])
-    table = [_flatten(r, list(grid) + list(fixed)) for r in rows]
-    if folder is not None:  # the summary names each file relative to itself: the folder can move
-        write_summary([{**r, "file": os.path.basename(r["file"])} for r in table], folder / f"{name}_sweep.csv")
+    name = name or script.stem
+    summary = None if folder is None else folder / f"{name}_sweep.csv"
+    record = Record(points, list(grid) + list(fixed), summary)
+    runner, owned = Runner(record, progress, list(grid), point_timeout), []
+    with sigterm_as_interrupt():
+        try:
+            try:
+                runner.client, owned = _connect(Client, workers, scheduler)
+            except BaseException as e:
+                if created and not isinstance(e, KeyboardInterrupt):
+                    _remove_empty(folder)
+                raise
+            runner.restart = bool(owned)
+            remove_orphans(folder) if folder is not None else None
+            paths = [None if folder is None else str(folder / point_file(name, i, len(points))) for i in range(len(points))]
+            tag = f"{name}-{os.getpid()}-{_time.time_ns()}"
+            if continuation:
+                runner.chain(solve_chained, serpentine(grid), str(script), paths, kwargs, tag)
+            else:
+                runner.parallel(solve_point, str(script), paths, kwargs, tag)
+        except KeyboardInterrupt:
+            runner.interrupted()
+        finally:
+            if runner.client is not None or runner.was_interrupted:  # not for a scheduler that could not be reached
+                table = record.finish()  # before closing the cluster: closing a stuck one may take a while
+            for c in owned:
+                close_quietly(c)
+    if runner.was_interrupted:
+        raise SweepInterrupted(table, summary)
     return table
 
 
@@ -281,13 +306,47 @@ def _check_grid(grid, fixed):
 
 
 def _output_folder(out):
+    """``(folder, created)``: the output folder, made and checked writable; ``(None, False)`` for no output."""
     if out is None:
-        return None
+        return None, False
+    path, created = writable_folder(out, "`out`")
+    return Path(path).resolve(), created
+
+
+def _remove_empty(folder):
     try:
-        os.makedirs(out, exist_ok=True)
-    except OSError as e:
-        raise OptionError(f"Cannot create output folder `{out}`: {e.strerror}.") from None
-    return Path(out).resolve()
+        if folder is not None and not any(folder.iterdir()):
+            folder.rmdir()
+    except OSError:
+        pass
+
+
+def _check_timeout(timeout):
+    if timeout is None:
+        return None
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not math.isfinite(timeout) or timeout <= 0:
+        raise OptionError(f"The point time limit must be a positive number of seconds; got {timeout!r}.")
+    return float(timeout)
+
+
+def check_solve_options(kwargs):
+    """Check the solve() arguments every point shares, as solve() would, before any point runs."""
+    import inspect
+
+    from .mesh import make_mesh
+    from .schemes import get_scheme
+    from .backends.ipopt import ipopt_options
+    from .solve import solve
+    from .transcription import make_options
+
+    names = {n for n, p in inspect.signature(solve).parameters.items() if p.kind is not p.VAR_KEYWORD}
+    scheme = kwargs.get("scheme", "hermite-simpson")
+    if scheme != "midpoint-vi":
+        get_scheme(scheme)
+        make_options(**{k: v for k, v in kwargs.items() if k not in names})
+    if kwargs.get("intervals") is not None or kwargs.get("mesh") is not None:
+        make_mesh(kwargs.get("intervals"), kwargs.get("mesh"))
+    ipopt_options(kwargs.get("ipopt"))
 
 
 def _check_cluster(workers, scheduler):
@@ -314,82 +373,39 @@ def _connect(Client, workers, scheduler):
             raise OptionError(f"Cannot connect to the Dask scheduler at `{scheduler}` ({e}); start one with "
                               "`dask scheduler` and workers with `dask worker ADDRESS`.") from None
         return client, [client]
+    import dask
     from dask.distributed import LocalCluster
 
-    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
+    # a point that kills its worker is reported at once (no retries that would kill more workers), and
+    # each worker holds one point at a time, so a crash or a restart after a timeout hits no other point
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0, "distributed.scheduler.worker-saturation": 1.0}):
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
     client = Client(cluster)
     return client, [client, cluster]
 
 
-def _submit(client, points, script, folder, name, options, continuation, grid):
-    paths = [None if folder is None else str(folder / point_file(name, i, len(points))) for i in range(len(points))]
-    tag = f"{name}-{os.getpid()}-{_time.time_ns()}"
-    if not continuation:
-        return [client.submit(solve_point, script, p, i, paths[i], options, pure=False, key=f"colloc-{tag}-{i}")
-                for i, p in enumerate(points)]
-    futures, previous = [], None
-    for i in serpentine(grid):
-        previous = client.submit(solve_chained, previous, script, points[i], i, paths[i], options,
-                                 pure=False, key=f"colloc-{tag}-{i}")
-        futures.append(previous)
-    return futures
-
-
-def _collect(client, futures, progress, count, swept):
-    from dask.distributed import as_completed
-
-    bar = _TextBar(count, swept) if progress is True else None
-    rows = []
-    try:
-        for future in as_completed(futures):
-            try:
-                value = future.result()
-            except Exception as e:  # the task itself failed (e.g. colloc is missing on a worker)
-                raise OptionError(f"A sweep task failed on a Dask worker: {type(e).__name__}: {e}") from None
-            row = value[0] if isinstance(value, tuple) else value
-            rows.append(row)
-            if bar is not None:
-                bar.update(row)
-            elif callable(progress):
-                progress(row)
-    except BaseException:
-        client.cancel(futures)
-        raise
-    finally:
-        if bar is not None:
-            bar.close()
-    return rows
-
-
-def _flatten(row, names):
-    flat = {"index": row["index"]}
-    for k in names:
-        flat[f"set:{k}" if k in COLUMNS or k == "index" else k] = row["params"][k]
-    flat.update({k: row[k] for k in COLUMNS})
-    return flat
-
-
-def write_summary(rows, path) -> str:
-    """Write the summary rows as CSV (header from the first row), atomically; returns the path."""
-    from .trajectory import atomic_write
-
-    buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
-    writer.writeheader()
-    for r in rows:
-        writer.writerow({k: ("" if v is None else repr(v) if isinstance(v, float) else v) for k, v in r.items()})
-    atomic_write(os.fspath(path), buf.getvalue().encode())
-    return os.fspath(path)
-
-
 def read_summary(path) -> list:
     """The rows of a summary CSV, with numbers, booleans and empty cells (``None``) parsed."""
+    from .errors import FileFormatError
+    from .files import decode_text, read_bytes
     from .script import literal
 
-    with open(path, newline="") as fh:
-        rows = list(csv.DictReader(fh))
+    path = os.fspath(path)
+    text = decode_text(read_bytes(path, "Sweep summary"), path)
+    try:
+        reader = csv.DictReader(io.StringIO(text, newline=""))
+        rows = list(reader)
+    except csv.Error as e:
+        raise FileFormatError(f"`{path}` is not a readable CSV summary: {e}.") from None
+    names = reader.fieldnames or []
+    if "index" not in names or "status" not in names:
+        raise FileFormatError(f"`{path}` is not a sweep summary: its header has no `index` and `status` columns.")
+    if len(set(names)) != len(names):
+        raise FileFormatError(f"`{path}` has two columns named `{next(n for n in names if names.count(n) > 1)}`.")
     parsed = []
     for r in rows:
+        if None in r or any(v is None for v in r.values()):
+            raise FileFormatError(f"Row {reader.line_num} of `{path}` does not have one value per column.")
         out = {}
         for k, v in r.items():
             if k in ("file", "message", "status"):
@@ -400,35 +416,5 @@ def read_summary(path) -> list:
     return parsed
 
 
-class _TextBar:
-    """``[#####.....] 5/10  solved 4  failed 1`` on stderr; one line per point when stderr is not a terminal."""
-
-    def __init__(self, total, swept, stream=None, width=30):
-        self.total, self.swept, self.width = total, swept, width
-        self.stream = stream or sys.stderr
-        self.done = self.failed = 0
-        self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
-        self.start = _time.perf_counter()
-
-    def update(self, row):
-        self.done += 1
-        self.failed += not row["success"]
-        filled = round(self.width * self.done / self.total)
-        bar = "#" * filled + "." * (self.width - filled)
-        point = ", ".join(f"{k}={row['params'][k]:.6g}" if isinstance(row["params"][k], float) else f"{k}={row['params'][k]}" for k in self.swept)
-        text = (f"sweep [{bar}] {self.done}/{self.total}  solved {self.done - self.failed}  failed {self.failed}  "
-                f"{_time.perf_counter() - self.start:.1f} s  last: {point} {row['status']}")
-        if self.tty:
-            self.stream.write("\r" + text + "\033[K")
-        else:
-            self.stream.write(text + "\n")
-        self.stream.flush()
-
-    def close(self):
-        if self.tty and self.done:
-            self.stream.write("\n")
-            self.stream.flush()
-
-
-__all__ = ["sweep", "solve_point", "solve_chained", "parse_range", "grid_points", "serpentine",
+__all__ = ["sweep", "SweepInterrupted", "check_solve_options", "solve_point", "solve_chained", "parse_range", "grid_points", "serpentine",
            "point_file", "write_summary", "read_summary", "MissingDependencyError", "COLUMNS"]

@@ -11,12 +11,12 @@ import enum
 import io
 import json
 import os
-import tempfile
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from .errors import FileFormatError, did_you_mean
+from .files import atomic_write, read_trajectory  # noqa: F401  (atomic_write: re-exported)
 from .interpolant import sample
 
 KINDS = ("state", "control", "multiplier", "derivative", "slack", "output")  # output: derived, e.g. a muscle's fiber length
@@ -171,108 +171,20 @@ class Trajectory:
         return "\n".join(head + lines) + "\n"
 
     @classmethod
-    def _read_sto(cls, path):
-        with open(path) as fh:
-            text = fh.read().splitlines()
-        try:
-            end = text.index("endheader")
-        except ValueError:
-            raise FileFormatError(f"`{path}` has no `endheader` line; it is not a .sto file.") from None
-        header = dict(line.split("=", 1) for line in text[:end] if "=" in line)
-        names = text[end + 1].split("\t")
-        if names[0] != "time":
-            raise FileFormatError(f"The first column of `{path}` must be `time`; got `{names[0]}`.")
-        data = np.array([[float(v) for v in line.split("\t")] for line in text[end + 2:] if line.strip()]).reshape(-1, len(names))
-        counts = [int(header.get(f"num_{k}s", 0)) for k in KINDS]
-        kinds = json.loads(header["colloc_kinds"]) if "colloc_kinds" in header else [k for k, c in zip(KINDS, counts) for _ in range(c)]
-        ncol = len(kinds)
-        cols = {n: data[:, i + 1] for i, n in enumerate(names[1:ncol + 1])}
-        params = {n: float(data[0, i + 1 + ncol]) for i, n in enumerate(names[ncol + 1:])}
-        meta = json.loads(header["colloc_metadata"]) if "colloc_metadata" in header else {}
-        return cls(data[:, 0], cols, dict(zip(names[1:], kinds)), params, meta)
-
-    @classmethod
     def read(cls, path) -> "Trajectory":
-        """Read a file written by :meth:`write` (``.csv``, ``.sto`` or ``.npz``)."""
-        path = os.fspath(path)
-        if not os.path.exists(path):
-            raise FileFormatError(f"Trajectory file `{path}` does not exist.")
-        suffix = os.path.splitext(path)[1].lower()
-        if suffix == ".npz":
-            with np.load(path, allow_pickle=False) as f:
-                meta = json.loads(str(f["meta"]))
-                names = [str(n) for n in f["names"]]
-                values = f["values"]
-                return cls(f["time"], {n: values[:, i] for i, n in enumerate(names)}, dict(zip(names, meta["kinds"])), meta["parameters"], meta["metadata"])
-        if suffix == ".csv":
-            return cls._read_csv(path)
-        if suffix == ".sto":
-            return cls._read_sto(path)
-        raise FileFormatError(f"Cannot read `{path}`: unknown suffix `{suffix}`; use .csv, .sto or .npz.")
+        """Read a file written by :meth:`write` (``.csv``, ``.sto`` or ``.npz``).
 
-    @classmethod
-    def _read_csv(cls, path):
-        meta, params, kinds, header, rows = {}, {}, None, None, []
-        with open(path) as fh:
-            for lineno, line in enumerate(fh, 1):
-                line = line.rstrip("\n")
-                if line.startswith("#"):
-                    body = line[1:].strip()
-                    if ":" not in body:
-                        continue
-                    k, v = body.split(":", 1)
-                    try:
-                        val = json.loads(v.strip())
-                    except json.JSONDecodeError:
-                        val = v.strip()
-                    if k == "parameters":
-                        params = val
-                    elif k == "kinds":
-                        kinds = val
-                    else:
-                        meta[k] = val
-                elif header is None:
-                    header = line.split(",")
-                elif line.strip():
-                    try:
-                        rows.append([float(x) for x in line.split(",")])
-                    except ValueError:
-                        raise FileFormatError(f"Line {lineno} of `{path}` holds a value that is not a number.") from None
-                    if len(rows[-1]) != len(header):
-                        raise FileFormatError(f"Line {lineno} of `{path}` has {len(rows[-1])} values; its header has {len(header)} columns.")
-        if header is None or header[0] != "time":
-            raise FileFormatError(f"`{path}` has no header row starting with `time`.")
-        if not rows:
-            raise FileFormatError(f"`{path}` has a header but no rows of values.")
-        data = np.array(rows, dtype=float).reshape(-1, len(header))
-        names = header[1:]
-        kinds = dict(zip(names, kinds)) if kinds else {n: ("derivative" if n.endswith(".dot") else "state") for n in names}
-        return cls(data[:, 0], {n: data[:, i + 1] for i, n in enumerate(names)}, kinds, params, meta)
+        Anything that is not a well-formed trajectory file raises :class:`FileFormatError` naming
+        it (:func:`colloc.files.read_trajectory`).
+        """
+        traj = cls(*read_trajectory(path))
+        traj.source = os.fspath(path)  # for messages about the file (not metadata: it is not written back)
+        return traj
 
     def __repr__(self):
         return f"Trajectory({self.time.size} points, {len(self.names)} columns, t ∈ [{self.time[0]:g}, {self.time[-1]:g}])"
 
 
-def atomic_write(path, data: bytes):
-    """Write ``data`` to ``path`` through a temporary file and a rename."""
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise FileFormatError(f"Cannot write `{path}`: folder `{folder}` does not exist.")
-    try:
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".colloc-", suffix=".tmp")
-    except OSError as e:
-        raise FileFormatError(f"Cannot write `{path}`: {e.strerror}.") from None
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; give the file the usual permissions
-        os.replace(tmp, path)
-    except OSError as e:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise FileFormatError(f"Cannot write `{path}`: {e.strerror}.") from None
 
 
 class Status(str, enum.Enum):
@@ -336,7 +248,7 @@ class SolveResult:
             f"  final time {self.trajectory.time[-1]:.8g}",
         ]
         for kind, v in sorted(self.violation_by_kind().items()):
-            lines.append(f"  max violation {kind:22s} {v:.2e}")
+            lines.append(f"  max violation {kind:22s} " + (f"{v:.2e}" if np.isfinite(v) else "non-finite (NaN or inf)"))
         for k, v in self.slacks.items():
             lines.append(f"  largest slack {k:22s} {v:.2e}")
         if self.refinement:
@@ -346,5 +258,6 @@ class SolveResult:
             lines.append(f"  warning: {w}")
         if not self.success and self.worst:
             lines.append("  worst violated rows:")
-            lines += [f"    {lab:40s} value {val:.3e}  violation {vio:.3e}" for lab, val, vio in self.worst[:5]]
+            lines += [f"    {lab:40s} value {val:.3e}  " + (f"violation {vio:.3e}" if np.isfinite(vio) else "non-finite")
+                      for lab, val, vio in self.worst[:5]]
         return "\n".join(lines)

@@ -189,7 +189,44 @@ def simulate_controls(problem, trajectory, substeps=10, rtol=1e-12, atol=1e-12, 
     )
 
 
-def verify(problem, trajectory, figure=None, **options) -> dict:
+def interval_errors(problem, traj, rtol=1e-10, atol=1e-10):
+    """Each mesh interval integrated alone from the file's state at its start; the error at its end.
+
+    Returns
+    -------
+    errors : dict of str -> ndarray, shape (num_intervals,)
+        ``|x_sim(t_{k+1}) − x_file(t_{k+1})|`` per state; NaN from an interval whose integration failed.
+    mesh_times : ndarray, shape (num_intervals + 1,)
+    message : str
+    """
+    _check_columns(problem, traj)
+    model = problem.model
+    itp = Interpolant(traj)
+    integ, form = _build(problem, itp, 1, rtol, atol)
+    names = [v.name for v in model.states]
+    lam_names = [v.name for v in model.multipliers]
+    cols, m, n = form["nodes"], itp.scheme.stride, itp.num_intervals
+    params = np.array([traj.parameters[v.name] for v in model.parameters])
+    X = np.array([traj[name] for name in names]).reshape(len(names), -1)
+    errors, message = np.full((len(names), n), np.nan), "every interval integrated"
+    for k in range(n):
+        U = np.array([itp.nodes(v.name)[k, cols] for v in model.controls]).reshape(len(model.controls), cols.size)
+        LAM = np.zeros(0) if form["algebraic_multipliers"] else \
+            np.array([itp.nodes(name)[k, cols] for name in lam_names]).reshape(len(lam_names), cols.size)
+        args = dict(x0=X[:, k * m], p=np.concatenate([[itp.mesh_times[k], itp.h[k]], U.ravel(order="F"), LAM.ravel(order="F"), params]))
+        if form["num_z"]:
+            z0 = [traj[name][k * m] for name in form["z_names"]]
+            args["z0"] = z0 + ([traj[name][k * m] for name in lam_names] if form["algebraic_multipliers"] else [])
+        try:
+            end = np.asarray(integ(**args)["xf"]).reshape(len(names), -1)[:, -1]
+        except RuntimeError as e:
+            message = f"the integrator failed in interval {k} (t = {itp.mesh_times[k]:.6g}): {str(e).splitlines()[-1]}"
+            continue
+        errors[:, k] = np.abs(end - X[:, (k + 1) * m])
+    return dict(zip(names, errors)), itp.mesh_times, message
+
+
+def verify(problem, trajectory, figure=None, tolerance=None, dynamics_tolerance=None, **options) -> dict:
     """Forward-simulate a solution given as a Trajectory or a file; optionally save the figure.
 
     Parameters
@@ -198,20 +235,29 @@ def verify(problem, trajectory, figure=None, **options) -> dict:
     trajectory : Trajectory, SolveResult or path (``.csv``/``.npz``)
     figure : path, optional
         Where to save :func:`plot_simulation` (suffix picks the format, e.g. ``.png``).
+    tolerance, dynamics_tolerance : float, optional
+        Of the solution checks (:func:`colloc.checks.check_solution`; defaults there).
     **options
         Passed to :func:`simulate_controls` (``substeps``, ``rtol``, ``atol``).
 
     Returns
     -------
     dict
-        As :func:`simulate_controls`, plus ``figure`` (the saved path or None).
+        As :func:`simulate_controls`, plus ``figure`` (the saved path or None) and ``checks``
+        (list of :class:`colloc.checks.Check`) and ``verified``: the integration succeeded and
+        every check passed (``success`` says only that the integration went through).
     """
+    from .checks import DYNAMICS_TOLERANCE, TOLERANCE, check_solution
+
     if isinstance(trajectory, SolveResult):
         trajectory = trajectory.trajectory
     elif not isinstance(trajectory, Trajectory):
         trajectory = Trajectory.read(trajectory)
     sim = simulate_controls(problem, trajectory, **options)
     sim["figure"] = None
+    sim["checks"] = check_solution(problem, trajectory, TOLERANCE if tolerance is None else tolerance,
+                                   DYNAMICS_TOLERANCE if dynamics_tolerance is None else dynamics_tolerance, interval_errors)
+    sim["verified"] = sim["success"] and all(c.passed for c in sim["checks"])
     if figure is not None:
         sim["figure"] = save_figure(plot_simulation(sim), figure, close=True)
     return sim

@@ -7,6 +7,7 @@ minimize ∫₀¹ u² dt has u* = d (6 − 12 t), J* = 12 d² (Kelly, SIAM Revie
 from __future__ import annotations
 
 import math
+import re
 import subprocess
 import sys
 import textwrap
@@ -486,7 +487,7 @@ def test_sigint_to_a_colloc_solve_subprocess_writes_the_last_iterate(tmp_path):
     traj = cl.Trajectory.read(target)
     if traj.metadata["status"] == "solved":  # the solve finished before the signal arrived: nothing to test
         pytest.skip("the solve converged before SIGINT arrived")
-    assert proc.returncode == 1, stderr.decode()
+    assert proc.returncode == 130, stderr.decode()  # the exit-code contract: interrupted (the iterate is written)
     assert traj.metadata["status"] == "interrupted"
     assert traj.time.size == 3001 and np.isfinite(traj["cartpole.x"]).all()
     assert b"interrupted" in stdout
@@ -501,9 +502,12 @@ def test_verify_rebuilds_with_the_parameters_the_file_records(tmp_path, script, 
     assert "distance=2.0" in text
     final = float(next(line for line in text.splitlines() if "final state error" in line).split()[3])
     assert final < 1e-6, text  # the double integrator's HS solution is exact (u is linear in t)
-    # an explicit --set wins (and the recorded values are not announced)
-    assert cli.main(["verify", str(out / "di.csv"), str(script), "--set", "distance=1.0"]) == 0
-    assert "build parameters from the file" not in capsys.readouterr().out
+    # an explicit --set wins (and the recorded values are not announced): the file then misses
+    # the final condition of the distance=1 problem, so verification fails and says where
+    assert cli.main(["verify", str(out / "di.csv"), str(script), "--set", "distance=1.0"]) == 1
+    text = capsys.readouterr().out
+    assert "build parameters from the file" not in text
+    assert "verification failed: final: `mass.x` is 2" in text
 
 
 def test_verify_checks_a_multi_phase_file_phase_by_phase(tmp_path, capsys):
@@ -515,6 +519,19 @@ def test_verify_checks_a_multi_phase_file_phase_by_phase(tmp_path, capsys):
     code, text, err = run(capsys, "verify", out / "two_phase_rocket.csv", rocket)
     assert code == 0 and "phase burn:" in text and "phase coast:" in text and "jump burn>coast" in text, err
     assert "Traceback" not in err
+
+
+def test_verify_re_simulates_a_multi_phase_file_event_by_event(tmp_path, capsys):
+    """The walker's heel strike is found again by root-finding on its guard, at the file's time (Garcia et al. 1998)."""
+    walker = CARTPOLE.parent / "simplest_walker.py"
+    out = tmp_path / "w"
+    assert cli.main(["solve", str(walker), "--quiet", "--out", str(out)]) == 0
+    capsys.readouterr()
+    code, text, err = run(capsys, "verify", out / "simplest_walker.csv", walker)
+    assert code == 0 and "event-driven re-simulation" in text and "verified" in text, text + err
+    row = next(line for line in text.splitlines() if line.split()[:2] == ["step", "heel_strike"]).split()
+    found, recorded, dt = float(row[2]), float(row[3]), float(row[4])
+    assert abs(found - recorded) < 1e-6 and dt < 1e-6, row
 
 
 @pytest.mark.parametrize("text, words", [
@@ -538,3 +555,19 @@ def test_a_guess_missing_columns_is_used_with_a_warning(tmp_path, script, capsys
     with pytest.warns(UserWarning, match="`mass.v`"):
         code, _, _ = run(capsys, "solve", script, "--guess", partial, "--out", tmp_path / "o")
     assert code == 0
+
+
+@pytest.mark.parametrize("value, got", [("heavy", "the text `heavy`"), ("[1,2]", "`[1, 2]` (list)"), ("True", "`True` (bool)")])
+def test_set_value_of_wrong_type_names_parameter_and_type(script, capsys, value, got):
+    code, out, err = run(capsys, "solve", script, "--set", f"distance={value}")
+    assert code == 2
+    assert re.search(r"--set `distance` expects a number \(its default is 1\.0\) but got ", err), err
+    assert got in err and "Traceback" not in err + out and "SX" not in err
+
+
+def test_set_value_checked_against_annotation_and_bool_default(tmp_path, capsys):
+    path = write(tmp_path, "typed.py", DOUBLE_INTEGRATOR.replace("def build(distance=1.0):", "def build(distance: float, free: bool = False):"))
+    code, _, err = run(capsys, "solve", path, "--set", "distance=far")
+    assert code == 2 and "--set `distance` expects a number (it is annotated so) but got the text `far`." in err
+    code, _, err = run(capsys, "solve", path, "--set", "distance=1", "--set", "free=1")
+    assert code == 2 and "--set `free` expects True or False (its default is False) but got `1` (int)." in err

@@ -266,7 +266,7 @@ MX_SENTENCE = r"CasADi MX .*colloc expressions are CasADi SX.*component\.state.*
 
 def test_mx_residual_is_refused_with_how_to_declare():
     c, x, v, u = base()
-    with pytest.raises(cl.ModelError, match=r"dynamics given for cart\.x is a " + MX_SENTENCE):
+    with pytest.raises(cl.ModelError, match=r"dynamics of `cart\.x` is a " + MX_SENTENCE):
         c.residual(x, ca.MX.sym("w"))
 
 

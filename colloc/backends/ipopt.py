@@ -212,6 +212,9 @@ def outcome(nlp, sol, stats, terms) -> Outcome:
     status, message = _STATUS.get(ret, (Status.FAILED, f"IPOPT stopped with `{ret}`; inspect the worst violated rows and try a better guess."))
     if status == Status.INVALID_NUMBER:
         message += _locate_non_finite(nlp, w)
+        # IPOPT hands back no constraint values when it stops on a non-finite one: evaluate them here, so
+        # the violations report the NaN/inf rows as such instead of IPOPT's placeholder zeros
+        g = np.asarray(ca.Function("g", [nlp.w], [nlp.g])(w), dtype=float).ravel()
     values = {}
     if terms:
         out = ca.Function("terms", [nlp.w], list(terms.values()))(w)

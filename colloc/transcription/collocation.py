@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import oscillation
 from ..mesh import make_mesh
 from ..schemes import get_scheme
 from ..trajectory import Trajectory
@@ -47,6 +48,11 @@ class Collocation(Transcription):
 
     def slacks(self, nlp, w) -> dict:
         return nlp.method.slacks(nlp.layout.unpack(w))
+
+    def result(self, nlp, w, trajectory, **fields):
+        # a control zig-zagging between grid points (a singular arc) passes every other check
+        fields["warnings"] = list(fields.get("warnings", [])) + oscillation.warnings(trajectory, nlp.grid)
+        return super().result(nlp, w, trajectory, **fields)
 
 
 def reconstruct(problem, nlp, values, meta=None) -> Trajectory:

@@ -66,6 +66,7 @@ def initial_guess(problem, layout, tau, guess):
         layout["tf"].guess[:] = tf
     if guess is not None:
         _check_columns(problem, guess)
+        _check_span(problem, guess, t0, tf)
     sampled = guess.sample(times) if guess is not None else {}
     for block in ("x", "u", "lam"):
         b = layout[block]
@@ -98,6 +99,20 @@ def initial_guess(problem, layout, tau, guess):
         z.guess[i] = np.clip(vals, z.lower[i], z.upper[i])
 
 
+def _check_span(problem, guess, t0, tf):
+    """Say so when the guess does not cover ``[t0, tf]``: outside its span its end values are held."""
+    start, end = float(guess.time[0]), float(guess.time[-1])
+    slack = 1e-9 * max(1.0, abs(t0), abs(tf))
+    source = f"`{guess.source}`" if getattr(guess, "source", None) else guess.metadata.get("problem", "a trajectory")
+    if start > t0 + slack or end < tf - slack:
+        warnings.warn(f"The guess ({source}) covers t ∈ [{start:.6g}, {end:.6g}] but the horizon is [{t0:.6g}, {tf:.6g}]; "
+                      "outside its span its first and last values are held constant.", stacklevel=4)
+    lo, hi = problem.tf_bounds
+    if problem.free_final_time and not lo <= end <= hi:
+        warnings.warn(f"The guess ({source}) ends at t = {end:.6g}, outside the final-time bounds [{lo:.6g}, {hi:.6g}]; "
+                      f"its final time is clamped to {tf:.6g}.", stacklevel=4)
+
+
 def _check_columns(problem, guess):
     """A warm start must describe this problem: every column must name one of its variables."""
     known = {v.name for v in problem.model.variables}
@@ -112,6 +127,8 @@ def _check_columns(problem, guess):
     for name in guess.names:
         if not np.all(np.isfinite(guess[name])):
             raise FileFormatError(f"Guess column `{name}` holds NaN or infinite values; a guess must be finite.")
+    if not np.all(np.isfinite(guess.time)):
+        raise FileFormatError("The guess's times are not all finite; a guess must have finite, ordered times.")
     if np.any(np.diff(guess.time) < 0):
         raise FileFormatError("The guess's times decrease; a guess must be ordered in time.")
     missing = [v.name for v in problem.model.variables if v.kind in ("state", "control") and v.name not in guess.names]
