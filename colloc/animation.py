@@ -31,6 +31,27 @@ def robot_bodies(model_or_points) -> list:
     return [c for c in comps if isinstance(c, RobotBody)]
 
 
+def symbol_values(trajectory, symbols, times, columns=None) -> list:
+    """Values at ``times`` of each CasADi symbol: time itself, a column of ``trajectory`` or a parameter.
+
+    ``columns`` is ``trajectory.sample(times)`` when the caller has it already.
+    A symbol that is none of these raises ``KeyError`` with its name.
+    """
+    columns = trajectory.sample(times) if columns is None else columns
+    out = []
+    for s in symbols:
+        key = s.name()
+        if ca.is_equal(s, TIME):
+            out.append(times)
+        elif key in columns:
+            out.append(columns[key])
+        elif key in trajectory.parameters:
+            out.append(np.full(times.size, float(trajectory.parameters[key])))
+        else:
+            raise KeyError(key)
+    return out
+
+
 def frame_poses(trajectory, body, times):
     """Origins and rotations of every link of ``body`` at ``times``.
 
@@ -43,15 +64,11 @@ def frame_poses(trajectory, body, times):
     joined = ca.horzcat(*exprs)
     symbols = ca.symvar(joined)
     columns = trajectory.sample(times)
-    inputs = []
-    for s in symbols:
-        key = s.name()
-        if ca.is_equal(s, TIME):
-            inputs.append(times)
-        elif key in columns:
-            inputs.append(columns[key])
-        else:
-            raise OptionError(f"Robot `{body.name}` needs `{key}`, which is not a column of the trajectory.{did_you_mean(key, list(columns))}")
+    try:
+        inputs = symbol_values(trajectory, symbols, times, columns)
+    except KeyError as e:
+        key = e.args[0]
+        raise OptionError(f"Robot `{body.name}` needs `{key}`, which is not a column of the trajectory.{did_you_mean(key, list(columns))}") from None
     f = ca.Function("frames", [ca.vertcat(*symbols)], [ca.vec(joined)])
     values = np.asarray(f.map(times.size)(np.vstack(inputs))).reshape(len(body.links), 4, 3, times.size)
     values = values.transpose(3, 0, 2, 1)  # (time, link, row, column of [p R])
