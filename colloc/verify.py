@@ -205,7 +205,8 @@ def interval_errors(problem, traj, rtol=1e-10, atol=1e-10):
     integ, form = _build(problem, itp, 1, rtol, atol)
     names = [v.name for v in model.states]
     lam_names = [v.name for v in model.multipliers]
-    cols, m, n = form["nodes"], itp.scheme.stride, itp.num_intervals
+    cols, n = form["nodes"], itp.num_intervals
+    starts, ends = itp.grid.interval_starts, itp.grid.interval_ends
     params = np.array([traj.parameters[v.name] for v in model.parameters])
     X = np.array([traj[name] for name in names]).reshape(len(names), -1)
     errors, message = np.full((len(names), n), np.nan), "every interval integrated"
@@ -213,16 +214,16 @@ def interval_errors(problem, traj, rtol=1e-10, atol=1e-10):
         U = np.array([itp.nodes(v.name)[k, cols] for v in model.controls]).reshape(len(model.controls), cols.size)
         LAM = np.zeros(0) if form["algebraic_multipliers"] else \
             np.array([itp.nodes(name)[k, cols] for name in lam_names]).reshape(len(lam_names), cols.size)
-        args = dict(x0=X[:, k * m], p=np.concatenate([[itp.mesh_times[k], itp.h[k]], U.ravel(order="F"), LAM.ravel(order="F"), params]))
+        args = dict(x0=X[:, starts[k]], p=np.concatenate([[itp.mesh_times[k], itp.h[k]], U.ravel(order="F"), LAM.ravel(order="F"), params]))
         if form["num_z"]:
-            z0 = [traj[name][k * m] for name in form["z_names"]]
-            args["z0"] = z0 + ([traj[name][k * m] for name in lam_names] if form["algebraic_multipliers"] else [])
+            z0 = [traj[name][starts[k]] for name in form["z_names"]]
+            args["z0"] = z0 + ([traj[name][starts[k]] for name in lam_names] if form["algebraic_multipliers"] else [])
         try:
             end = np.asarray(integ(**args)["xf"]).reshape(len(names), -1)[:, -1]
         except RuntimeError as e:
             message = f"the integrator failed in interval {k} (t = {itp.mesh_times[k]:.6g}): {str(e).splitlines()[-1]}"
             continue
-        errors[:, k] = np.abs(end - X[:, (k + 1) * m])
+        errors[:, k] = np.abs(end - X[:, ends[k]])
     return dict(zip(names, errors)), itp.mesh_times, message
 
 
