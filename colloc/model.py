@@ -111,7 +111,9 @@ class Component:
         self.variables: list[Variable] = []
         self._by_symbol: dict[str, Variable] = {}
         self._rows: dict[str, tuple[str, ca.SX]] = {}  # state name -> ("implicit"|"explicit", expr)
+        self._equivalents: dict[str, ca.SX] = {}  # state name -> ẋ solved from its implicit row
         self.constraints: list[KinematicConstraint] = []
+        self.outputs: dict[str, ca.SX] = {}  # full name -> expression (see `output`)
 
     # -- declarations -------------------------------------------------------------------------
     @property
@@ -122,7 +124,7 @@ class Component:
     def _declare(self, local, kind, bounds):
         _check_name(local, kind.capitalize())
         full = f"{self.name}.{local}"
-        if any(v.name == full for v in self.variables):
+        if any(v.name == full for v in self.variables) or full in self.outputs:
             raise ModelError(f"Component `{self.name}` declares `{local}` twice.")
         var = Variable(full, kind, ca.SX.sym(full), _check_bounds(bounds, full), self.name)
         if kind == "state":
@@ -166,13 +168,42 @@ class Component:
         """Explicit dynamics ``ẋ = expr`` for one state (or a vector of states)."""
         self._add_rows(state, expr, "explicit")
 
-    def residual(self, state, expr) -> None:
+    def residual(self, state, expr, explicit=None) -> None:
         """Implicit dynamics ``expr = 0``, one row tied to each given state.
 
         ``state`` is one state symbol or a list/vector of them; ``expr`` has as
         many rows.  The rows may use any state's derivative (``dot``).
+        ``explicit``, optional, is the same dynamics solved for the derivatives
+        (``ẋ = explicit``, as many rows, no derivative symbols): the collocation
+        NLP keeps the implicit rows, while forms that need an ODE
+        (``mode="explicit"``, forward simulation by ``colloc verify``) use it
+        where the rows are nonlinear in ẋ and cannot be solved symbolically.
         """
         self._add_rows(state, expr, "implicit")
+        if explicit is not None:
+            syms = _as_symbol_list(state)
+            rate = as_sx(explicit, f"The explicit equivalent of `{_symbol_name(syms[0])}`")
+            if rate.shape != (len(syms), 1):
+                raise ModelError(f"The explicit equivalent of `{_symbol_name(syms[0])}` must have one row per state ({len(syms)}); got shape {rate.shape}.")
+            for i, s in enumerate(syms):
+                self._equivalents[self.variable(s).name] = rate[i]
+
+    def output(self, name: str, expr) -> ca.SX:
+        """Declare an output ``NAME.name``: a scalar expression of t, x, ẋ, u, λ and p.
+
+        Outputs are not decision variables: every solution evaluates them on its
+        grid as columns of kind ``"output"`` (so result files carry them and
+        plots can draw them).  Returns the expression.
+        """
+        _check_name(name, "Output")
+        full = f"{self.name}.{name}"
+        if full in self.outputs or any(v.name == full for v in self.variables):
+            raise ModelError(f"Component `{self.name}` declares `{name}` twice (an output and a variable share names).")
+        value = as_sx(expr, f"Output `{full}`")
+        if value.numel() != 1:
+            raise ModelError(f"Output `{full}` must be a scalar expression; got shape {value.shape}.")
+        self.outputs[full] = value
+        return value
 
     def _add_rows(self, states, expr, form):
         syms = _as_symbol_list(states)
@@ -281,9 +312,11 @@ class Model:
         self.parameters = self.of_kind("parameter")
         self.multipliers = self.of_kind("multiplier")
         self.constraints = [k for c in components for k in c.constraints]
-        self._rows = {}
+        self._rows, self._equivalents, self.outputs = {}, {}, {}
         for c in components:
             self._rows.update(c._rows)
+            self._equivalents.update(c._equivalents)
+            self.outputs.update(c.outputs)
         self._check()
 
     # -- lookup --------------------------------------------------------------------------------
@@ -329,6 +362,10 @@ class Model:
             for e in (k.position, k.velocity, k.acceleration):
                 if e is not None:
                     self._check_symbols(e, f"constraint `{k.name}`", known)
+        for name, expr in self.outputs.items():
+            self._check_symbols(expr, f"output `{name}`", known)
+        for name, expr in self._equivalents.items():
+            self._check_symbols(expr, f"the explicit equivalent of `{name}`", known - {s.dot.name() for s in self.states})
         self._check_singular()
 
     def _check_symbols(self, expr, where, known):
@@ -363,11 +400,13 @@ class Model:
         ex = [s for s in self.states if s.name not in imp_names]
         return [s.dot for s in ex], [self._rows[s.name][1] for s in ex]
 
-    def _implicit_rows(self, imp):
+    def _implicit_rows(self, imp, equivalents=False):
         dots_ex, rhs_ex = self._explicit_substitution(imp)
         rows = []
         for s in imp:
             form, expr = self._rows[s.name]
+            if equivalents and s.name in self._equivalents:
+                form, expr = "explicit", self._equivalents[s.name]
             rows.append(expr if form == "implicit" else s.dot - expr)
         rows = ca.vertcat(*rows)
         if dots_ex:
@@ -386,8 +425,11 @@ class Model:
         """
         if mode == "explicit":
             return self._explicit_dynamics()
+        return self._dynamics(mode)
+
+    def _dynamics(self, mode, equivalents=False):
         imp = self.implicit_states(mode)
-        rows, zdot = self._implicit_rows(imp)
+        rows, zdot = self._implicit_rows(imp, equivalents)
         dots_ex, rhs_ex = self._explicit_substitution(imp)
         xdot = []
         for s in self.states:
@@ -401,9 +443,12 @@ class Model:
         return ca.Function("dynamics", self.inputs(zdot), [xdot, rows], ["t", "x", "z", "u", "lam", "p"], ["xdot", "res"])
 
     def _explicit_dynamics(self):
-        """``mode="explicit"``: solve residuals affine in ẋ for ẋ symbolically (no z variables)."""
+        """``mode="explicit"``: solve residuals affine in ẋ for ẋ symbolically (no z variables).
+
+        A nonlinear implicit row with an explicit equivalent (:meth:`Component.residual`) is replaced by it.
+        """
         imp = self.implicit_states()
-        f = self.dynamics("default")
+        f = self._dynamics("default", equivalents=True)
         if not imp:
             return f
         args = self.inputs(ca.vertcat(*[s.dot for s in imp]))
@@ -417,6 +462,12 @@ class Model:
         solved = -ca.solve(J, r0)
         xdot = ca.substitute(xdot, zdot, solved)
         return ca.Function("dynamics", self.inputs(ca.SX(0, 1)), [xdot, ca.SX(0, 1)], ["t", "x", "z", "u", "lam", "p"], ["xdot", "res"])
+
+    def output_function(self) -> ca.Function:
+        """The declared outputs ``(t, x, xdot, u, lam, p) -> values`` (shape ``(num_outputs, 1)``), in model order."""
+        values = ca.vertcat(*self.outputs.values()) if self.outputs else ca.SX(0, 1)
+        return ca.Function("outputs", [TIME, self.vector("state"), self.dots, self.vector("control"), self.vector("multiplier"),
+                                       self.vector("parameter")], [values], ["t", "x", "xdot", "u", "lam", "p"], ["y"])
 
     def inputs(self, zdot):
         return [TIME, self.vector("state"), zdot, self.vector("control"), self.vector("multiplier"), self.vector("parameter")]

@@ -40,7 +40,7 @@ import math
 import casadi as ca
 import numpy as np
 
-from .errors import FileFormatError, ModelError
+from .errors import ModelError
 from .model import TIME, Component
 
 #: Active force–length: rows (b₁, b₂, b₃, b₄) of b₁ exp(−½ (x − b₂)² / (b₃ + b₄ x)²) (OpenSim 4).
@@ -155,7 +155,7 @@ class DeGrooteFregly2016Muscle(Component):
         τ_a, τ_d (s).
     activation_dynamics_smoothing : float
         b of the tanh switch (published 0.1; a sharp b such as 10 invites chattering
-        excitations under a ∫e² cost, see :func:`colloc.chattering.detect_chattering`).
+        excitations under a ∫e² cost, which :mod:`colloc.oscillation` reports with every solution).
     fiber_damping : float
         β ≥ 0 (normalized); the explicit form needs β = 0.
     tendon_compliance : {"rigid", "explicit", "implicit"}
@@ -209,6 +209,9 @@ class DeGrooteFregly2016Muscle(Component):
             (self._explicit if tendon_compliance == "explicit" else self._implicit)()
         self.tension = P["max_isometric_force"] * norm_force
         body.apply_generalized_force(name, self.moment_arms * self.tension)
+        # columns of every solution and result file, drawn with the excitation and states by `colloc plot`
+        for key in ("fiber_length", "normalized_fiber_length", "normalized_fiber_velocity", "tension"):
+            self.output(key, getattr(self, key))
 
     # -- curves with this muscle's constants ----------------------------------------------------
     def active_force_length(self, norm_fiber_length):
@@ -269,27 +272,38 @@ class DeGrooteFregly2016Muscle(Component):
         compliance = P["tendon_slack_length"] / (tendon_stiffness_factor(P["tendon_strain_at_one_norm_force"]) * (force + TENDON[2]))
         return tendon, compliance
 
-    def _explicit(self):
-        """f_V = (F̃_T / cos α − f_PE)/(a f_L) → ṽ → l̇_T = l̇_MT − l̇_M / cos α → dF̃_T/dt = l̇_T / (dl_T/dF̃_T)."""
+    def _explicit_rate(self):
+        """f_V = (F̃_T / cos α − f_PE)/(a f_L) → ṽ → l̇_T = l̇_MT − l̇_M / cos α → dF̃_T/dt = l̇_T / (dl_T/dF̃_T).
+
+        Returns ``(dF̃_T/dt, l_M, cos α, l̇_M)``.
+        """
         P = self.params
         tendon, compliance = self._tendon()
         fiber, cos_alpha = self.fiber_geometry(tendon)
         norm_length = fiber / P["optimal_fiber_length"]
         f_v = ((self.normalized_tendon_force / cos_alpha - self.passive_force_length(norm_length))
                / (self.activation * self.active_force_length(norm_length)))
-        norm_speed = self.force_velocity_inverse(f_v)
-        fiber_speed = norm_speed * P["max_contraction_velocity"] * P["optimal_fiber_length"]
+        fiber_speed = self.force_velocity_inverse(f_v) * P["max_contraction_velocity"] * P["optimal_fiber_length"]
+        return (self.lengthening_speed - fiber_speed / cos_alpha) / compliance, fiber, cos_alpha, fiber_speed
+
+    def _explicit(self):
+        rate, fiber, cos_alpha, fiber_speed = self._explicit_rate()
         self._set_fiber(fiber, cos_alpha, fiber_speed)
-        self.derivative(self.normalized_tendon_force, (self.lengthening_speed - fiber_speed / cos_alpha) / compliance)
+        self.derivative(self.normalized_tendon_force, rate)
 
     def _implicit(self):
-        """l̇_T = (dl_T/dF̃_T) dF̃_T/dt, l̇_M = cos α (l̇_MT − l̇_T); residual F̃_T − (a f_L f_V + f_PE + βṽ) cos α."""
+        """l̇_T = (dl_T/dF̃_T) dF̃_T/dt, l̇_M = cos α (l̇_MT − l̇_T); residual F̃_T − (a f_L f_V + f_PE + βṽ) cos α.
+
+        Without damping the explicit form's rate is given as the residual's equivalent, so forward
+        simulation integrates an ODE (the equilibrium solved through the inverse force–velocity curve).
+        """
         tendon, compliance = self._tendon()
         fiber, cos_alpha = self.fiber_geometry(tendon)
         force_rate = self.dot(self.normalized_tendon_force)
         self._set_fiber(fiber, cos_alpha, cos_alpha * (self.lengthening_speed - compliance * force_rate))
         equilibrium = self.normalized_tendon_force - self._fiber_force(self.normalized_fiber_length, self.normalized_fiber_velocity) * cos_alpha
-        self.residual(self.normalized_tendon_force, equilibrium)
+        explicit = self._explicit_rate()[0] if self.params["fiber_damping"] == 0.0 else None
+        self.residual(self.normalized_tendon_force, equilibrium, explicit=explicit)
 
     @property
     def rest(self) -> ca.SX:
@@ -304,15 +318,6 @@ class DeGrooteFregly2016Muscle(Component):
             static = (self.activation * self.active_force_length(l) + self.passive_force_length(l)) * self.cos_pennation
             rows.append(self.normalized_tendon_force - static)
         return ca.vertcat(*rows)
-
-    @property
-    def outputs(self) -> dict:
-        """Derived columns for files and plots: ``{NAME.fiber_length, NAME.normalized_fiber_length,
-        NAME.normalized_fiber_velocity, NAME.tension: expression}``."""
-        return {f"{self.name}.fiber_length": self.fiber_length,
-                f"{self.name}.normalized_fiber_length": self.normalized_fiber_length,
-                f"{self.name}.normalized_fiber_velocity": self.normalized_fiber_velocity,
-                f"{self.name}.tension": self.tension}
 
 
 def _check_parameters(name, params, mode):
@@ -368,48 +373,14 @@ def muscles_of(model) -> list:
 
 
 def add_muscle_outputs(trajectory, problem):
-    """A copy of ``trajectory`` with each muscle's :attr:`~DeGrooteFregly2016Muscle.outputs` as columns.
+    """A copy of ``trajectory`` with the model's output columns (:func:`colloc.derived.add_outputs`).
 
-    The new columns have kind ``"output"``; ``.csv``, ``.sto`` and ``.npz`` files carry
-    them and ``colloc plot`` draws them next to the muscle's excitation and states.
-
-    Parameters
-    ----------
-    trajectory : Trajectory
-        A solution of ``problem`` (it needs the ``NAME.dot`` columns of the states).
-    problem : Problem or Model
-
-    Returns
-    -------
-    Trajectory
+    Solutions already carry them; this recomputes them on a trajectory read from a
+    file written without them.
     """
-    from .trajectory import Trajectory
+    from .derived import add_outputs
 
-    model = getattr(problem, "model", problem)
-    muscles = muscles_of(model)
-    outputs = {k: v for m in muscles for k, v in m.outputs.items()}
-    if not outputs:
-        return trajectory
-    needed = [v.name for v in model.states + model.controls + model.multipliers] + [v.name + ".dot" for v in model.states]
-    missing = [k for k in needed if k not in trajectory]
-    if missing:
-        raise FileFormatError(f"The trajectory has no column `{missing[0]}`, which the muscle outputs need.")
-    args = [TIME, model.vector("state"), model.dots, model.vector("control"), model.vector("multiplier"), model.vector("parameter")]
-    n = trajectory.time.size
-    f = ca.Function("muscle_outputs", args, [ca.vertcat(*outputs.values())]).map(n)
-
-    def rows(names):
-        return np.array([trajectory[k] for k in names]).reshape(len(names), n)
-
-    params = np.array([[trajectory.parameters[v.name]] * n for v in model.parameters]).reshape(len(model.parameters), n)
-    values = f(trajectory.time[None, :], rows([v.name for v in model.states]), rows([v.name + ".dot" for v in model.states]),
-               rows([v.name for v in model.controls]), rows([v.name for v in model.multipliers]), params)
-    values = np.asarray(values)
-    cols = {k: trajectory[k] for k in trajectory.names}
-    kinds = dict(trajectory.kinds)
-    for i, key in enumerate(outputs):
-        cols[key], kinds[key] = values[i], "output"
-    return Trajectory(trajectory.time, cols, kinds, trajectory.parameters, trajectory.metadata)
+    return add_outputs(trajectory, problem)
 
 
 __all__ = ["DeGrooteFregly2016Muscle", "active_force_length", "passive_force_length", "force_velocity",

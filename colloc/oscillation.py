@@ -1,4 +1,4 @@
-"""Control oscillation: a control that alternates from grid point to grid point.
+"""Control oscillation (chattering): a control that alternates from grid point to grid point.
 
 Where the Hamiltonian does not depend on a control (a singular arc) a
 collocation NLP may let the control zig-zag between grid points — between
@@ -18,6 +18,16 @@ of the interpolated solution does not show it.  The sign of the increments
 "Large" is ``|Δu_i| > RELATIVE_SIZE · (max u − min u) + ABSOLUTE_FLOOR (1 + max |u|)``,
 so solver noise on a constant control is not an oscillation.
 
+A zig-zag riding on a trend (a muscle excitation that falls while alternating
+between mesh points and midpoints) has increments of one sign, so the same
+points are also flagged by their second differences: a point is *rough* when
+``|u_{i−1} − 2u_i + u_{i+1}| > ROUGH_SIZE · (max u − min u)`` (and the floor); a
+smooth control has second differences O(h² u''), a switch makes two or three
+rough points, and at least :data:`ROUGH_MIN_POINTS` rough points each within
+:data:`ROUGH_MAX_GAP` of the previous one are an oscillation.  A cost such as
+∫e² on a muscle excitation with a sharp activation switch (smoothing ≈ 10)
+rewards exactly this (fast up, slow down), as a singular arc does.
+
 Legend: ``u`` one control's values on the grid, ``n`` mesh intervals.
 """
 from __future__ import annotations
@@ -32,9 +42,14 @@ MAX_GAP = 8
 RELATIVE_SIZE = 0.05
 #: Increments smaller than this (relative to 1 + max |u|) are solver noise.
 ABSOLUTE_FLOOR = 1e-6
+#: Second difference, relative to the control's range, above which a point is rough.
+ROUGH_SIZE = 0.2
+#: Fewest rough points, and most grid points between two of them, that make an oscillation.
+ROUGH_MIN_POINTS, ROUGH_MAX_GAP = 5, 3
 
 FIX = ("constrain the midpoint controls (control_interpolation='linear'), use scheme='radau-3', "
-       "or refine the mesh (refine={'tolerance': ...})")
+       "or refine the mesh (refine={'tolerance': ...}); when a sharp switch in the dynamics rewards it "
+       "(a muscle's activation_dynamics_smoothing far above the published 0.1), smooth the switch or penalize the control's rate")
 
 
 def oscillating_points(u) -> np.ndarray:
@@ -49,12 +64,18 @@ def oscillating_points(u) -> np.ndarray:
     -------
     ndarray of bool, shape (num_points,)
         True from the first to the last point of every run of at least
-        :data:`MIN_RUN` moves of alternating direction.
+        :data:`MIN_RUN` moves of alternating direction, and of every run of
+        rough points (large second differences, see the module docstring).
     """
-    u = np.asarray(u, dtype=float)
+    u = np.asarray(u, dtype=float).ravel()
     out = np.zeros(u.size, dtype=bool)
     if u.size < MIN_RUN + 1 or not np.all(np.isfinite(u)):
         return out
+    return _alternating_moves(u) | _rough_runs(u)
+
+
+def _alternating_moves(u):
+    out = np.zeros(u.size, dtype=bool)
     du = np.diff(u)
     big = np.flatnonzero(np.abs(du) > RELATIVE_SIZE * (u.max() - u.min()) + ABSOLUTE_FLOOR * (1.0 + np.abs(u).max()))
     runs = []  # runs: [first increment, last increment, number of moves]
@@ -68,6 +89,19 @@ def oscillating_points(u) -> np.ndarray:
     for first, last, moves in runs:
         if moves >= MIN_RUN:
             out[first:last + 2] = True
+    return out
+
+
+def _rough_runs(u):
+    out = np.zeros(u.size, dtype=bool)
+    floor = ROUGH_SIZE * (u.max() - u.min()) + ABSOLUTE_FLOOR * (1.0 + np.abs(u).max())
+    rough = np.flatnonzero(np.abs(u[:-2] - 2.0 * u[1:-1] + u[2:]) > floor) + 1
+    first = 0
+    for k in range(1, rough.size + 1):
+        if k == rough.size or rough[k] - rough[k - 1] > ROUGH_MAX_GAP:
+            if k - first >= ROUGH_MIN_POINTS:
+                out[rough[first]:rough[k - 1] + 1] = True
+            first = k
     return out
 
 
@@ -95,13 +129,31 @@ def oscillating_intervals(trajectory, grid) -> dict:
     return out
 
 
-def warnings(trajectory, grid) -> list:
-    """One sentence per oscillating control: where it oscillates, what it means, the fix."""
+def warnings(trajectory, grid=None, names=None) -> list:
+    """One sentence per oscillating control: where it oscillates, what it means, the fix.
+
+    Parameters
+    ----------
+    trajectory : Trajectory
+    grid : Grid, optional
+        The solution's grid: the sentence counts mesh intervals; without it, grid points.
+    names : list of str, optional
+        Columns to check (default: every control).
+    """
+    names = trajectory.of_kind("control") if names is None else list(names)
     out = []
-    for name, flags in oscillating_intervals(trajectory, grid).items():
-        k = np.flatnonzero(flags)
-        times = trajectory.time[grid.mesh_points]
-        out.append(f"control `{name}` oscillates from grid point to grid point in {k.size} of {flags.size} intervals "
-                   f"(t = {times[k[0]]:.4g} … {times[k[-1] + 1]:.4g}), as on a singular arc; the objective may lie beyond "
-                   f"the continuous optimum: {FIX}.")
+    for name in names:
+        points = oscillating_points(trajectory[name])
+        if not points.any():
+            continue
+        if grid is not None:
+            flags = points[grid.nodes_of_intervals].any(axis=1)
+            k = np.flatnonzero(flags)
+            times = trajectory.time[grid.mesh_points]
+            where = f"in {k.size} of {flags.size} intervals (t = {times[k[0]]:.4g} … {times[k[-1] + 1]:.4g})"
+        else:
+            k = np.flatnonzero(points)
+            where = f"at {k.size} of {points.size} points (t = {trajectory.time[k[0]]:.4g} … {trajectory.time[k[-1]]:.4g})"
+        out.append(f"control `{name}` oscillates from grid point to grid point {where}, as on a singular arc; the objective may "
+                   f"lie beyond the continuous optimum: {FIX}.")
     return out

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import oscillation
+from ..derived import add_outputs
 from ..mesh import make_mesh
 from ..schemes import get_scheme
 from ..trajectory import Trajectory
@@ -76,4 +77,4 @@ def reconstruct(problem, nlp, values, meta=None) -> Trajectory:
     params = {v.name: float(P[i, 0]) for i, v in enumerate(model.parameters)}
     metadata = dict(problem=problem.name, scheme=grid.scheme.name, intervals=grid.num_intervals, mesh=[float(x) for x in grid.mesh])
     metadata.update(meta or {})
-    return Trajectory(times, cols, kinds, params, metadata)
+    return add_outputs(Trajectory(times, cols, kinds, params, metadata), model)
