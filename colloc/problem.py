@@ -199,7 +199,7 @@ class Problem:
             integral = as_sx(integral, f"The integral of cost `{name}`", ProblemError)
             if integral.numel() != 1:
                 raise ProblemError(f"The integral of cost `{name}` must be a scalar; got shape {integral.shape}.")
-            self._check_pointwise(integral, f"cost `{name}`")
+            self._check_pointwise(integral, f"cost `{name}`", derivatives=True)
         if final is not None:
             final = self.at_tf(final)
             if final.numel() != 1:
@@ -237,8 +237,10 @@ class Problem:
             raise ProblemError(f"Lower bound of {what} is greater than its upper bound.")
         return lo, hi
 
-    def _check_pointwise(self, expr, where):
+    def _check_pointwise(self, expr, where, derivatives=False):
         allowed = {v.symbol.name() for v in self.model.variables} | {TIME.name()}
+        if derivatives:  # an integrand may weigh state rates, e.g. a regularisation of dF̃/dt
+            allowed |= {v.dot.name() for v in self.model.states}
         for s in ca.symvar(expr):
             if s.name() not in allowed:
                 hint = " Endpoint values belong in `boundary` or in `minimize(final=...)`." if "@" in s.name() or s.name() in ("t0", "tf") else ""

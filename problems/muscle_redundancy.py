@@ -13,7 +13,18 @@ the muscles' torque equals the inverse dynamics of the prescribed motion (exactl
 with ``constraint_method="posa2016"``, the default in ``SOLVE``).
 
 Objective
-    minimize J = Σ_m ∫₀ᵀ a_m² dt
+    minimize J = Σ_m ∫₀ᵀ a_m² dt + w Σ_m ∫₀ᵀ (e_m² + (dF̃_T,m/dt / 10)²) dt, w = 1e-3
+
+    The small terms matter for the solver, not the answer (J moves by 0.3 %).  Without them
+    the implicit NLP is nearly singular: a muscle at low activation barely feels its fiber
+    velocity (∂residual/∂(dF̃_T/dt) ∝ a f_L f_V'), so the grid-point zig-zag of dF̃_T/dt that
+    leaves the Hermite–Simpson defects unchanged, and likewise of the excitation through the
+    activation rate, has almost no curvature (reduced-Hessian eigenvalues 1e-11 with 40
+    muscles at 10 intervals; 6e-6 with the terms).  IPOPT then corrects the inertia at
+    most iterations and MUMPS's factorizations fill in: 40 muscles at 100 intervals took 84
+    iterations and ~110 s, and take 37 with the terms (scripts/benchmark.py muscles).
+    Implementations of the implicit formulation add such regularization terms for the same
+    reason; ``regularization=0`` solves the bare Σ∫a² problem.
 States
     ``arm.flexion``, ``arm.flexion_speed`` (prescribed); per muscle ``mNN.activation``,
     ``mNN.normalized_tendon_force`` (implicit tendons by default)
@@ -55,6 +66,8 @@ BASE = (
     ("extensor", 0.05, 0.015, 300.0, 0.60),   # anconeus
 )
 REFERENCE_ANGLE = 0.9
+#: Weight of the excitations' and tendon-force rates' squares added to Σ∫a², and the rate's scale (1/s).
+REGULARIZATION, RATE_SCALE = 1e-3, 10.0
 
 
 def motion(t, duration=1.0):
@@ -99,8 +112,19 @@ def muscle_table(num_muscles):
     return rows
 
 
-def build(num_muscles=6, tendon_compliance="implicit", duration=1.0):
-    """Muscle-redundancy problem with ``num_muscles`` muscles over ``duration`` seconds."""
+def regularization_terms(muscle):
+    """e² + (dF̃_T/dt / RATE_SCALE)² of one muscle (e² only for a rigid tendon)."""
+    terms = muscle.excitation**2
+    if muscle.normalized_tendon_force is not None:
+        terms += (muscle.dot(muscle.normalized_tendon_force) / RATE_SCALE) ** 2
+    return terms
+
+
+def build(num_muscles=6, tendon_compliance="implicit", duration=1.0, regularization=REGULARIZATION):
+    """Muscle-redundancy problem with ``num_muscles`` muscles over ``duration`` seconds.
+
+    ``regularization`` weighs Σ_m ∫ (e_m² + (dF̃_T,m/dt / 10)²) dt (0: minimum Σ∫a² alone).
+    """
     if num_muscles < 2:
         raise ValueError(f"num_muscles must be at least 2 (a flexor and an extensor); got {num_muscles}.")
     body = skeleton()
@@ -116,6 +140,8 @@ def build(num_muscles=6, tendon_compliance="implicit", duration=1.0):
             tendon_compliance=tendon_compliance))
     prob = cl.Problem([body] + muscles, t0=0.0, tf=duration, name="muscle_redundancy")
     prob.minimize(integral=sum(m.activation**2 for m in muscles))
+    if regularization:
+        prob.minimize(integral=regularization * sum(regularization_terms(m) for m in muscles), name="regularization")
     times = np.linspace(0.0, duration, 41)
     ref = [motion(s, duration) for s in times]
     guess = {theta: (times, [r[0] for r in ref]), body.speeds[0]: (times, [r[1] for r in ref])}

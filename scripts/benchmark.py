@@ -1014,7 +1014,8 @@ def run_robots(sizes=(50, 100)):
 
 # ======================================================================== muscles (separate study)
 # The muscle-redundancy problem (problems/muscle_redundancy.py): a prescribed elbow motion reproduced by
-# M DeGroote–Fregly 2016 muscles with implicit tendons, minimum Σ∫a², Hermite–Simpson.  colloc solves the
+# M DeGroote–Fregly 2016 muscles with implicit tendons, minimum Σ∫a² plus the script's small regularization of
+# the excitations and tendon-force rates (both sides), Hermite–Simpson.  colloc solves the
 # script as written (a Multibody whose flexion follows the motion through a holonomic constraint with a
 # zero multiplier, posa2016); the hand-written NLP is what a CasADi user writes for the paper's formulation:
 # per grid point the states (a, F̃_T) of every muscle, the excitations and dF̃_T/dt, the equilibrium
@@ -1060,8 +1061,9 @@ def muscle_hand_nlp(num_muscles, n, duration=1.0):
         lm_n = lm / lopt
         res.append(F[k] - (a[k] * mus.active_force_length(lm_n) * mus.force_velocity(vm) + mus.passive_force_length(lm_n)))
         torque = torque - dl * fmax * F[k]
+    cost = ca.sumsqr(a) + red.REGULARIZATION * (ca.sumsqr(e) + ca.sumsqr(Fdot / red.RATE_SCALE))  # the script's objective
     point = ca.Function("point", [t, ca.vertcat(a, F), e, Fdot],
-                        [ca.vertcat(*adot, Fdot), ca.vertcat(*res, torque - inverse_dynamics), ca.sumsqr(a)])
+                        [ca.vertcat(*adot, Fdot), ca.vertcat(*res, torque - inverse_dynamics), cost])
     nw = 4 * M
     w = ca.MX.sym("w", nw * ngrid)
     W = ca.reshape(w, nw, ngrid)

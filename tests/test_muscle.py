@@ -477,3 +477,34 @@ def test_benchmark_redundancy_sides_solve_the_same_continuous_problem():
         assert solver.stats()["success"]
         gaps.append(abs(res.objective - hand) / hand)
     assert gaps[0] < 1e-3 and gaps[1] < gaps[0] / 4, gaps
+
+
+# -- costs on state rates (the redundancy problem's regularization) ------------------------------
+@pytest.mark.parametrize("form", ["explicit", "implicit"])
+def test_an_integral_cost_may_weigh_state_derivatives(form):
+    """min ∫ ẋ² with x(0) = 0, x(1) = 1 has ẋ ≡ 1 and J = 1 (Euler–Lagrange: ẍ = 0), whichever form gives ẋ."""
+    c = cl.Component("c")
+    x, u = c.state("x"), c.control("u", bounds=(-5, 5))
+    if form == "explicit":
+        c.derivative(x, u)
+    else:
+        c.residual(x, c.dot(x) - u)
+    prob = cl.Problem([c], t0=0.0, tf=1.0)
+    prob.initial({x: 0.0})
+    prob.final({x: 1.0})
+    prob.minimize(integral=c.dot(x) ** 2)
+    res = cl.solve(prob, intervals=4, ipopt=IPOPT)
+    assert res.success and res.objective == pytest.approx(1.0, abs=1e-8)
+    np.testing.assert_allclose(res.trajectory["c.u"], 1.0, atol=1e-6)
+
+
+def test_midpoint_vi_refuses_a_cost_on_state_derivatives():
+    body = cl.Multibody("pend", coordinates=["phi"], speeds=["omega"])
+    (phi,), (omega,) = body.coordinates, body.speeds
+    u = body.control("u")
+    body.kinetic_energy = 0.5 * omega**2
+    body.generalized_force = -u
+    prob = cl.Problem([body], t0=0.0, tf=1.0)
+    prob.minimize(integral=u**2 + body.dot(omega) ** 2)
+    with pytest.raises(cl.OptionError, match="Cost `cost0` weighs state derivatives, which scheme `midpoint-vi` has no variables for"):
+        cl.solve(prob, scheme="midpoint-vi", intervals=5)

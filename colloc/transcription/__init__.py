@@ -72,6 +72,8 @@ def point_function(problem, opts) -> tuple[ca.Function, dict]:
     path = ca.vertcat(*paths) if paths else ca.SX(0, 1)
     integrands = [c.integral for c in problem.costs if c.integral is not None]
     L = ca.vertcat(*integrands) if integrands else ca.SX(0, 1)
+    if integrands and model.states:  # state rates in a cost: the derivative variables or the explicit right-hand sides
+        L = ca.substitute([L], [model.dots], [xdot])[0]
     f = ca.Function("point", args, [xdot, res, path, acc, L], ["t", "x", "z", "u", "lam", "p"], ["xdot", "res", "path", "acc", "L"])
     path_names, path_lo, path_hi = [], [], []
     for pc in problem.paths:

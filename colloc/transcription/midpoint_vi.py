@@ -47,6 +47,9 @@ class MidpointVITranscription(Transcription):
         for k in options:
             if k != "forcing":
                 raise OptionError(f"Option `{k}` does not apply to scheme `{SCHEME}`; its only option is `forcing` ({', '.join(FORCING)}).")
+        for c in problem.costs:
+            if c.integral is not None and problem.model.states and ca.depends_on(c.integral, problem.model.dots):
+                raise OptionError(f"Cost `{c.name}` weighs state derivatives, which scheme `{SCHEME}` has no variables for; use a collocation scheme.")
         self.problem = problem
         self.vi = MidpointVI(problem, options.get("forcing", "midpoint"))
         self.mesh = make_mesh(intervals, mesh)
