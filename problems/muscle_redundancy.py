@@ -22,7 +22,7 @@ Objective
     activation rate, has almost no curvature (reduced-Hessian eigenvalues 1e-11 with 40
     muscles at 10 intervals; 6e-6 with the terms).  IPOPT then corrects the inertia at
     most iterations and MUMPS's factorizations fill in: 40 muscles at 100 intervals took 84
-    iterations and ~110 s, and take 37 with the terms (scripts/benchmark.py muscles).
+    iterations and ~110 s, and take 32–37 with the terms (scripts/benchmark.py muscles).
     Implementations of the implicit formulation add such regularization terms for the same
     reason; ``regularization=0`` solves the bare Σ∫a² problem.
 States

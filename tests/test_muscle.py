@@ -455,8 +455,8 @@ def test_benchmark_redundancy_sides_solve_the_same_continuous_problem():
     discretisation difference) an optimum of it too.  The problem is not convex: from the shared constant guess
     the two sides may stop in different local minima (40 intervals: 0.070028 vs 0.070354), so the comparison
     starts the hand-written side where colloc ended.  The remaining difference is the discretisation's (colloc's
-    midpoint angles follow the collocation polynomial, the hand-written ones θ_ref): measured 3.2e-4 relative at
-    20 intervals and 2.1e-5 at 40, fourth order."""
+    midpoint angles follow the collocation polynomial, the hand-written ones θ_ref): measured 3.5e-4 relative at
+    20 intervals and 2.2e-5 at 40, fourth order (both sides minimize Σ∫a² plus the script's regularization)."""
     import sys
 
     path = Path(__file__).resolve().parents[1] / "scripts" / "benchmark.py"
