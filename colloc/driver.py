@@ -16,6 +16,7 @@ import time as _time
 
 from .backends import get_backend
 from .errors import ProblemError
+from .nonfinite import HINT, describe, rows_at, trial_points
 from .problem import Problem
 from .trajectory import Status
 from .transcription.base import Transcription, slack_warnings
@@ -60,7 +61,8 @@ def run(problem, scheme="hermite-simpson", intervals=None, mesh=None, guess=None
     to_trajectory = lambda w: tr.trajectory(nlp, w, dict(status="checkpoint", success=False))  # noqa: E731
     sol, stats, build_seconds, solve_seconds = solver.run(nlp, solver_opts, expand, progress, checkpoint, to_trajectory, start)
     res = result(tr, nlp, sol, stats, build_seconds, solve_seconds, solver)
-    if res.status in (Status.INFEASIBLE, Status.RESTORATION_FAILED) and warm is None and _straight_guess(problem):
+    if (res.status in (Status.INFEASIBLE, Status.RESTORATION_FAILED) and warm is None and _straight_guess(problem)
+            and not res.stats.get("nonfinite_evaluations")):  # a NaN, not the guess's shape, is the cause then
         res = dataclasses.replace(res, message=res.message + TRIVIAL_GUESS_HINT)
     return res
 
@@ -85,8 +87,76 @@ def result(tr, nlp, sol, stats, build_seconds, solve_seconds, solver):
     slacks = tr.slacks(nlp, o.w)
     traj = tr.trajectory(nlp, o.w, dict(status=o.status.value, success=o.success, objective=o.objective, iterations=o.iterations,
                                         **tr.result_metadata()))
+    message = o.message
+    if not o.success and o.status != Status.INTERRUPTED:
+        found = _non_finite(tr, nlp, o, stats, traj)
+        if found:  # the NaN is the cause; IPOPT's status is how it ended
+            message = f"{found} {o.message}" if o.status == Status.INVALID_NUMBER else f"{found} {HINT} IPOPT stopped with: {o.message}"
     return tr.result(
-        nlp, o.w, traj, success=o.success, status=o.status, message=o.message, objective=o.objective, terms=o.terms,
+        nlp, o.w, traj, success=o.success, status=o.status, message=message, objective=o.objective, terms=o.terms,
         iterations=o.iterations, build_seconds=build_seconds, solve_seconds=solve_seconds,
         violations=nlp.rows.violations(o.g), worst=nlp.rows.worst(o.g, 10), slacks=slacks, warnings=slack_warnings(slacks),
         stats=dict(stats), nlp_size=dict(variables=int(nlp.layout.size), constraints=int(nlp.rows.size)))
+
+
+def _non_finite(tr, nlp, o, stats, traj) -> str:
+    """What went NaN or inf (constraint rows, derivatives, cost terms, with times), or ``""``.
+
+    From CasADi's reports of failed evaluations during the run, the constraint values and cost terms at
+    the iterate IPOPT returned, and each cost term at the trial points of the last step.
+    """
+    import math
+
+    events = stats.get("nonfinite_evaluations") or []
+    parts = getattr(tr, "cost_parts", None)
+    cost_parts = (lambda w: parts(nlp, w)) if parts is not None else None
+    row_time, variable_time = _time_labels(nlp, traj)
+    row_label = lambda i: row_time(nlp.rows.label(i))  # noqa: E731
+    labels = []
+
+    def variable_label(j):
+        if not labels:
+            labels.extend(nlp.layout.labels())
+        return variable_time(labels[j])
+
+    at_guess = o.iterations == 0 and all(e.iteration == 0 for e in events)
+    where = "at the guess" if at_guess else "at the last iterate"
+    found = []
+    rows = rows_at(o.g, row_label)
+    if rows:
+        found.append(f"Constraint {rows} are not finite {where}.".replace("row ", "row ", 1))
+    if not all(math.isfinite(v) for v in o.terms.values()) and not any(e.function == "nlp_f" for e in events):
+        terms = cost_parts(o.w) if cost_parts is not None else []
+        names = [k for k, v in o.terms.items() if not math.isfinite(v)]
+        found.append(f"The objective is not finite {where}: " + (", ".join(terms) or "cost " + ", ".join(f"`{n}`" for n in names)) + ".")
+    if events:
+        text = describe(events, row_label, variable_label, cost_parts, trial_points(o.w, stats.get("previous_iterate")))
+        found.append(text.replace("appeared in iteration 0 at points IPOPT tried", "appeared at the guess") if at_guess else text)
+    return " ".join(found)
+
+
+def _time_labels(nlp, traj):
+    """Row and variable labels with the time of their grid point (defects: their interval)."""
+    grid = nlp.grid
+
+    def when(label, interval):
+        head, _, k = label.rpartition("@k=")
+        if grid is None or not k.isdigit():
+            return label
+        k = int(k)
+        if interval:
+            if k >= grid.num_intervals:
+                return label
+            a, b = traj.time[grid.interval_starts[k]], traj.time[grid.interval_ends[k]]
+            return f"{label} (t = {a:.6g} … {b:.6g})"
+        return f"{label} (t = {traj.time[k]:.6g})" if k < traj.time.size else label
+
+    def row(label):
+        kind = label.split(":", 1)[0]
+        return label if kind == "boundary" else when(label, kind.startswith("defect"))
+
+    def variable(label):
+        block = label.split(":", 1)[0]
+        return when(label, False) if block in ("x", "z", "u", "lam") else label
+
+    return row, variable

@@ -21,6 +21,7 @@ import casadi as ca
 import numpy as np
 
 from ..errors import OptionError, did_you_mean
+from ..nonfinite import EvaluationWatch
 from ..trajectory import Status
 
 _STATUS = {
@@ -179,10 +180,13 @@ def run_ipopt(nlp, ipopt_opts, expand, progress, checkpoint, to_trajectory, star
     build_seconds = _time.perf_counter() - start
     lay = nlp.layout
     start = _time.perf_counter()
-    with _interruptible(monitor):
+    # CasADi reports each NaN/inf evaluation at a trial point as a warning on stderr: collect them instead
+    with _interruptible(monitor), EvaluationWatch(lambda: monitor.iteration) as watch:
         sol = solver(x0=lay.vector("guess"), lbx=lay.vector("lower"), ubx=lay.vector("upper"), lbg=nlp.rows.lower, ubg=nlp.rows.upper)
     solve_seconds = _time.perf_counter() - start
     stats = solver.stats()
+    stats["nonfinite_evaluations"] = watch.events
+    stats["previous_iterate"] = monitor.before_last
     if monitor.interrupted:
         stats["return_status"] = "User_Requested_Stop"
     return sol, stats, build_seconds, solve_seconds
@@ -210,16 +214,17 @@ def outcome(nlp, sol, stats, terms) -> Outcome:
     g = np.asarray(sol["g"]).ravel()
     ret = stats.get("return_status", "unknown")
     status, message = _STATUS.get(ret, (Status.FAILED, f"IPOPT stopped with `{ret}`; inspect the worst violated rows and try a better guess."))
+    objective = float(sol["f"])
     if status == Status.INVALID_NUMBER:
-        message += _locate_non_finite(nlp, w)
         # IPOPT hands back no constraint values when it stops on a non-finite one: evaluate them here, so
         # the violations report the NaN/inf rows as such instead of IPOPT's placeholder zeros
         g = np.asarray(ca.Function("g", [nlp.w], [nlp.g])(w), dtype=float).ravel()
+        objective = float(ca.Function("f", [nlp.w], [nlp.f])(w))  # nor the objective (0 stands in for it)
     values = {}
     if terms:
         out = ca.Function("terms", [nlp.w], list(terms.values()))(w)
         values = {k: float(v) for k, v in zip(terms, out if isinstance(out, (list, tuple)) else [out])}
-    return Outcome(w, g, status, message, status in (Status.SOLVED, Status.ACCEPTABLE), float(sol["f"]), values,
+    return Outcome(w, g, status, message, status in (Status.SOLVED, Status.ACCEPTABLE), objective, values,
                    int(stats.get("iter_count", 0)))
 
 
@@ -232,18 +237,6 @@ def _ipopt_option_error(text, given):
     bad = [k for k in given if k in text]
     name = bad[0] if bad else (m.group(1) if m else "?")
     return OptionError(f"IPOPT refused option `{name}`: {text.strip().splitlines()[-1]}")
-
-
-def _locate_non_finite(nlp, w):
-    """Name the constraint rows (label and grid point) that are NaN/inf at the last iterate or the guess."""
-    gfun = ca.Function("g", [nlp.w], [nlp.g])
-    for point in (w, nlp.layout.vector("guess")):
-        g = np.asarray(gfun(point)).ravel()
-        if not np.isfinite(g).all():
-            labels = nlp.rows.labels()
-            bad = [labels[i] for i in np.flatnonzero(~np.isfinite(g))[:3]]
-            return f" Non-finite values first appear in: {', '.join(bad)}."
-    return ""
 
 
 class _Monitor(ca.Callback):
@@ -265,6 +258,7 @@ class _Monitor(ca.Callback):
             checkpoint = (os.fspath(path), every)
         self.checkpoint = checkpoint
         self.iteration, self.previous, self.interrupted = 0, None, False
+        self.last = self.before_last = None  # the last two iterates: where a non-finite objective is looked for
         self._nlp, self._grad = nlp, None
         self.construct("colloc_monitor", {})
 
@@ -292,21 +286,25 @@ class _Monitor(ca.Callback):
 
     def get_sparsity_in(self, i):
         name = ca.nlpsol_out(i)
-        if not self.progress and not self.checkpoint:  # only a stop flag: CasADi copies nothing per iteration
+        if name == "x":  # kept always (a copy per iteration): the last step tells where a NaN came from
+            return ca.Sparsity.dense(self.nx)
+        if not self.progress and not self.checkpoint:  # only a stop flag and the iterate
             return ca.Sparsity(0, 0)
         if name == "f":
             return ca.Sparsity.scalar()
-        if name in ("x", "lam_x"):
+        if name == "lam_x":
             return ca.Sparsity.dense(self.nx)
         if name in ("g", "lam_g"):
             return ca.Sparsity.dense(self.ng)
         return ca.Sparsity(0, 0)
 
     def eval(self, arg):
+        w = np.asarray(arg[0]).ravel()
+        if w.size == self.nx:
+            self.last, self.before_last = w.copy(), self.last
         if not self.progress and not self.checkpoint:  # only watching for a stop request: keep it cheap
             self.iteration += 1
             return [1 if self.interrupted else 0]
-        w = np.asarray(arg[0]).ravel()
         g = np.asarray(arg[2]).ravel()
         viol = float(np.max(np.maximum(np.maximum(self.lower - g, g - self.upper), 0.0), initial=0.0))
         step = float(np.abs(w - self.previous).max()) if self.previous is not None and w.size else 0.0

@@ -49,6 +49,27 @@ class Collocation(Transcription):
     def slacks(self, nlp, w) -> dict:
         return nlp.method.slacks(nlp.layout.unpack(w))
 
+    def cost_parts(self, nlp, w) -> list:
+        """Sentences naming each cost term's non-finite integrand values (grid point, time) and final part at ``w``."""
+        from ..nonfinite import locate_cost
+        from . import endpoint_function, endpoint_vectors
+
+        problem, values = self.problem, nlp.layout.unpack(w)
+        t0 = problem.t0_value
+        tf = float(values["tf"][0, 0]) if "tf" in values else problem.tf_bounds[0]
+        times = t0 + nlp.grid.tau * (tf - t0)
+        X, Z, U, LAM, P = values["x"], values["z"], values["u"], values["lam"], values["p"]
+        L = np.asarray(nlp.point.map(times.size)(times[None, :], X, Z, U, LAM, P)[4], dtype=float).reshape(-1, times.size)
+        e0, ef = endpoint_vectors(problem, values, "t0"), endpoint_vectors(problem, values, "tf")
+        out, k = [], 0
+        for c in problem.costs:
+            integrand = None
+            if c.integral is not None:
+                integrand, k = L[k], k + 1
+            final = None if c.final is None else float(endpoint_function(problem, c.final)(t0, tf, e0, ef, P))
+            out += locate_cost(c.name, integrand, final, times)
+        return out
+
     def result(self, nlp, w, trajectory, **fields):
         # a control zig-zagging between grid points (a singular arc) passes every other check
         fields["warnings"] = list(fields.get("warnings", [])) + oscillation.warnings(trajectory, nlp.grid)
