@@ -261,21 +261,32 @@ def _run_solve(args) -> int:
     return EXIT_SOLVED if result.success else EXIT_NOT_CONVERGED
 
 
-def _verify_multi_phase(problem, traj) -> int:
-    """Phase-by-phase simulation with the jump maps, then event-driven re-simulation with the guards.
+def _verify_multi_phase(problem, traj, tolerance, dynamics_tolerance) -> int:
+    """Per-phase checks, phase-by-phase simulation with the jump maps, then event-driven re-simulation.
 
-    The first integrates each phase over the file's own phase times; the second
-    forgets the schedule (guards found by root-finding, impacts re-applied) and
-    reports the event times it finds against the file's.  A guard that is never
-    reached fails the verification.
+    The checks are those of a single-phase file, per phase (time, horizon, finite values, boundary
+    conditions, bounds, path and endpoint constraints, each interval simulated alone), with the phases'
+    order, guards and connections.
+    The simulation integrates each phase over the file's own phase times; the re-simulation
+    forgets the schedule (guards found by root-finding, impacts re-applied) and reports the event
+    times it finds against the file's.  A failed check or a guard never reached fails the verification.
     """
+    from .checks import report as checks_report
     from .errors import CollocError
     from .resimulation import format_resimulation, resimulate_phases
-    from .verify_phases import report_phases, verify_phases
+    from .verify import interval_errors
+    from .verify_phases import check_phases, report_phases, verify_phases
 
+    checks = check_phases(problem, traj, tolerance, dynamics_tolerance, interval_errors)
+    print(checks_report(checks, tolerance, dynamics_tolerance))
+    failed = [c for c in checks if not c.passed]
+    if any(c.name.endswith(("/time", "/horizon", "/finite")) or c.name in ("phases", "junctions") for c in failed):
+        # nothing more can be judged (and a simulation would say nothing)
+        print(f"verification failed: {failed[0].name}: {failed[0].message}.")
+        return EXIT_NOT_CONVERGED
     sim = verify_phases(problem, traj)
     print(report_phases(sim))
-    ok = sim["success"]
+    ok = sim["success"] and not failed
     if any(phase.guards for phase in problem.phases):
         try:
             events = resimulate_phases(problem, traj)
@@ -288,8 +299,10 @@ def _verify_multi_phase(problem, traj) -> int:
             if missing:
                 print(f"verification failed: the guard of phase `{missing[0]}` is never reached in re-simulation.")
                 ok = False
+    if failed:
+        print(f"verification failed: {failed[0].name}: {failed[0].message}" + (f" (and {len(failed) - 1} more)." if len(failed) > 1 else "."))
     if ok:
-        print("verified: every phase simulated, every event found.")
+        print("verified: every check passed, every phase simulated, every event found.")
     return EXIT_SOLVED if ok else EXIT_NOT_CONVERGED
 
 
@@ -308,7 +321,7 @@ def _run_verify(args) -> int:
     if isinstance(problem, MultiPhaseProblem):
         if args.plot:
             raise OptionError("`--plot` draws single-phase simulations only; `colloc verify` of a multi-phase file prints each phase's errors.")
-        return _verify_multi_phase(problem, traj)
+        return _verify_multi_phase(problem, traj, args.tolerance, args.dynamics_tolerance)
     if traj.metadata.get("scheme") == "midpoint-vi":
         raise OptionError(f"`{args.file}` is a midpoint-vi solution; verify integrates collocation interpolants. "
                           "Re-simulate it with colloc.simulate instead.")
