@@ -11,6 +11,7 @@ import enum
 import io
 import json
 import os
+import unicodedata
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -187,6 +188,21 @@ class Trajectory:
 
 
 
+#: Kinematic constraint kinds and the symbol of each level (label suffix ``""``, ``.dot``, ``.ddot``).
+_LEVELS = {"holonomic": ("φ", "φ̇", "φ̈"), "nonholonomic": ("ψ", "ψ̇", "ψ̈"), "acceleration": ("α", "α̇", "α̈")}
+
+
+def level_of(label) -> str:
+    """The kind of a constraint row label, with its level for kinematic constraints:
+    ``nonholonomic:skate.blade.dot@k=3`` -> ``nonholonomic ψ̇``, ``path:speed`` -> ``path``."""
+    kind, _, name = label.partition(":")
+    if kind not in _LEVELS:
+        return kind
+    name = name.split("@", 1)[0].split("[", 1)[0]
+    level = 2 if name.endswith(".ddot") else 1 if name.endswith(".dot") else 0
+    return f"{kind} {_LEVELS[kind][level]}"
+
+
 class Status(str, enum.Enum):
     """How a solve ended; ``message`` says what to try."""
 
@@ -226,6 +242,7 @@ class SolveResult:
     nlp_size: dict = field(default_factory=dict)
     refinement: list | None = None  # one record per mesh iteration when solved with refine=
     interval_errors: np.ndarray | None = field(default=None, repr=False)
+    between_mesh_points: dict = field(default_factory=dict)  # kinematic constraint label -> largest |value| between mesh points
 
     @property
     def max_violation(self) -> float:
@@ -238,6 +255,15 @@ class SolveResult:
             out[kind] = max(out.get(kind, 0.0), v)
         return out
 
+    def violation_by_level(self) -> dict:
+        """Largest violation per constraint kind, kinematic constraints per level (φ, φ̇, φ̈, ψ, ψ̇, α): ``{key: value}``
+        with keys such as ``defect.hermite``, ``nonholonomic ψ``, ``nonholonomic ψ̇``."""
+        out = {}
+        for label, v in self.violations.items():
+            key = level_of(label)
+            out[key] = max(out.get(key, 0.0), v)
+        return out
+
     def summary(self) -> str:
         meta = self.trajectory.metadata
         lines = [
@@ -247,8 +273,15 @@ class SolveResult:
             f"  iterations {self.iterations}   build {self.build_seconds:.3f} s   solve {self.solve_seconds:.3f} s",
             f"  final time {self.trajectory.time[-1]:.8g}",
         ]
-        for kind, v in sorted(self.violation_by_kind().items()):
-            lines.append(f"  max violation {kind:22s} " + (f"{v:.2e}" if np.isfinite(v) else "non-finite (NaN or inf)"))
+        between = {}
+        for label, v in self.between_mesh_points.items():
+            between[level_of(label)] = max(between.get(level_of(label), 0.0), v)
+        for kind, v in sorted(self.violation_by_level().items()):
+            text = f"{v:.2e}" if np.isfinite(v) else "non-finite (NaN or inf)"
+            if kind in between:  # rows at mesh points only: say how well they hold between them
+                text = f"{text} at mesh points, {between[kind]:.2e} largest between them"
+            pad = 22 + sum(1 for ch in kind if unicodedata.combining(ch))  # ψ̇ is two code points, one column
+            lines.append(f"  max violation {kind:{pad}s} {text}")
         for k, v in self.slacks.items():
             lines.append(f"  largest slack {k:22s} {v:.2e}")
         if self.refinement:

@@ -1,0 +1,38 @@
+"""What the summary reports: kinematic constraints per level, at mesh points and between them; one
+iteration count shared by the progress lines and the summary."""
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+
+import colloc as cl
+from colloc.trajectory import level_of
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _build(stem, **params):
+    spec = importlib.util.spec_from_file_location(stem, ROOT / "problems" / f"{stem}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.build(**params)
+
+
+def test_kinematic_constraints_are_reported_per_level_at_mesh_points_and_between_them(tmp_path):
+    """Skate (knife edge): ψ = sin θ·ẋ − cos θ·ẏ holds at mesh points to round-off; at the Hermite–Simpson
+    midpoints only to the scheme's accuracy. The summary gives both and keeps ψ apart from ψ̇."""
+    res = cl.solve(_build("skate"), intervals=10)
+    assert res.success
+    path = res.trajectory.write(tmp_path / "skate.csv")
+    traj = cl.Trajectory.read(path)  # the oracle: ψ computed from the file's columns by its formula
+    psi = np.sin(traj["skate.theta"]) * traj["skate.vx"] - np.cos(traj["skate.theta"]) * traj["skate.vy"]
+    between, at_mesh = np.abs(psi[1::2]).max(), np.abs(psi[0::2]).max()
+    assert res.between_mesh_points["nonholonomic:skate.blade"] == np.float64(between)
+    assert at_mesh < 1e-10 < 1e-6 < between  # the mesh-point rows are not the whole truth
+    lines = res.summary().splitlines()
+    psi_line = next(line for line in lines if "nonholonomic ψ " in line)
+    assert f"at mesh points, {between:.2e} largest between them" in psi_line
+    assert any("nonholonomic ψ̇" in line and "between" not in line for line in lines)  # ψ̇ (collocation points) apart
+    assert level_of("holonomic:pend.rod.ddot@k=3") == "holonomic φ̈" and level_of("path:speed") == "path"
