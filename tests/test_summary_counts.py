@@ -36,3 +36,30 @@ def test_kinematic_constraints_are_reported_per_level_at_mesh_points_and_between
     assert f"at mesh points, {between:.2e} largest between them" in psi_line
     assert any("nonholonomic ψ̇" in line and "between" not in line for line in lines)  # ψ̇ (collocation points) apart
     assert level_of("holonomic:pend.rod.ddot@k=3") == "holonomic φ̈" and level_of("path:speed") == "path"
+
+
+def test_progress_counts_ipopt_iterations_through_a_restoration_phase(capsys):
+    """log x driven to x = 0.001 under √x ≥ 0: IPOPT enters its restoration phase (and calls the iteration
+    callback once more than it counts at its end); the progress lines number IPOPT's iterations, 0 … the
+    summary's count, each once, restoration steps marked ``r`` as in IPOPT's own log."""
+    import casadi as ca
+
+    c = cl.Component("m")
+    x = c.state("x", bounds=(-10, 10))
+    u = c.control("u", bounds=(-50, 50))
+    c.derivative(x, u)
+    p = cl.Problem([c], t0=0, tf=1, name="resto")
+    p.initial({x: 1.0})
+    p.final({x: 0.001})
+    p.guess({x: 1.0})
+    p.path(ca.sqrt(x), lower=0, name="root")
+    p.minimize(integral=u**2 + ca.log(x))
+    seen = []
+    res = cl.solve(p, intervals=5, progress=seen.append)
+    assert any(i["restoration"] for i in seen), "the example no longer reaches IPOPT's restoration phase"
+    assert [i["iteration"] for i in seen] == list(range(res.iterations + 1))
+    res = cl.solve(p, intervals=5, progress=True)
+    lines = capsys.readouterr().out.splitlines()
+    numbers = [line.split()[0] for line in lines[1:]]
+    assert numbers[-1].rstrip("r") == str(res.iterations) and len(numbers) == res.iterations + 1
+    assert "Ipopt" not in "\n".join(lines) and any(n.endswith("r") for n in numbers)

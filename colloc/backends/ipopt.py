@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+import sys
 import threading
 import time as _time
 from functools import lru_cache
@@ -171,6 +172,9 @@ def run_ipopt(nlp, ipopt_opts, expand, progress, checkpoint, to_trajectory, star
     iterate into a Trajectory for checkpoints.
     """
     monitor = _Monitor(nlp, progress, checkpoint, to_trajectory)
+    log = _IpoptLog(monitor, hidden=bool(progress) and ipopt_opts.get("print_level") == 0)
+    if log.hidden:  # IPOPT's table gives its own iteration numbers to the progress lines; the log itself is not shown
+        ipopt_opts = {**ipopt_opts, "print_level": 5}
     try:
         solver = ca.nlpsol("colloc", "ipopt", {"x": nlp.w, "f": nlp.f, "g": nlp.g},
                            {"ipopt": ipopt_opts, "expand": bool(expand), "print_time": False, "error_on_fail": False,
@@ -181,7 +185,7 @@ def run_ipopt(nlp, ipopt_opts, expand, progress, checkpoint, to_trajectory, star
     lay = nlp.layout
     start = _time.perf_counter()
     # CasADi reports each NaN/inf evaluation at a trial point as a warning on stderr: collect them instead
-    with _interruptible(monitor), EvaluationWatch(lambda: monitor.iteration) as watch:
+    with _interruptible(monitor), EvaluationWatch(lambda: monitor.iteration) as watch, log:
         sol = solver(x0=lay.vector("guess"), lbx=lay.vector("lower"), ubx=lay.vector("upper"), lbg=nlp.rows.lower, ubg=nlp.rows.upper)
     solve_seconds = _time.perf_counter() - start
     stats = solver.stats()
@@ -258,6 +262,7 @@ class _Monitor(ca.Callback):
             checkpoint = (os.fspath(path), every)
         self.checkpoint = checkpoint
         self.iteration, self.previous, self.interrupted = 0, None, False
+        self.log, self.in_eval, self._pending = None, False, None  # IPOPT's log (its iteration numbers); an unreported iterate
         self.last = self.before_last = None  # the last two iterates: where a non-finite objective is looked for
         self._nlp, self._grad = nlp, None
         self.construct("colloc_monitor", {})
@@ -305,23 +310,106 @@ class _Monitor(ca.Callback):
         if not self.progress and not self.checkpoint:  # only watching for a stop request: keep it cheap
             self.iteration += 1
             return [1 if self.interrupted else 0]
+        arg = [np.array(a, dtype=float).ravel() for a in arg]  # CasADi's buffers are valid during this call only
+        if self.log is not None and self.log.active:
+            # IPOPT prints this iteration's row right after this call: report it then, with IPOPT's number
+            self._pending = (w, arg)
+            return [1 if self.interrupted else 0]
+        self._emit(w, arg, self.iteration, False)
+        return [1 if self.interrupted else 0]
+
+    def row(self, number, restoration):
+        """IPOPT printed the row of iteration ``number``: report the iterate the callback just received.
+
+        A callback that no row follows (IPOPT calls it once more at the end of a restoration phase
+        without counting an iteration) is never reported.
+        """
+        if self._pending is not None:
+            (w, arg), self._pending = self._pending, None
+            self._emit(w, arg, number, restoration)
+        else:
+            self.iteration = number + 1
+
+    def _emit(self, w, arg, number, restoration):
+        self.iteration, self.in_eval = number, True
+        try:
+            self._report(w, arg, restoration)
+        finally:
+            self.in_eval = False
+        self.previous = w
+        self.iteration = number + 1
+
+    def _report(self, w, arg, restoration):
+        """One progress line (or a call of the progress function) and the checkpoint, for iteration ``self.iteration``."""
         g = np.asarray(arg[2]).ravel()
         viol = float(np.max(np.maximum(np.maximum(self.lower - g, g - self.upper), 0.0), initial=0.0))
         step = float(np.abs(w - self.previous).max()) if self.previous is not None and w.size else 0.0
-        info = dict(iteration=self.iteration, objective=float(arg[1]), violation=viol, step=step)
+        info = dict(iteration=self.iteration, objective=float(np.ravel(arg[1])[0]), violation=viol, step=step)
         if self.progress:
             info["dual"] = self._dual_infeasibility(w, np.asarray(arg[4]).ravel(), np.asarray(arg[3]).ravel())
+        info["restoration"] = restoration
         if self.progress is True:
-            if self.iteration == 0:
+            if self.previous is None:
                 print(f"{'iter':>5} {'objective':>16} {'primal':>9} {'dual':>9} {'step':>9}", flush=True)
-            print(f"{self.iteration:5d} {info['objective']:16.9g} {viol:9.2e} {info['dual']:9.2e} {step:9.2e}", flush=True)
+            mark = "r" if restoration else " "  # as IPOPT marks its restoration steps
+            print(f"{self.iteration:4d}{mark} {info['objective']:16.9g} {viol:9.2e} {info['dual']:9.2e} {step:9.2e}", flush=True)
         elif callable(self.progress):
             self.progress(info)
         if self.checkpoint and self.iteration and self.iteration % self.checkpoint[1] == 0:
             self.to_trajectory(w).write(self.checkpoint[0])
-        self.previous = w
-        self.iteration += 1
-        return [1 if self.interrupted else 0]
+
+
+class _IpoptLog:
+    """Read IPOPT's iteration numbers from its log while a solve runs (CasADi writes it to ``sys.stdout``).
+
+    IPOPT calls the iteration callback once more than it counts iterations at the end of a restoration
+    phase, so counting callbacks drifts from IPOPT's own count; its log's table (``  40r -6.06e+00 …``)
+    gives the number and whether the iteration is a restoration step.  Active only with ``hidden``:
+    colloc raised the print level to read the table, so the log itself is not shown; the progress
+    lines (written while the monitor reports) pass through.
+    """
+
+    _ROW = re.compile(r"^\s*(\d+)(r?)\s*[-+]?\d\.\d+e[-+]\d+")
+
+    def __init__(self, monitor, hidden):
+        self.monitor, self.hidden, self.active = monitor, hidden, False
+        self._buffer, self._stream, self.error = "", None, None
+        monitor.log = self
+
+    def __enter__(self):
+        self.active = self.hidden
+        if self.active:
+            self._stream, sys.stdout = sys.stdout, self
+        return self
+
+    def __exit__(self, *exc):
+        if self.active:
+            if sys.stdout is self:
+                sys.stdout = self._stream
+        self.active, self._buffer = False, ""
+        if self.error is not None and exc[0] is None:  # a progress function that raised, or a failed checkpoint
+            raise self.error
+        return False
+
+    def write(self, text):
+        if self.monitor.in_eval:  # the progress lines themselves, or a progress function that prints
+            return self._stream.write(text)
+        self._buffer += text
+        while "\n" in self._buffer:
+            line, self._buffer = self._buffer.split("\n", 1)
+            m = self._ROW.match(line)
+            if m and self.error is None:
+                try:
+                    self.monitor.row(int(m[1]), m[2] == "r")
+                except Exception as e:  # noqa: BLE001  CasADi would swallow it here: raised after the solve
+                    self.error = e
+        return len(text)
+
+    def flush(self):
+        self._stream.flush()
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
 
 
 class _interruptible:
