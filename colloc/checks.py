@@ -99,6 +99,23 @@ def basic_checks(problem, trajectory, tolerance=TOLERANCE) -> list:
     return checks
 
 
+def check_columns(problem, trajectory):
+    """Raise :class:`~colloc.errors.FileFormatError` naming the file and the first variable of ``problem``
+    that ``trajectory`` has no column (or parameter value) for: such a file belongs to another problem."""
+    from .errors import FileFormatError, did_you_mean
+
+    where = f"`{trajectory.source}`" if getattr(trajectory, "source", None) else "The trajectory"
+    model = problem.model
+    for v in model.states + model.controls + model.multipliers:
+        if v.name not in trajectory:
+            raise FileFormatError(f"{where} has no column `{v.name}`, which problem `{problem.name}` needs; "
+                                  f"is it a solution of another problem?{did_you_mean(v.name, trajectory.names)}")
+    for v in model.parameters:
+        if v.name not in trajectory.parameters:
+            raise FileFormatError(f"{where} has no value of parameter `{v.name}`, which problem `{problem.name}` needs."
+                                  f"{did_you_mean(v.name, trajectory.parameters)}")
+
+
 def _allowance(bound, tol):
     return tol * max(1.0, abs(bound)) if math.isfinite(bound) else math.inf
 
@@ -286,4 +303,4 @@ def report(checks, tolerance=TOLERANCE, dynamics_tolerance=DYNAMICS_TOLERANCE) -
     return "\n".join([head] + [c.line() for c in checks])
 
 
-__all__ = ["Check", "check_solution", "basic_checks", "solution_checks", "symbol_values", "report", "TOLERANCE", "DYNAMICS_TOLERANCE"]
+__all__ = ["Check", "check_solution", "check_columns", "basic_checks", "solution_checks", "symbol_values", "report", "TOLERANCE", "DYNAMICS_TOLERANCE"]

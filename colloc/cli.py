@@ -23,6 +23,7 @@ import argparse
 import inspect
 import math
 import os
+import re
 import sys
 import warnings
 from pathlib import Path
@@ -37,6 +38,7 @@ from .schemes import SCHEMES, get_scheme
 from .script import literal, load_problem, parse_assignments, solve_defaults, split_assignments
 from .solve import build_nlp, solve
 from .trajectory import Trajectory
+from .transcription.guess import check_times
 
 #: The exit-code contract (README "Exit codes", docs/reliability.md).
 EXIT_SOLVED, EXIT_NOT_CONVERGED, EXIT_ERROR, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 70, 130
@@ -106,12 +108,19 @@ def _crash_report(error, argv) -> str:
 
 
 # -- parser -----------------------------------------------------------------------------------
+class _Parser(argparse.ArgumentParser):
+    """argparse with usage errors as one line (the documented contract) instead of the usage block."""
+
+    def error(self, message):
+        self.exit(EXIT_ERROR, f"colloc: error: {self.prog}: {message} (see `{self.prog} --help`).\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="colloc", description="Trajectory optimization by direct collocation.",
         epilog=EXIT_CODES)
     parser.add_argument("--version", action="version", version=f"colloc {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     p = sub.add_parser("solve", epilog=EXIT_CODES, help="solve a problem script and write its trajectory",
                        description="Solve PROBLEM.py (a script with build(**params) -> Problem); write OUT/NAME.csv "
@@ -211,6 +220,8 @@ def _run_solve(args) -> int:
     folder, created = writable_folder(args.out)
     try:
         guess = Trajectory.read(args.guess) if args.guess else None
+        if guess is not None:
+            check_times(guess)  # what can be judged without the problem, judged before `build` runs
         module, problem = load_problem(args.problem, params)
         kwargs = _solve_arguments(module, args)
         kwargs["ipopt"] = _ipopt_options(kwargs.get("ipopt"), args.ipopt)
@@ -307,13 +318,16 @@ def _verify_multi_phase(problem, traj, tolerance, dynamics_tolerance) -> int:
 
 
 def _run_verify(args) -> int:
-    from .checks import basic_checks
+    from .checks import basic_checks, check_columns
     from .checks import report as checks_report
     from .verify import report, verify
 
     from .phases import MultiPhaseProblem
     from .trajectory import Trajectory
 
+    for flag, value in (("--tolerance", args.tolerance), ("--dynamics-tolerance", args.dynamics_tolerance)):
+        if not (math.isfinite(value) and value > 0):
+            raise OptionError(f"{flag} must be a positive number; got {value:g}.")
     traj = Trajectory.read(args.file)
     recorded = traj.metadata.get("params") or {}  # a dict: the reader checks the type
     given = parse_assignments(args.params, "--set")
@@ -330,6 +344,7 @@ def _run_verify(args) -> int:
     if traj.metadata.get("success") is False:
         print(f"note: `{args.file}` holds an unconverged iterate (status {traj.metadata.get('status')}).")
     tolerances = dict(tolerance=args.tolerance, dynamics_tolerance=args.dynamics_tolerance)
+    check_columns(problem, traj)
     basic = basic_checks(problem, traj, args.tolerance)
     if not all(c.passed for c in basic):  # nothing more can be judged (and a simulation would say nothing)
         print(checks_report(basic, **tolerances))
@@ -398,6 +413,8 @@ def _run_plot(args) -> int:
     if args.by_kind and not args.violations:
         raise OptionError("--by-kind goes with --violations.")
     trajs = [Trajectory.read(f) for f in args.files]
+    for t in trajs:
+        check_times(t, "trajectory")  # the interpolant of a file whose time runs backwards draws nonsense
     labels = _file_labels(args.files) if len(args.files) > 1 else None
     if args.violations:
         for f, t in zip(args.files, trajs):
@@ -424,6 +441,9 @@ def _run_sweep(args) -> int:
         raise OptionError(f"--intervals must be at least 1; got {args.intervals}.")
     for key, text in split_assignments(args.params, "--set"):
         values = sweeping.parse_range(text)
+        if values is None and re.fullmatch(r"[^:'\"]+:[^:]+:[^:'\"]+", text):
+            raise OptionError(f"--set {key}={text} looks like a range but is not one: a range is START:STOP:COUNT with "
+                              f"numbers (e.g. {key}=0.5:1.5:5); quote a fixed text value that holds colons ({key}='{text}').")
         if values is None:
             fixed[key] = literal(text)
         else:

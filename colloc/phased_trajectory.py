@@ -103,7 +103,8 @@ class PhasedTrajectory(Trajectory):
         if isinstance(traj, PhasedTrajectory):
             return traj
         if "phase" not in traj:
-            raise FileFormatError("This trajectory has no `phase` column; it is not the result of a multi-phase solve.")
+            which = f"`{traj.source}`" if getattr(traj, "source", None) else "This trajectory"
+            raise FileFormatError(f"{which} has no `phase` column; it is not the result of a multi-phase solve.")
         idx = traj["phase"]
         info = traj.metadata.get("phases") or []
         count = int(np.nanmax(idx)) + 1

@@ -124,6 +124,20 @@ def user_frames(error) -> list:
             continue
         line = f'File "{name}", line {summary.lineno}, in {summary.name}'
         out.append(line + (f": {summary.line.strip()}" if summary.line else ""))
+    return _collapse(out)
+
+
+def _collapse(frames, keep=3) -> list:
+    """Runs of one repeated frame (a runaway recursion) as ``keep`` frames and a count of the rest."""
+    out, k = [], 0
+    while k < len(frames):
+        j = k
+        while j < len(frames) and frames[j] == frames[k]:
+            j += 1
+        out += frames[k:k + min(j - k, keep)]
+        if j - k > keep:
+            out.append(f"(the same frame {j - k - keep} more times)")
+        k = j
     return out
 
 

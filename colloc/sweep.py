@@ -369,7 +369,7 @@ def _connect(Client, workers, scheduler):
             return scheduler, []
         try:
             client = Client(scheduler, timeout=CONNECT_TIMEOUT)
-        except (OSError, TimeoutError) as e:
+        except (OSError, TimeoutError, ValueError) as e:  # ValueError: an address Dask cannot parse
             raise OptionError(f"Cannot connect to the Dask scheduler at `{scheduler}` ({e}); start one with "
                               "`dask scheduler` and workers with `dask worker ADDRESS`.") from None
         return client, [client]

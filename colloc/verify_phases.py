@@ -19,7 +19,7 @@ from __future__ import annotations
 import casadi as ca
 import numpy as np
 
-from .checks import DYNAMICS_TOLERANCE, TOLERANCE, Check, basic_checks, check_solution
+from .checks import DYNAMICS_TOLERANCE, TOLERANCE, Check, basic_checks, check_columns, check_solution
 from .errors import FileFormatError
 from .impact import solve_impact
 from .phased_trajectory import PhasedTrajectory
@@ -142,7 +142,9 @@ def check_phases(mp, trajectory, tolerance=TOLERANCE, dynamics_tolerance=DYNAMIC
     for i, (ph, traj) in enumerate(zip(mp.phases, phases)):
         offset = 0.0 if i == 0 else traj.time[0] - ph.problem.t0_value  # later phases run on their own clock
         local = Trajectory(traj.time - offset, {k: traj[k] for k in traj.names}, traj.kinds, traj.parameters, traj.metadata)
+        local.source = f"{getattr(trajectory, 'source', 'the trajectory')}` phase `{ph.name}"
         locals_.append(local)
+        check_columns(ph.problem, local)  # a file of another problem: bad input, not a failed check
         own = check_solution(ph.problem, local, tolerance, dynamics_tolerance, interval_errors)
         if all(c.passed for c in basic_checks(ph.problem, local, tolerance)):
             own += _guards(ph, local, tolerance)

@@ -403,7 +403,8 @@ def _phase_guesses(mp, guess):
         if g is not None:  # to the phase's own clock
             shift = ph.problem.t0_value - g.time[0]
             cols = {k: g[k] for k in g.names}
-            g = Trajectory(g.time + shift, cols, g.kinds, g.parameters, g.metadata)
+            own = {v.name for v in ph.problem.model.parameters}  # a result file holds every phase's parameters
+            g = Trajectory(g.time + shift, cols, g.kinds, {k: v for k, v in g.parameters.items() if k in own}, g.metadata)
         out.append(g)
     return out
 
