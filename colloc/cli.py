@@ -472,7 +472,7 @@ def _run_sweep(args) -> int:
     counts = {}
     for r in rows:
         counts[r["status"]] = counts.get(r["status"], 0) + 1
-    print(f"wrote {sum(1 for r in rows if r['file'])} trajectories and {Path(args.out) / f'{name}_sweep.csv'} "
+    print(f"wrote {sum(1 for r in rows if r['file'])} trajectories and {getattr(rows, 'summary', None) or Path(args.out) / f'{name}_sweep.csv'} "
           f"({', '.join(f'{n} {s}' for s, n in counts.items())})")
     return EXIT_SOLVED if all(r["success"] for r in rows) else EXIT_NOT_CONVERGED
 

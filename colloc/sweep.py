@@ -237,16 +237,17 @@ def sweep(script_path, grid: dict, fixed: dict | None = None, workers=None, sche
         if created:
             _remove_empty(folder)  # no empty folder left by a sweep that never ran
         raise
-    name = name or script.stem
+    name, claim = _claim(folder, name or script.stem)
     summary = None if folder is None else folder / f"{name}_sweep.csv"
     record = Record(points, list(grid) + list(fixed), summary)
     runner, owned = Runner(record, progress, list(grid), point_timeout), []
-    with sigterm_as_interrupt():
+    with sigterm_as_interrupt(), claim:
         try:
             try:
                 runner.client, owned = _connect(Client, workers, scheduler)
             except BaseException as e:
                 if created and not isinstance(e, KeyboardInterrupt):
+                    getattr(claim, "release", lambda: None)()  # its lock file is all the folder holds
                     _remove_empty(folder)
                 raise
             runner.restart = bool(owned)
@@ -266,7 +267,37 @@ def sweep(script_path, grid: dict, fixed: dict | None = None, workers=None, sche
                 close_quietly(c)
     if runner.was_interrupted:
         raise SweepInterrupted(table, summary)
-    return table
+    return SweepTable(table, summary)
+
+
+class SweepTable(list):
+    """The summary rows of a sweep (a list of dicts), and ``summary``: the summary file written (or None)."""
+
+    def __init__(self, rows, summary=None):
+        super().__init__(rows)
+        self.summary = summary
+
+
+def _claim(folder, name):
+    """Claim ``OUT/NAME_sweep.csv`` for this sweep; a concurrent sweep of the same name gets ``NAME-2`` (…).
+
+    Two sweeps of one script into one folder at the same time would write the same point files
+    and summary, and one sweep's results would be lost.  Returns the name to use and the claim
+    (a context manager that releases it).
+    """
+    import contextlib
+    import warnings
+
+    from .outputs import ResultSlot
+
+    if folder is None:
+        return name, contextlib.nullcontext()
+    slot = ResultSlot(folder, f"{name}_sweep")
+    if slot.stem != f"{name}_sweep":
+        taken, name = name, f"{name}-{slot.stem.rsplit('-', 1)[1]}"
+        warnings.warn(f"`{folder / (taken + '_sweep.csv')}` is being written by another colloc sweep; this sweep writes "
+                      f"`{folder / (name + '_sweep.csv')}` and `{name}_<i>.csv` instead.", stacklevel=3)
+    return name, slot
 
 
 def _solve_options(defaults, options, path):
@@ -416,5 +447,5 @@ def read_summary(path) -> list:
     return parsed
 
 
-__all__ = ["sweep", "SweepInterrupted", "check_solve_options", "solve_point", "solve_chained", "parse_range", "grid_points", "serpentine",
+__all__ = ["sweep", "SweepTable", "SweepInterrupted", "check_solve_options", "solve_point", "solve_chained", "parse_range", "grid_points", "serpentine",
            "point_file", "write_summary", "read_summary", "MissingDependencyError", "COLUMNS"]

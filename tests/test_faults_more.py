@@ -155,3 +155,21 @@ def test_a_multi_phase_problem_warm_starts_from_its_own_result_file(tmp_path, ca
     spec.loader.exec_module(rocket)
     apex = -cl.Trajectory.read(tmp_path / "w" / "two_phase_rocket.csv").metadata["objective"]
     assert apex == pytest.approx(rocket.exact()["apex"], rel=1e-4)  # the closed form of the problem's docstring
+
+
+def test_a_sweep_finding_its_name_claimed_by_another_sweep_writes_new_names(tmp_path, capsys, solved):
+    """Two sweeps of one script into one folder at once would write the same point files and summary."""
+    from colloc.outputs import ResultSlot
+    from colloc.sweep import read_summary
+
+    path, _ = solved
+    out = tmp_path / "s"
+    out.mkdir()
+    with ResultSlot(out, "di_sweep"), pytest.warns(UserWarning, match="being written by another colloc sweep"):
+        code, text, err = run(capsys, "sweep", path, "--set", "distance=1:2:2", "--workers", "1", "--out", out, "--quiet")
+    assert code == 0, err
+    assert str(out / "di-2_sweep.csv") in text
+    rows = read_summary(out / "di-2_sweep.csv")
+    assert [r["objective"] for r in rows] == pytest.approx([12.0, 48.0], rel=1e-8)  # J* = 12 d²
+    assert all(r["file"].startswith("di-2_") for r in rows) and not (out / "di_sweep.csv").exists()
+    assert not list(out.glob(".*"))  # the claim is released
