@@ -137,7 +137,7 @@ def _non_finite(tr, nlp, o, stats, traj) -> str:
 
 def _time_labels(nlp, traj):
     """Row and variable labels with the time of their grid point (defects: their interval)."""
-    grid = nlp.grid
+    grid = getattr(nlp, "grid", None)  # multi-phase NLPs have one per phase: labels without times
 
     def when(label, interval):
         head, _, k = label.rpartition("@k=")

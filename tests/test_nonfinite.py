@@ -76,3 +76,24 @@ def test_the_watch_turns_casadi_warnings_into_rows_and_passes_other_text_through
     assert capsys.readouterr().err == "kept\n"
     text = describe([Evaluation("nlp_jac_g", "Inf", "jac_g_x", 3, 1, 4)], lambda i: f"row{i}", lambda j: f"var{j}")
     assert text == "NaN or inf appeared in iteration 4 at points IPOPT tried, in the derivative of row3 with respect to var1."
+
+
+def test_a_non_finite_multi_phase_guess_names_the_rows_and_terms_of_each_phase():
+    from colloc.phases import MultiPhaseProblem, Phase
+
+    def phase(name):
+        c = cl.Component("m")
+        x = c.state("x", bounds=(-10, 10))
+        u = c.control("u", bounds=(-5, 5))
+        c.derivative(x, ca.sqrt(x - 1) + u)
+        p = cl.Problem([c], t0=0, tf=1, name=name)
+        p.minimize(integral=u**2 + ca.log(x))
+        return p, x
+
+    (a, xa), (b, _) = phase("a"), phase("b")
+    a.initial({xa: 0.0})
+    mp = MultiPhaseProblem([Phase(a), Phase(b)], name="two")
+    mp.connect(0, 1)
+    res = cl.solve(mp, intervals=4)
+    assert res.status == cl.Status.INVALID_NUMBER
+    assert "defect.hermite:a/m.x@k=0" in res.message and "The objective is not finite at the guess: cost `a/cost0`" in res.message
