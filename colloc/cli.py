@@ -31,7 +31,7 @@ from . import __version__
 from .checks import DYNAMICS_TOLERANCE, TOLERANCE
 from .errors import CollocError, OptionError
 from .files import writable_folder
-from .outputs import ResultSlot
+from .outputs import ResultSlot, result_name
 from .plot import animate, model_points, plot_refinement, plot_trajectory, plot_violations, save_figure
 from .schemes import SCHEMES, get_scheme
 from .script import literal, load_problem, parse_assignments, solve_defaults, split_assignments
@@ -130,6 +130,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help="let an unconverged or interrupted result replace a converged OUT/NAME.csv "
                                                          "(by default it is written to OUT/NAME.unconverged.csv)")
     _ipopt_argument(p)
+    _starts_arguments(p)
     p.set_defaults(run=_run_solve)
 
     _verify_parser(sub)
@@ -152,6 +153,15 @@ def _parser() -> argparse.ArgumentParser:
 
     _sweep_parser(sub)
     return parser
+
+
+def _starts_arguments(p):
+    p.add_argument("--starts", metavar="N", type=int, help="multi-start: solve from the script's guess and N-1 seeded perturbations of it "
+                                                           "(on a local Dask cluster), keep the best and write each distinct local optimum")
+    p.add_argument("--seed", metavar="S", type=int, default=0, help="seed of the --starts perturbations (default 0)")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--workers", metavar="N", type=int, help="with --starts: processes of the local Dask cluster (default: 2)")
+    where.add_argument("--scheduler", metavar="ADDRESS", help="with --starts: a running Dask scheduler, e.g. tcp://127.0.0.1:8786")
 
 
 def _verify_parser(sub):
@@ -205,8 +215,7 @@ def _ipopt_argument(p):
 # -- commands ---------------------------------------------------------------------------------
 def _run_solve(args) -> int:
     params = parse_assignments(args.params, "--set")
-    if args.checkpoint_every is not None and args.checkpoint_every < 1:
-        raise OptionError(f"--checkpoint-every must be at least 1; got {args.checkpoint_every}.")
+    _check_solve_flags(args)
     # everything the user gave is checked before `build` runs: a bad --out or --guess must not cost a build
     folder, created = writable_folder(args.out)
     try:
@@ -222,12 +231,15 @@ def _run_solve(args) -> int:
         raise
     if guess is not None:
         kwargs["guess"] = guess
-    if args.verbose:
+    if args.starts is not None:
+        kwargs.update(starts=args.starts, seed=args.seed, scheduler=args.scheduler, workers=args.workers,
+                      progress=None if args.quiet else _print_start)
+    elif args.verbose:
         kwargs["verbose"] = True
     elif not args.quiet:
         kwargs["progress"] = True
-    out, name = Path(folder), Path(args.problem).stem
-    with ResultSlot(out, name, force=args.force) as slot:
+    out = Path(folder)
+    with ResultSlot(out, result_name(Path(args.problem).stem, params), force=args.force) as slot:
         for note in slot.notes:
             print(f"note: {note}", file=sys.stderr)
         slot.notes.clear()
@@ -246,8 +258,11 @@ def _run_solve(args) -> int:
         target = slot.result_path(result.success)
         written = traj.write(target)  # before any printing: a closed pipe must not lose the result
         slot.finish(result.success)
+        optima = _write_optima(result, out, slot.stem, traj.metadata["params"])
     print(result.summary())
     print(f"wrote {written}")
+    for path in optima:
+        print(f"wrote {path}")
     for note in slot.notes:
         print(f"note: {note}")
     stem = Path(written).stem
@@ -259,6 +274,37 @@ def _run_solve(args) -> int:
     if result.status.value == "interrupted":  # Ctrl-C or SIGTERM: the iterate is written, the exit says why
         return EXIT_INTERRUPTED
     return EXIT_SOLVED if result.success else EXIT_NOT_CONVERGED
+
+
+def _check_solve_flags(args):
+    if args.checkpoint_every is not None and args.checkpoint_every < 1:
+        raise OptionError(f"--checkpoint-every must be at least 1; got {args.checkpoint_every}.")
+    if args.starts is None:
+        for flag, value in (("--workers", args.workers), ("--scheduler", args.scheduler)):
+            if value is not None:
+                raise OptionError(f"{flag} goes with --starts (multi-start); a single solve runs in this process.")
+    elif args.starts < 1:
+        raise OptionError(f"--starts must be at least 1; got {args.starts}.")
+    elif args.checkpoint_every is not None:
+        raise OptionError("--checkpoint-every cannot be combined with --starts; solve the best start again to checkpoint it.")
+
+
+def _print_start(k, res):
+    """One line per finished multi-start start."""
+    if isinstance(res, str):
+        print(f"start {k}: error: {res}", flush=True)
+    else:
+        print(f"start {k}: {res.status.value}, objective {res.objective:.10g}, {res.iterations} iterations", flush=True)
+
+
+def _write_optima(result, out, stem, params) -> list:
+    """``OUT/STEM.optimum-<i>.csv`` for each distinct local optimum of a multi-start (1 = best)."""
+    paths = []
+    for i, opt in enumerate(result.optima or [], start=1):
+        traj = opt["trajectory"]
+        traj.metadata["params"] = params
+        paths.append(traj.write(out / f"{stem}.optimum-{i}.csv"))
+    return paths
 
 
 def _verify_multi_phase(problem, traj) -> int:

@@ -27,6 +27,11 @@ Own Direct Collocation", SIAM Review 59(4), 2017, §6; parameters as in dymos
 ``examples/cart_pole``.  The paper's optimal cost was not found; the reference is
 the converged continuous optimum 58.807667 [COMPUTED] in PROBLEMS.md C1 (the
 dymos value 58.8839 adds F(T) = 0 and is discretization-dependent).
+
+The problem is not convex: a second local optimum, J = 57.944780 (the pole first
+swings back, see ``cartpole_cartesian.py``), is cheaper than the reference.  The
+script's guess leads to the reference; ``colloc solve problems/cartpole.py
+--starts 8`` finds both (tests/test_multistart.py).
 """
 import casadi as ca
 

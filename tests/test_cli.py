@@ -107,7 +107,7 @@ def test_solve_default_out_is_results_folder(tmp_path, script, capsys, monkeypat
 def test_set_passes_parameter_to_build(tmp_path, script, capsys):
     code, out, err = run(capsys, "solve", script, "--set", "distance=2", "--out", tmp_path)
     assert code == 0, err
-    assert cl.Trajectory.read(tmp_path / "di.csv").metadata["objective"] == pytest.approx(48.0, rel=1e-6)  # 12 d²
+    assert cl.Trajectory.read(tmp_path / "di_distance=2.csv").metadata["objective"] == pytest.approx(48.0, rel=1e-6)  # 12 d²
 
 
 def test_flags_override_solve_defaults(tmp_path, script, capsys):
@@ -134,7 +134,7 @@ def test_set_any_name_when_build_takes_kwargs(tmp_path, capsys):
     path = write(tmp_path, "kw.py", DOUBLE_INTEGRATOR.replace("def build(distance=1.0):", "def build(**params):\n    distance = params.get('distance', 1.0)"))
     code, _, err = run(capsys, "solve", path, "--set", "distance=2", "--set", "anything='x'", "--out", tmp_path)
     assert code == 0, err
-    assert cl.Trajectory.read(tmp_path / "kw.csv").metadata["objective"] == pytest.approx(48.0, rel=1e-6)
+    assert cl.Trajectory.read(tmp_path / "kw_anything=x_distance=2.csv").metadata["objective"] == pytest.approx(48.0, rel=1e-6)
 
 
 def test_missing_required_build_parameter(tmp_path, capsys):
@@ -281,7 +281,7 @@ def test_verbose_solve_prints_ipopts_log(tmp_path, script, capfd):
 
 def test_solve_records_parameters_and_violations(tmp_path, script, capsys):
     assert run(capsys, "solve", script, "--set", "distance=2", "--out", tmp_path)[0] == 0
-    meta = cl.Trajectory.read(tmp_path / "di.csv").metadata
+    meta = cl.Trajectory.read(tmp_path / "di_distance=2.csv").metadata
     assert meta["params"] == {"distance": 2}
     assert set(meta["violations"]) == {"defect.hermite:mass.x", "defect.hermite:mass.v", "defect.simpson:mass.x", "defect.simpson:mass.v"}
     assert max(meta["violations"].values()) < 1e-8
@@ -348,7 +348,7 @@ def test_plot_overlays_two_csv_files(tmp_path, script, capsys):
     assert run(capsys, "solve", script, "--out", tmp_path / "a")[0] == 0
     assert run(capsys, "solve", script, "--set", "distance=2", "--out", tmp_path / "b")[0] == 0
     png = tmp_path / "both.png"
-    code, out, err = run(capsys, "plot", tmp_path / "a" / "di.csv", tmp_path / "b" / "di.csv", "--out", png)
+    code, out, err = run(capsys, "plot", tmp_path / "a" / "di.csv", tmp_path / "b" / "di_distance=2.csv", "--out", png)
     assert code == 0, err
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
@@ -497,14 +497,14 @@ def test_verify_rebuilds_with_the_parameters_the_file_records(tmp_path, script, 
     out = tmp_path / "d2"
     assert cli.main(["solve", str(script), "--set", "distance=2.0", "--quiet", "--out", str(out)]) == 0
     capsys.readouterr()
-    assert cli.main(["verify", str(out / "di.csv"), str(script)]) == 0
+    assert cli.main(["verify", str(out / "di_distance=2.0.csv"), str(script)]) == 0
     text = capsys.readouterr().out
     assert "distance=2.0" in text
     final = float(next(line for line in text.splitlines() if "final state error" in line).split()[3])
     assert final < 1e-6, text  # the double integrator's HS solution is exact (u is linear in t)
     # an explicit --set wins (and the recorded values are not announced): the file then misses
     # the final condition of the distance=1 problem, so verification fails and says where
-    assert cli.main(["verify", str(out / "di.csv"), str(script), "--set", "distance=1.0"]) == 1
+    assert cli.main(["verify", str(out / "di_distance=2.0.csv"), str(script), "--set", "distance=1.0"]) == 1
     text = capsys.readouterr().out
     assert "build parameters from the file" not in text
     assert "verification failed: final: `mass.x` is 2" in text
@@ -571,3 +571,24 @@ def test_set_value_checked_against_annotation_and_bool_default(tmp_path, capsys)
     assert code == 2 and "--set `distance` expects a number (it is annotated so) but got the text `far`." in err
     code, _, err = run(capsys, "solve", path, "--set", "distance=1", "--set", "free=1")
     assert code == 2 and "--set `free` expects True or False (its default is False) but got `1` (int)." in err
+
+
+# -- file names ---------------------------------------------------------------------------------
+def test_a_solve_with_other_set_values_writes_its_own_file(tmp_path, script, capsys):
+    assert run(capsys, "solve", script, "--out", tmp_path)[0] == 0
+    assert run(capsys, "solve", script, "--set", "distance=2", "--out", tmp_path)[0] == 0
+    assert cl.Trajectory.read(tmp_path / "di.csv").metadata["objective"] == pytest.approx(12.0, rel=1e-6)  # not replaced
+    assert cl.Trajectory.read(tmp_path / "di_distance=2.csv").metadata["objective"] == pytest.approx(48.0, rel=1e-6)
+
+
+def test_result_names_list_the_set_values_in_name_order():
+    from colloc.outputs import MAX_STEM, result_name
+
+    assert result_name("swingup", {}) == "swingup"
+    assert result_name("swingup", {"mode": "time", "duration": 1.5}) == "swingup_duration=1.5_mode=time"
+    assert result_name("s", {"b": 1, "a": True}) == result_name("s", {"a": True, "b": 1}) == "s_a=True_b=1"
+    # characters a file name should not hold are replaced, and a hash keeps "a b" and "a/b" apart
+    one, two = result_name("s", {"k": "a b"}), result_name("s", {"k": "a/b"})
+    assert one != two and re.fullmatch(r"s_k=a-b-[0-9a-f]{8}", one)
+    long = result_name("s", {"k": "x" * 300})
+    assert len(long) == MAX_STEM and long != result_name("s", {"k": "x" * 299})

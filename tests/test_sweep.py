@@ -248,7 +248,7 @@ def test_unreachable_scheduler_exits_2_and_leaves_no_folder(tmp_path, capsys, mo
     import importlib
     import socket
 
-    module = importlib.import_module("colloc.sweep")  # the module, even if colloc exports a function `sweep`
+    module = importlib.import_module("colloc.cluster")  # where sweeps and multi-starts connect
     with socket.socket() as s:  # a free port nobody listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
