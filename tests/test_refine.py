@@ -278,3 +278,19 @@ def test_graded_mesh_beats_uniform_on_the_hypersensitive_problem():
     graded = cl.solve(hypersensitive.build(), mesh=mesh, ipopt=TIGHT)
     uniform = cl.solve(hypersensitive.build(), intervals=mesh.size - 1, ipopt=TIGHT)
     assert abs(graded.objective - J_B4A) < 1e-3 * abs(uniform.objective - J_B4A)
+
+
+def test_refinement_summaries_tell_an_error_just_above_the_tolerance_from_one_just_below():
+    import numpy as np
+
+    from colloc.refine import summary
+    from colloc.trajectory import SolveResult, Status, Trajectory
+
+    records = [dict(iteration=i, intervals=n, grid_points=2 * n + 1, max_error=e, objective=1.0, iterations=5, seconds=0.1)
+               for i, (n, e) in enumerate([(10, 1.003e-6), (12, 0.996e-6)])]
+    table = summary(records)
+    assert "1.003e-06" in table and "9.960e-07" in table
+    traj = Trajectory(np.linspace(0, 1, 3), {"a.x": np.zeros(3)}, {"a.x": "state"})
+    res = SolveResult(traj, True, Status.SOLVED, "", 1.0, {}, 5, 0.0, 0.0, {}, refinement=records)
+    line = next(line for line in res.summary().splitlines() if "mesh refinement" in line)
+    assert "10 (1.003e-06) → 12 (9.960e-07)" in line

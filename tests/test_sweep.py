@@ -296,3 +296,21 @@ def test_cartpole_sweep_of_six_and_continuation_saves_iterations(tmp_path, capsy
         assert len(list(out.glob("cartpole_[0-9]*.csv"))) == 6
         totals[mode] = sum(r["iterations"] for r in rows)
     assert totals["continuation"] < totals["cold"], totals
+
+
+def test_without_a_terminal_the_progress_bar_prints_a_line_every_few_seconds(monkeypatch):
+    import io
+
+    from colloc import sweep_runner
+
+    clock = [0.0]
+    monkeypatch.setattr(sweep_runner._time, "perf_counter", lambda: clock[0])
+    log = io.StringIO()  # not a tty
+    bar = sweep_runner._TextBar(100, ["k"], stream=log)
+    for i in range(100):  # a point every 0.25 s: 25 s in all
+        clock[0] = 0.25 * (i + 1)
+        bar.update(dict(params={"k": i}, success=True, status="solved"))
+    lines = log.getvalue().splitlines()
+    assert sweep_runner.LOG_PERIOD == 5.0
+    # the first point (0.25 s), then every 5 s (5.25, 10.25, 15.25, 20.25 s), then the last point (25 s)
+    assert [line.split("/100")[0].split()[-1] for line in lines] == ["1", "21", "41", "61", "81", "100"]
