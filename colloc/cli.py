@@ -31,6 +31,7 @@ from . import __version__
 from .checks import DYNAMICS_TOLERANCE, TOLERANCE
 from .errors import CollocError, OptionError
 from .files import writable_folder
+from .nlp import BLOCK_LEGEND, TERM_LEGEND
 from .outputs import ResultSlot, result_name
 from .plot import animate, model_points, plot_refinement, plot_trajectory, plot_violations, save_figure
 from .schemes import SCHEMES, get_scheme
@@ -404,7 +405,13 @@ def _run_info(args) -> int:
           f"{nlp.layout.size} variables, {nlp.rows.size} constraints")
     if scheme == "midpoint-vi":
         return EXIT_SOLVED
-    print(_listing("  variables by block", [f"{b.name} {b.size}" for b in nlp.layout.blocks.values() if b.size], "none"))
+    blocks = [b for b in nlp.layout.blocks.values() if b.size]
+    print(_listing("  variables by block", [f"{b.name} {b.size}" for b in blocks], "none"))
+    for b in blocks:
+        print(f"    {b.name:5s} {BLOCK_LEGEND.get(b.name, '')}".rstrip())
+    added = [k for k in nlp.terms if k not in {c.name for c in problem.costs}]
+    for k in added:
+        print(f"  cost term added by the transcription: {k}: {TERM_LEGEND.get(k, '')}".rstrip(": "))
     rows = {}
     for b in nlp.rows.blocks:
         kind = b.kind or b.names[0].split(":", 1)[0]

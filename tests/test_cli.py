@@ -337,6 +337,19 @@ def test_info_lists_residual_labels(tmp_path, capsys):
     assert "residual:mass.v" in out
 
 
+def test_info_explains_every_block_and_the_projection_cost_term(capsys):
+    root = Path(__file__).resolve().parents[1]
+    code, out, err = run(capsys, "info", root / "problems" / "pendulum_cartesian.py", "--intervals", 4)
+    assert code == 0, err
+    blocks = re.search(r"variables by block: (.*)", out).group(1)
+    names = [item.split()[0] for item in blocks.split(", ")]
+    assert names == ["x", "z", "u", "lam", "xp", "mu"]
+    legend = {line.split()[0]: line for line in out.splitlines() if line.startswith("    ") and line.split()[0] in names}
+    assert set(legend) == set(names)  # one line per block
+    assert "derivative variables ẋ" in legend["z"] and "projection states x'" in legend["xp"] and "slacks μ" in legend["mu"]
+    assert re.search(r"cost term added by the transcription: projection: 1e-6 Σ ‖x' − x‖²", out)
+
+
 def test_info_refuses_unknown_set_name(script, capsys):
     code, _, err = run(capsys, "info", script, "--set", "distanse=3")
     assert code == 2
