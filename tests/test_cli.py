@@ -430,7 +430,7 @@ def test_python_dash_m_runs_the_cli(tmp_path):
 
 
 def test_readme_cartpole_command_reaches_the_continuous_optimum(tmp_path, capsys):
-    """`colloc solve problems/cartpole.py --intervals 100 --plot` (README); C1, PROBLEMS.md:
+    """`colloc solve problems/cartpole.py --intervals 100 --plot` (README); C1, docs/problems.md:
     continuous optimum 58.807667 [COMPUTED], asserted to 1e-3 relative as the issue asks."""
     from pathlib import Path
 

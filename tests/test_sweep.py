@@ -2,7 +2,7 @@
 
 Reference value: the double integrator x'' = u, x(0) = v(0) = 0, x(T) = d, v(T) = 0,
 minimize ∫₀ᵀ u² dt has u* = (d/T²)(6 − 12 t/T) and J* = 12 d²/T³ (Kelly, SIAM Review
-59(4), 2017, §2; PROBLEMS.md A4a); x* is cubic, so Hermite–Simpson reproduces J* to
+59(4), 2017, §2; docs/problems.md A4a); x* is cubic, so Hermite–Simpson reproduces J* to
 round-off on any mesh and the assertions use rel=1e-8 (IPOPT tol 1e-8 on a QP that
 it solves in one Newton step).
 """
