@@ -73,7 +73,8 @@ def perturbed_guesses(problem, starts, seed=0, scheme="hermite-simpson", interva
 
     tr = transcription(problem, scheme, intervals, mesh, **options)
     nlp = tr.build(tr.warm_start(guess))
-    layout, tau = nlp.layout, nlp.grid.tau
+    layout = nlp.layout
+    tau = nlp.grid.tau if nlp.grid is not None else np.asarray(nlp.mesh, dtype=float)  # midpoint-vi: mesh points only
     base = layout.unpack(layout.vector("guess"))
     out = [tr.trajectory(nlp, layout.pack(base), dict(status="guess", success=False))]
     for k in range(1, starts):
