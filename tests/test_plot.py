@@ -404,3 +404,18 @@ def test_cartpole_swing_up_gif_has_one_frame_per_sample(tmp_path):
     path = animate(res.trajectory, points, tmp_path / "cartpole.gif", fps=10)
     with Image.open(path) as gif:
         assert gif.n_frames == 21
+
+
+def test_colloc_plot_of_sweep_files_labels_each_with_its_swept_values_and_parameters(tmp_path, monkeypatch):
+    from colloc import cli
+
+    paths = []
+    for i, (length, k) in enumerate([(0.5, 1.25), (1.5, 2.0)]):
+        traj = make_traj(1.0 + i)
+        traj.parameters = {"arm.k": k}
+        traj.metadata.update(problem="arm", params={"length": length})
+        paths.append(traj.write(tmp_path / f"arm_{i}.csv"))
+    figures = []
+    monkeypatch.setattr(cli, "save_figure", lambda fig, path, close=False: figures.append(fig) or str(path))
+    assert cli.main(["plot", *paths]) == 0
+    assert [t.get_text() for t in figures[0].legends[0].get_texts()] == ["arm_0 (length=0.5; arm.k = 1.25)", "arm_1 (length=1.5; arm.k = 2)"]
