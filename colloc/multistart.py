@@ -27,7 +27,8 @@ cost are two optima.
 The starts run as tasks on Dask (the local cluster sweeps use, :mod:`colloc.cluster`, or a
 running scheduler) when the problem was loaded from a script
 (:func:`colloc.script.load_problem`, as ``colloc solve`` does): each worker
-rebuilds it from the script.  A problem built in the caller's process, or a
+rebuilds it from the script (so changes made to the Problem after loading it
+are not seen there).  A problem built in the caller's process, or a
 machine without Dask, solves them one after another in this process.
 """
 from __future__ import annotations
@@ -180,10 +181,11 @@ def solve_starts(problem, starts, seed=0, scheduler=None, workers=None, progress
     for key in ("checkpoint", "refine"):
         if kwargs.pop(key, None) is not None:
             raise OptionError(f"`{key}` cannot be combined with `starts`; solve the best start again with it.")
-    source = getattr(problem, "source", None)
-    if scheduler is not None and source is None:
-        raise OptionError("Dask workers rebuild the problem from its script: load it with colloc.script.load_problem(path, params) "
-                          "to use `scheduler`, or leave `scheduler` out to solve the starts in this process.")
+    source = getattr(problem, "source", None)  # (script, params) of a problem loaded from a script
+    cluster = "scheduler" if scheduler is not None else "workers" if workers is not None else None
+    if cluster and source is None:
+        raise OptionError(f"Dask workers rebuild the problem from its script: load it with colloc.script.load_problem(path, params) "
+                          f"to use `{cluster}`, or leave `{cluster}` out to solve the starts in this process.")
     kwargs.pop("progress", None)
     scheme = kwargs.pop("scheme", "hermite-simpson")
     intervals, mesh, guess = kwargs.pop("intervals", None), kwargs.pop("mesh", None), kwargs.pop("guess", None)
@@ -191,7 +193,7 @@ def solve_starts(problem, starts, seed=0, scheduler=None, workers=None, progress
     began = _time.perf_counter()
     guesses = perturbed_guesses(problem, starts, seed, scheme, intervals, mesh, guess, **transcription_options)
     shared = dict(kwargs, scheme=scheme, intervals=intervals, mesh=mesh)
-    if source is not None and starts > 1 and _dask_available():
+    if source is not None and starts > 1 and (_dask_available() or cluster):  # a cluster asked for without Dask: say so
         outcomes = _on_dask(source, guesses, shared, scheduler, workers, progress)
     else:
         if source is not None and starts > 1:

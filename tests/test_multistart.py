@@ -96,7 +96,8 @@ def test_optima_are_the_same_only_when_objective_and_trajectory_agree():
 @pytest.mark.parametrize("kwargs, match", [
     (dict(starts=0), "`starts` must be a positive whole number"),
     (dict(starts=2, seed=-1), "`seed` must be a whole number"),
-    (dict(starts=2, scheduler="tcp://127.0.0.1:1"), "load it with colloc.script.load_problem"),
+    (dict(starts=2, scheduler="tcp://127.0.0.1:1"), "load it with colloc.script.load_problem.*to use `scheduler`"),
+    (dict(starts=2, workers=2), "to use `workers`"),
     (dict(starts=2, refine=dict(tolerance=1e-6)), "`refine` cannot be combined with `starts`"),
     (dict(workers=2), "`scheduler` and `workers` go with `starts`"),
 ])
@@ -140,3 +141,6 @@ def test_without_dask_the_starts_run_in_this_process_and_say_so_once(monkeypatch
     said = [w for w in caught if "Dask is not installed" in str(w.message)]
     assert len(said) == 1 and "one after another" in str(said[0].message)
     assert res.optima[0]["objective"] == pytest.approx(12.0, rel=1e-9) and res.optima[0]["count"] == 2  # convex: one optimum
+    monkeypatch.setattr("colloc.cluster.dask_client_class", lambda: (_ for _ in ()).throw(cl.OptionError("no Dask here")))
+    with pytest.raises(cl.OptionError, match="no Dask here"):  # a cluster asked for by name is not replaced silently
+        cl.solve(problem, intervals=5, starts=2, workers=2)
