@@ -4,14 +4,17 @@
 
     colloc solve PROBLEM.py [--set k=v ...] [--scheme S] [--intervals N] [--guess FILE] [--force]
                  [--out DIR] [--plot] [--animate] [--quiet | --verbose] [--ipopt key=value ...]
+                 [--starts N [--seed S] [--workers N | --scheduler ADDRESS]]
     colloc plot FILE... [--out PNG] [--violations [--by-kind] | --refinement]
+    colloc verify FILE PROBLEM.py [--set k=v ...] [--tolerance TOL] [--dynamics-tolerance TOL] [--plot PNG]
     colloc info PROBLEM.py [--set k=v ...] [--scheme S] [--intervals N]
     colloc sweep PROBLEM.py --set k=START:STOP:COUNT [--set ...] [--workers N | --scheduler ADDRESS]
                  [--continuation] [--point-timeout SECONDS] [--out DIR] [--scheme S] [--intervals N] [--ipopt key=value ...] [--quiet]
 
 A problem script exposes ``build(**params) -> Problem`` and may give solve
 defaults in a module-level ``SOLVE = dict(scheme=..., intervals=..., ...)``;
-command-line flags override them.  Exit codes are a contract (:data:`EXIT_CODES`):
+command-line flags override them.  ``solve`` writes ``OUT/NAME.csv`` with NAME
+the script's stem and the ``--set`` values (:func:`colloc.outputs.result_name`).  Exit codes are a contract (:data:`EXIT_CODES`):
 0 solved or verified, 1 not converged or verification failed (files are still
 written), 2 bad input (one sentence on stderr; for an error in the user's script
 also its frames, never colloc's), 130 interrupted, 70 an internal error (one line
