@@ -36,7 +36,7 @@ from .errors import CollocError, OptionError
 from .files import writable_folder
 from .nlp import BLOCK_LEGEND, TERM_LEGEND
 from .outputs import ResultSlot, result_name
-from .plot import animate, model_points, plot_refinement, plot_trajectory, plot_violations, save_figure
+from .plot import animate, bounds_to_record, model_points, plot_refinement, plot_trajectory, plot_violations, save_figure
 from .schemes import SCHEMES, get_scheme
 from .script import literal, load_problem, parse_assignments, solve_defaults, split_assignments
 from .solve import build_nlp, solve
@@ -259,6 +259,7 @@ def _run_solve(args) -> int:
         traj = result.trajectory
         traj.metadata["params"] = {k: list(v) if isinstance(v, tuple) else v for k, v in params.items()}
         traj.metadata["violations"] = dict(result.violations)  # for `colloc plot --violations`
+        traj.metadata["bounds"] = bounds_to_record(getattr(problem, "bounds", None))  # `colloc plot` draws them
         target = slot.result_path(result.success)
         written = traj.write(target)  # before any printing: a closed pipe must not lose the result
         slot.finish(result.success)

@@ -56,7 +56,9 @@ def plot_trajectory(traj_or_list, names=None, labels=None, bounds=None):
         Legend label per trajectory; a legend is drawn when given or when
         there are several trajectories.
     bounds : dict of str -> (float, float), optional
-        Variable bounds (e.g. ``problem.bounds``); every finite one is a dashed
+        Variable bounds (e.g. ``problem.bounds``; default: those the first
+        trajectory records, ``metadata["bounds"]``, as ``colloc solve`` writes
+        them); every finite one is a dashed
         line on the matching subplot.  The axis shows the data and the bounds
         within half the data's range of it; a bound further away (it would
         squash the curves) lies beyond the clipped axis and is named in the
@@ -80,6 +82,8 @@ def plot_trajectory(traj_or_list, names=None, labels=None, bounds=None):
     if labels is not None and len(labels) != len(trajs):
         raise OptionError(f"plot_trajectory got {len(labels)} labels for {len(trajs)} trajectories.")
     names = _columns(trajs, names)
+    if bounds is None:
+        bounds = recorded_bounds(trajs[0])
     plt = _pyplot()
     slots, ncols = _muscle_rows(names)
     names = [slot for slot in slots if slot is not None]
@@ -120,6 +124,24 @@ def plot_trajectory(traj_or_list, names=None, labels=None, bounds=None):
     elif _parameter_text(trajs[0]):
         fig.suptitle(_with_parameters(str(trajs[0].metadata.get("problem", "")), trajs[0]).strip(), fontsize=9)
     return fig
+
+
+def recorded_bounds(traj) -> dict:
+    """The bounds a file records (``metadata["bounds"]``: ``{name: [lower, upper]}``, ``None`` for none)."""
+    table = traj.metadata.get("bounds")
+    if not isinstance(table, dict):
+        return {}
+    out = {}
+    for name, pair in table.items():
+        if isinstance(pair, (list, tuple)) and len(pair) == 2:
+            out[str(name)] = (-math.inf if pair[0] is None else float(pair[0]), math.inf if pair[1] is None else float(pair[1]))
+    return out
+
+
+def bounds_to_record(bounds) -> dict:
+    """``{name: [lower, upper]}`` of the finite bounds (``None`` for an infinite side), for a file's metadata."""
+    return {str(k): [float(lo) if math.isfinite(lo) else None, float(hi) if math.isfinite(hi) else None]
+            for k, (lo, hi) in (bounds or {}).items() if math.isfinite(lo) or math.isfinite(hi)}
 
 
 def control_curve(traj, name, dense_t, dense):
@@ -554,4 +576,5 @@ def save_figure(fig, path, dpi=120, close=False) -> str:
     return path
 
 
-__all__ = ["plot_trajectory", "plot_violations", "plot_refinement", "animate", "model_points", "save_figure", "PLOTTED_KINDS"]
+__all__ = ["plot_trajectory", "plot_violations", "plot_refinement", "animate", "model_points", "save_figure", "PLOTTED_KINDS",
+           "recorded_bounds", "bounds_to_record"]

@@ -621,3 +621,15 @@ def test_the_readme_shows_the_verdicts_colloc_verify_prints(tmp_path, capsys):
     verdicts = lambda lines: [line.split()[:2] for line in lines if line.split()[:1] in (["pass"], ["FAIL"])]  # noqa: E731
     assert verdicts(shown) == verdicts(printed) and len(verdicts(shown)) == 8
     assert shown[0].split(":")[0] == printed[0].split(":")[0] and shown[-1] == printed[-1] == "verified: every check passed."
+
+
+def test_colloc_plot_of_a_solved_file_draws_the_bounds_it_records(tmp_path, capsys, monkeypatch):
+    root = Path(__file__).resolve().parents[1]
+    assert run(capsys, "solve", root / "problems" / "double_integrator_time.py", "--intervals", 10, "--quiet", "--out", tmp_path)[0] == 0
+    traj = cl.Trajectory.read(tmp_path / "double_integrator_time.csv")
+    assert traj.metadata["bounds"]["mass.u"] == [-1.0, 1.0]
+    figures = []
+    monkeypatch.setattr(cli, "save_figure", lambda fig, path, close=False: figures.append(fig) or str(path))
+    assert run(capsys, "plot", tmp_path / "double_integrator_time.csv")[0] == 0
+    ax = next(a for a in figures[0].axes if a.get_title() == "mass.u")
+    assert sorted(line.get_ydata()[0] for line in ax.lines if line.get_linestyle() == "--") == [-1.0, 1.0]
