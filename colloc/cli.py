@@ -263,7 +263,7 @@ def _run_solve(args) -> int:
         target = slot.result_path(result.success)
         written = traj.write(target)  # before any printing: a closed pipe must not lose the result
         slot.finish(result.success)
-        optima = _write_optima(result, out, slot.stem, traj.metadata["params"])
+        optima = _write_optima(result, out, slot.stem, {k: traj.metadata[k] for k in ("params", "bounds")})
     print(result.summary())
     print(f"wrote {written}")
     for path in optima:
@@ -302,12 +302,12 @@ def _print_start(k, res):
         print(f"start {k}: {res.status.value}, objective {res.objective:.10g}, {res.iterations} iterations", flush=True)
 
 
-def _write_optima(result, out, stem, params) -> list:
+def _write_optima(result, out, stem, metadata) -> list:
     """``OUT/STEM.optimum-<i>.csv`` for each distinct local optimum of a multi-start (1 = best)."""
     paths = []
     for i, opt in enumerate(result.optima or [], start=1):
         traj = opt["trajectory"]
-        traj.metadata["params"] = params
+        traj.metadata.update(metadata)
         paths.append(traj.write(out / f"{stem}.optimum-{i}.csv"))
     return paths
 
