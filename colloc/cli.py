@@ -276,8 +276,8 @@ def _run_solve(args) -> int:
         print(f"wrote {save_figure(fig, out / f'{stem}.png', close=True)}")
     if args.animate:
         print(f"wrote {animate(traj, problem, out / f'{stem}.gif')}")
-    if result.status.value == "interrupted":  # Ctrl-C or SIGTERM: the iterate is written, the exit says why
-        return EXIT_INTERRUPTED
+    if result.status.value == "interrupted" or any(s["status"] == "interrupted" for s in result.starts or []):
+        return EXIT_INTERRUPTED  # Ctrl-C or SIGTERM: the iterate (or the best start) is written, the exit says why
     return EXIT_SOLVED if result.success else EXIT_NOT_CONVERGED
 
 
@@ -296,8 +296,8 @@ def _check_solve_flags(args):
 
 def _print_start(k, res):
     """One line per finished multi-start start."""
-    if isinstance(res, str):
-        print(f"start {k}: error: {res}", flush=True)
+    if not hasattr(res, "objective"):  # colloc.multistart.Failed
+        print(f"start {k}: {res.status}: {res.message}", flush=True)
     else:
         print(f"start {k}: {res.status.value}, objective {res.objective:.10g}, {res.iterations} iterations", flush=True)
 

@@ -37,6 +37,7 @@ import dataclasses
 import math
 import time as _time
 import warnings
+from typing import NamedTuple
 
 import numpy as np
 
@@ -218,23 +219,35 @@ def _say_serial(message):
         _said_serial = True
 
 
+class Failed(NamedTuple):
+    """A start without a result: ``status`` is ``error`` (its build or solve raised, or its worker died) or
+    ``interrupted`` (Ctrl-C or SIGTERM before it finished)."""
+
+    status: str
+    message: str
+
+
 def _in_process(problem, guesses, shared, progress):
     from .driver import run
+    from .trajectory import Status
 
     outcomes = []
     for k, g in enumerate(guesses):
-        res = run(problem, guess=g, **shared)
+        res = run(problem, guess=g, **shared)  # Ctrl-C ends this start's IPOPT run with its iterate
         outcomes.append((k, res))
         if progress is not None:
             progress(k, res)
+        if res.status is Status.INTERRUPTED:  # and the starts after it are not begun
+            outcomes += [(j, Failed("interrupted", "not started: the multi-start was interrupted")) for j in range(k + 1, len(guesses))]
+            break
     return outcomes
 
 
 def solve_start(script, params, guess, options) -> object:
     """One start on a Dask worker: rebuild the problem from ``script`` and solve it from ``guess``.
 
-    Returns the SolveResult (without IPOPT's statistics), or the error message
-    of a start whose build or solve raised.
+    Returns the SolveResult (without IPOPT's statistics), or :class:`Failed`
+    with the error message of a start whose build or solve raised.
     """
     from .driver import run
     from .errors import CollocError
@@ -244,7 +257,7 @@ def solve_start(script, params, guess, options) -> object:
         _, problem = load_problem(script, params)
         res = run(problem, guess=guess, **options)
     except Exception as e:  # noqa: BLE001  one bad start is an outcome, not the end of the others
-        return str(e) if isinstance(e, CollocError) else f"{type(e).__name__}: {e}"
+        return Failed("error", str(e) if isinstance(e, CollocError) else f"{type(e).__name__}: {e}")
     return dataclasses.replace(res, stats={})
 
 
@@ -258,20 +271,24 @@ def _on_dask(source, guesses, shared, scheduler, workers, progress):
     script, params = source
     Client = dask_client_class()
     workers = check_cluster(workers, scheduler)
-    outcomes, owned = [], []
+    outcomes, owned, client, futures = [], [], None, {}
     with sigterm_as_interrupt():
         try:
             client, owned = connect(Client, workers, scheduler)
             futures = {client.submit(solve_start, script, params, g, shared, pure=False): k for k, g in enumerate(guesses)}
             for f in as_completed(list(futures)):
-                k = futures[f]
+                k = futures.pop(f)
                 try:
                     res = f.result()
                 except Exception as e:  # noqa: BLE001  the worker died (KilledWorker) or the task failed
-                    res = f"the worker solving this start failed: {type(e).__name__}: {e}"
+                    res = Failed("error", f"the worker solving this start failed: {type(e).__name__}: {e}")
                 outcomes.append((k, res))
                 if progress is not None:
                     progress(k, res)
+        except KeyboardInterrupt:  # Ctrl-C or SIGTERM: keep what finished, the rest is interrupted
+            if client is None:  # nothing was started
+                raise
+            outcomes += [(k, Failed("interrupted", "the multi-start was interrupted before this start finished")) for k in futures.values()]
         finally:
             for c in owned:
                 close_quietly(c)
@@ -280,15 +297,17 @@ def _on_dask(source, guesses, shared, scheduler, workers, progress):
 
 def _combine(outcomes, seed, seconds):
     """The best converged result, carrying every optimum and every start's outcome."""
-    solved = [(k, r) for k, r in outcomes if not isinstance(r, str)]
+    solved = [(k, r) for k, r in outcomes if not isinstance(r, Failed)]
     if not solved:
-        raise OptionError(f"No start could be solved; the first said: {outcomes[0][1]}")
+        if any(r.status == "interrupted" for _, r in outcomes):
+            raise KeyboardInterrupt
+        raise OptionError(f"No start could be solved; the first said: {outcomes[0][1].message}")
     optima = distinct_optima(solved)
     for o in optima:
         o["starts"].sort()
     best = optima[0]["result"] if optima else solved[0][1]
-    record = [dict(start=k, status=r if isinstance(r, str) else r.status.value, objective=math.nan if isinstance(r, str) else float(r.objective))
-              for k, r in outcomes]
+    record = [dict(start=k, status=r.status, objective=math.nan, message=r.message) if isinstance(r, Failed)
+              else dict(start=k, status=r.status.value, objective=float(r.objective), message=r.message) for k, r in outcomes]
     traj = best.trajectory
     traj.metadata["multistart"] = dict(starts=len(outcomes), seed=seed, seconds=round(seconds, 3),
                                        optima=[dict(objective=o["objective"], count=o["count"], starts=o["starts"]) for o in optima])
@@ -296,4 +315,4 @@ def _combine(outcomes, seed, seconds):
     return dataclasses.replace(best, optima=public, starts=record)
 
 
-__all__ = ["solve_starts", "perturbed_guesses", "distinct_optima", "solve_start", "SPREAD", "OBJECTIVE_RTOL", "STATE_RTOL"]
+__all__ = ["solve_starts", "perturbed_guesses", "distinct_optima", "solve_start", "Failed", "SPREAD", "OBJECTIVE_RTOL", "STATE_RTOL"]

@@ -272,10 +272,12 @@ class SolveResult:
         """Multi-start: each distinct local optimum with how many starts reached it."""
         run = self.trajectory.metadata.get("multistart", {})
         starts = self.starts or []
-        failed = sum(1 for s in starts if s["status"] not in ("solved", "acceptable"))
+        failed = sum(1 for s in starts if s["status"] not in ("solved", "acceptable", "interrupted"))
+        stopped = sum(1 for s in starts if s["status"] == "interrupted")
         lines = [f"  multi-start {len(starts)} starts (seed {run.get('seed', '?')}, {run.get('seconds', float('nan')):.1f} s): "
                  f"{len(self.optima)} distinct local optim{'um' if len(self.optima) == 1 else 'a'}"
-                 + (f", {failed} start{'s' if failed != 1 else ''} did not converge" if failed else "")]
+                 + (f", {failed} start{'s' if failed != 1 else ''} did not converge" if failed else "")
+                 + (f", {stopped} interrupted" if stopped else "")]
         for i, o in enumerate(self.optima, start=1):
             lines.append(f"    optimum {i}: objective {o['objective']:.10g}, reached by {o['count']} start{'s' if o['count'] != 1 else ''} "
                          f"({', '.join(map(str, o['starts']))})" + ("  ← this result" if i == 1 else ""))

@@ -144,3 +144,24 @@ def test_without_dask_the_starts_run_in_this_process_and_say_so_once(monkeypatch
     monkeypatch.setattr("colloc.cluster.dask_client_class", lambda: (_ for _ in ()).throw(cl.OptionError("no Dask here")))
     with pytest.raises(cl.OptionError, match="no Dask here"):  # a cluster asked for by name is not replaced silently
         cl.solve(problem, intervals=5, starts=2, workers=2)
+
+
+def test_an_interrupted_multistart_keeps_the_starts_done_and_begins_no_other(monkeypatch):
+    import dataclasses
+
+    from colloc import driver
+    from problems import cartpole
+
+    real, calls = driver.run, []
+
+    def run(*args, **kwargs):  # Ctrl-C during the third start: IPOPT stops with its iterate
+        res = real(*args, **kwargs)
+        calls.append(res)
+        return dataclasses.replace(res, status=cl.Status.INTERRUPTED, success=False) if len(calls) == 3 else res
+
+    monkeypatch.setattr(driver, "run", run)
+    res = cl.solve(cartpole.build(), intervals=20, starts=6, seed=0)
+    assert len(calls) == 3
+    assert [s["status"] for s in res.starts] == ["solved", "solved", "interrupted", "interrupted", "interrupted", "interrupted"]
+    assert res.success and sum(o["count"] for o in res.optima) == 2
+    assert "4 interrupted" in res.summary()
