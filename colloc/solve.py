@@ -41,7 +41,9 @@ def solve(problem, scheme="hermite-simpson", intervals=None, mesh=None, guess=No
         ``True`` prints one compact line per IPOPT iteration (iteration,
         objective, primal infeasibility = largest constraint violation, dual
         infeasibility = largest entry of the Lagrangian gradient, step = largest
-        change of a variable); a callable receives a dict with those keys.
+        change of a variable); a callable receives a dict with those keys.  With
+        ``starts``, a callable instead receives ``(start, result)`` as each start
+        finishes (``result`` a SolveResult or :class:`colloc.multistart.Failed`).
     refine : dict, optional
         Adaptive mesh refinement (:func:`colloc.refine.solve_adaptive`):
         ``tolerance`` (relative local error, default 1e-6), ``max_iterations``,
