@@ -16,6 +16,8 @@ global (phase i starts where phase i − 1 ends).
 """
 from __future__ import annotations
 
+import math
+
 import casadi as ca
 import numpy as np
 
@@ -212,6 +214,52 @@ def _connection(mp, connection, locals_, tol) -> Check:
         if not err <= tol * max(1.0, abs(value)) and not err <= worst:
             worst, text = err, f"`{name}` starts phase `{mp.phases[c.b].name}` at {b[name][0]:.8g}; the connection gives {value:.8g}"
     return Check(f"connection:{c.name}", worst == 0.0, worst, tol, text)
+
+
+def verify_file(mp, traj, tolerance=TOLERANCE, dynamics_tolerance=DYNAMICS_TOLERANCE) -> bool:
+    """``colloc verify`` of a multi-phase file: per-phase checks, phase-by-phase simulation with the jump
+    maps, then event-driven re-simulation, each printed; whether everything passed.
+
+    The checks are those of a single-phase file, per phase (time, horizon, finite values, boundary
+    conditions, bounds, path and endpoint constraints, each interval simulated alone), with the phases'
+    order, guards and connections.
+    The simulation integrates each phase over the file's own phase times; the re-simulation
+    forgets the schedule (guards found by root-finding, impacts re-applied) and reports the event
+    times it finds against the file's.  A failed check or a guard never reached fails the verification.
+    """
+    from .checks import report as checks_report
+    from .errors import CollocError
+    from .resimulation import format_resimulation, resimulate_phases
+    from .verify import interval_errors
+
+    problem = mp
+    checks = check_phases(problem, traj, tolerance, dynamics_tolerance, interval_errors)
+    print(checks_report(checks, tolerance, dynamics_tolerance))
+    failed = [c for c in checks if not c.passed]
+    if any(c.name.endswith(("/time", "/horizon", "/finite")) or c.name in ("phases", "junctions") for c in failed):
+        # nothing more can be judged (and a simulation would say nothing)
+        print(f"verification failed: {failed[0].name}: {failed[0].message}.")
+        return False
+    sim = verify_phases(problem, traj)
+    print(report_phases(sim))
+    ok = sim["success"] and not failed
+    if any(phase.guards for phase in problem.phases):
+        try:
+            events = resimulate_phases(problem, traj)
+        except (CollocError, ImportError) as e:
+            print(f"event-driven re-simulation skipped: {e}")
+        else:
+            print("event-driven re-simulation (guards found by root-finding, jumps re-applied):")
+            print(format_resimulation(events))
+            missing = [r["name"] for r in events["phases"] if r["event"] is not None and not math.isfinite(r["time_found"])]
+            if missing:
+                print(f"verification failed: the guard of phase `{missing[0]}` is never reached in re-simulation.")
+                ok = False
+    if failed:
+        print(f"verification failed: {failed[0].name}: {failed[0].message}" + (f" (and {len(failed) - 1} more)." if len(failed) > 1 else "."))
+    if ok:
+        print("verified: every check passed, every phase simulated, every event found.")
+    return ok
 
 
 def report_phases(result) -> str:
