@@ -163,6 +163,10 @@ def _order(mp, trajectory, phases, tol) -> Check:
     if len(phases) != len(mp.phases):
         return Check("phases", False, len(phases), len(mp.phases), f"the file has {_count(len(phases))}; `{mp.name}` has {len(mp.phases)}")
     index = trajectory["phase"]
+    odd = np.flatnonzero(~np.isfinite(index) | (index != np.round(index)))
+    if odd.size:  # such a row belongs to no phase: it would be left out silently
+        k = int(odd[0])
+        return Check("phases", False, float(index[k]), 0.0, f"row {k + 1} has phase {index[k]:g}, not the index of a phase")
     if np.any(np.diff(index) < 0) or np.any(np.diff(index) > 1):
         k = int(np.flatnonzero((np.diff(index) < 0) | (np.diff(index) > 1))[0])
         return Check("phases", False, float(index[k + 1]), float(index[k]),

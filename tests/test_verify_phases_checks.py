@@ -68,6 +68,7 @@ CHANGES = {
     "cut-off": (_cut_coast, "coast/guard:apex", "the phase should end where it is 0"),
     "phase-missing": (lambda t, c: (t[c["phase"] == 0], {k: v[c["phase"] == 0] for k, v in c.items()}), "phases",
                       "the file has 1 phase; `two_phase_rocket` has 2"),
+    "phase-index": (lambda t, c: (t, _set(c, "phase", 6, np.nan)), "phases", "row 7 has phase nan"),
     "jump": (lambda t, c: (t, _set(c, "rocket.h", _coast(c)[0], c["rocket.h"][_coast(c)[0]] + 0.01)), "connection:burn>coast",
              "`rocket.h` starts phase `coast`"),
 }
