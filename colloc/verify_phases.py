@@ -162,7 +162,8 @@ def _order(mp, trajectory, phases, tol) -> Check:
     """One block of rows per phase, in order, each starting where the previous one ends."""
     if len(phases) != len(mp.phases):
         return Check("phases", False, len(phases), len(mp.phases), f"the file has {_count(len(phases))}; `{mp.name}` has {len(mp.phases)}")
-    index = trajectory["phase"]
+    index = np.concatenate([np.full(p.time.size, float(i)) for i, p in enumerate(phases)]) if "phase" not in trajectory \
+        else trajectory["phase"]
     odd = np.flatnonzero(~np.isfinite(index) | (index != np.round(index)))
     if odd.size:  # such a row belongs to no phase: it would be left out silently
         k = int(odd[0])

@@ -92,3 +92,19 @@ def test_a_multi_phase_solution_passes_every_per_phase_check(capsys, solved):
                  "connection:burn>coast"):
         assert any(l.split()[:2] == ["pass", name] for l in out.splitlines()), (name, out)
     assert "FAIL" not in out and "verified" in out
+
+
+def test_a_multi_phase_sto_file_without_its_phase_column_is_verified_and_warm_starts(tmp_path, capsys, solved):
+    """OpenSim's .sto has no room for the phase column; the phases come back from the metadata."""
+    from colloc.phased_trajectory import PhasedTrajectory
+
+    sto = Path(PhasedTrajectory.split(cl.Trajectory.read(solved)).write(tmp_path / "rocket.sto"))
+    assert "phase" not in cl.Trajectory.read(sto)
+    code, out, err = run(capsys, "verify", sto, ROCKET)
+    assert code == 0 and "verified" in out, out + err
+    code, out, err = run(capsys, "solve", ROCKET, "--guess", sto, "--quiet", "--out", tmp_path / "w", "--intervals", "8")
+    assert code == 0, err
+    lines = sto.read_text().splitlines()
+    (tmp_path / "short.sto").write_text("\n".join(lines[:-3]) + "\n")
+    code, out, err = run(capsys, "verify", tmp_path / "short.sto", ROCKET)
+    assert code == 2 and "its 31 rows are not the 34 its `phases` metadata lists" in err, err
