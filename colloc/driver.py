@@ -156,7 +156,12 @@ def _time_labels(nlp, traj):
         return label if kind == "boundary" else when(label, kind.startswith("defect"))
 
     def variable(label):
-        block = label.split(":", 1)[0]
-        return when(label, False) if block in ("x", "z", "u", "lam") else label
+        block, _, rest = label.partition(":")
+        name, _, k = rest.rpartition("@k=")
+        if block in ("x", "z", "u", "lam") and grid is not None and k.isdigit() and int(k) < traj.time.size:
+            return f"`{name}` at grid point {k} (t = {traj.time[int(k)]:.6g})"  # a variable, by its own name
+        if block == "p":
+            return f"parameter `{name}`"
+        return "the final time" if block == "tf" else label
 
     return row, variable
