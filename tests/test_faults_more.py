@@ -173,3 +173,15 @@ def test_a_sweep_finding_its_name_claimed_by_another_sweep_writes_new_names(tmp_
     assert [r["objective"] for r in rows] == pytest.approx([12.0, 48.0], rel=1e-8)  # J* = 12 d²
     assert all(r["file"].startswith("di-2_") for r in rows) and not (out / "di_sweep.csv").exists()
     assert not list(out.glob(".*"))  # the claim is released
+
+
+def test_a_checkpoint_that_cannot_be_written_warns_once_and_the_solve_goes_on(tmp_path, solved):
+    path, _ = solved
+    from colloc.script import load_problem
+
+    _, problem = load_problem(path)
+    where = tmp_path / "no-such-folder" / "ck.csv"
+    with pytest.warns(UserWarning, match="Could not write a checkpoint") as caught:
+        res = cl.solve(problem, intervals=10, checkpoint=(where, 1), progress=lambda info: None)
+    assert res.success and res.objective == pytest.approx(12.0, rel=1e-8)
+    assert sum("checkpoint" in str(w.message) for w in caught) == 1

@@ -15,13 +15,14 @@ import signal
 import sys
 import threading
 import time as _time
+import warnings
 from functools import lru_cache
 from typing import NamedTuple
 
 import casadi as ca
 import numpy as np
 
-from ..errors import OptionError, did_you_mean
+from ..errors import FileFormatError, OptionError, did_you_mean
 from ..nonfinite import EvaluationWatch
 from ..trajectory import Status
 
@@ -356,7 +357,12 @@ class _Monitor(ca.Callback):
         elif callable(self.progress):
             self.progress(info)
         if self.checkpoint and self.iteration and self.iteration % self.checkpoint[1] == 0:
-            self.to_trajectory(w).write(self.checkpoint[0])
+            try:
+                self.to_trajectory(w).write(self.checkpoint[0])
+            except (OSError, FileFormatError) as e:  # a full disk must not cost the solve: its result is written after it
+                if not getattr(self, "_checkpoint_failed", False):
+                    warnings.warn(f"Could not write a checkpoint ({e}); the solve goes on without checkpoints.", stacklevel=2)
+                self._checkpoint_failed = True
 
 
 class _IpoptLog:
