@@ -6,6 +6,7 @@ import importlib.util
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 import colloc as cl
 from colloc.trajectory import level_of
@@ -63,3 +64,26 @@ def test_progress_counts_ipopt_iterations_through_a_restoration_phase(capsys):
     numbers = [line.split()[0] for line in lines[1:]]
     assert numbers[-1].rstrip("r") == str(res.iterations) and len(numbers) == res.iterations + 1
     assert "Ipopt" not in "\n".join(lines) and any(n.endswith("r") for n in numbers)
+
+
+def test_a_multi_phase_summary_reports_kinematic_constraints_between_mesh_points_per_phase():
+    """The Cartesian pendulum (a rod: x² + y² = 1) split into two phases joined by continuity."""
+    from colloc.phases import MultiPhaseProblem, Phase
+
+    whole = _build("pendulum_cartesian")
+    phases = []
+    for name in ("one", "two"):
+        prob = cl.Problem(whole.model, t0=0.0, tf=1.5, name=name)
+        prob.minimize(integral=whole.costs[0].integral)
+        phases.append(Phase(prob))
+    phases[0].problem.initial_bounds.update(whole.initial_bounds)
+    phases[1].problem.final_bounds.update(whole.final_bounds)
+    mp = MultiPhaseProblem(phases, name="split")
+    mp.connect("one", "two")
+    res = cl.solve(mp, intervals=10)
+    assert res.success, res.message
+    traj = res.phase("two")  # the oracle: the rod's equation on the file's columns at the midpoints
+    rod = np.abs(traj["pend.x"] ** 2 + traj["pend.y"] ** 2 - 1)[1::2].max()
+    assert res.between_mesh_points["holonomic:two/pend.rod"] == pytest.approx(rod, rel=1e-12)
+    line = next(line for line in res.summary().splitlines() if "holonomic φ " in line)
+    assert "largest between them" in line

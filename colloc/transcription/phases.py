@@ -368,6 +368,14 @@ class MultiPhase(Transcription):
         return out
 
     def result(self, nlp, w, trajectory, **fields) -> MultiPhaseResult:
+        from .collocation import between_mesh_points
+
+        between = {}
+        for ph, sub, traj in zip(self.problem.phases, nlp.nlps, trajectory.phases):
+            for label, v in between_mesh_points(ph.problem, traj, sub.grid).items():
+                kind, _, name = label.partition(":")
+                between[f"{kind}:{ph.name}/{name}"] = v  # labelled as the phase's rows are
+        fields["between_mesh_points"] = between
         _, links = nlp.split(w)
         return MultiPhaseResult(trajectory=trajectory, **fields, phases=list(trajectory.phases),
                                 phase_names=[p.name for p in self.problem.phases],
