@@ -344,7 +344,7 @@ def _run_verify(args) -> int:
     traj = Trajectory.read(args.file)
     recorded = traj.metadata.get("params") or {}  # a dict: the reader checks the type
     given = parse_assignments(args.params, "--set")
-    _, problem = load_problem(args.problem, {**recorded, **given})
+    _, problem = load_problem(args.problem, {**_recorded_params(args, recorded), **given})
     if isinstance(problem, MultiPhaseProblem):
         if args.plot:
             raise OptionError("`--plot` draws single-phase simulations only; `colloc verify` of a multi-phase file prints each phase's errors.")
@@ -378,6 +378,19 @@ def _run_verify(args) -> int:
     else:
         print("verified: every check passed.")
     return EXIT_SOLVED if sim["verified"] else EXIT_NOT_CONVERGED
+
+
+def _recorded_params(args, recorded) -> dict:
+    """The file's recorded ``--set`` values, refused by name when ``build`` does not take one (another problem's file)."""
+    from .errors import FileFormatError
+    from .script import build_function, build_parameters, import_script
+
+    accepted = build_parameters(build_function(import_script(args.problem), args.problem))
+    for key in recorded:
+        if accepted is not None and key not in accepted:
+            raise FileFormatError(f"`{args.file}` was solved with --set {key}={recorded[key]!r}, but `build` in `{args.problem}` takes "
+                                  f"no parameter `{key}`; is it a solution of another problem?")
+    return recorded
 
 
 def _run_info(args) -> int:

@@ -185,3 +185,12 @@ def test_a_checkpoint_that_cannot_be_written_warns_once_and_the_solve_goes_on(tm
         res = cl.solve(problem, intervals=10, checkpoint=(where, 1), progress=lambda info: None)
     assert res.success and res.objective == pytest.approx(12.0, rel=1e-8)
     assert sum("checkpoint" in str(w.message) for w in caught) == 1
+
+
+def test_verify_refuses_by_name_a_file_solved_with_a_parameter_the_script_does_not_take(tmp_path, capsys, solved):
+    path, _ = solved
+    out = tmp_path / "o"
+    assert run(capsys, "solve", path, "--set", "distance=2", "--quiet", "--out", out)[0] == 0
+    (file,) = out.glob("*.csv")
+    fixed = script(tmp_path, "fixed.py", text=DI.format(hook="pass").replace("def build(distance=1.0):", "def build():\n    distance = 2.0"))
+    one_line_error(*run(capsys, "verify", file, fixed)[::2], "was solved with --set distance=2", "takes no parameter `distance`")
