@@ -105,19 +105,20 @@ def describe(events, row_label, variable_label, cost_parts=None, points=()) -> s
     objective = [e for e in events if e.function == "nlp_f"]
     if objective:
         terms = _terms(cost_parts, points)
-        parts.append(f"the objective ({_kinds(objective)}, {_times(objective)})" + (f": {terms}" if terms else ""))
+        n = len(objective)
+        parts.append(f"the objective ({_kinds(objective)}, {n} evaluation{'s' if n != 1 else ''})" + (f": {terms}" if terms else ""))
     rows = _distinct([e.row for e in events if e.function == "nlp_g"])
     if rows:
-        parts.append(f"constraint row{'s' if len(rows) > 1 else ''} {_listing([row_label(r) for r in rows])}")
+        parts.append(f"constraint row{'s' if len(rows) > 1 else ''} " + ", ".join(row_label(r) for r in rows))
     jac = _distinct([(e.row, e.col) for e in events if e.output.startswith("jac_g")])
     if jac:
-        parts.append("the derivative of " + _listing([f"{row_label(r)} with respect to {variable_label(c)}" for r, c in jac]))
+        parts.append("the derivative of " + ", ".join(f"{row_label(r)} with respect to {variable_label(c)}" for r, c in jac))
     grad = _distinct([e.row for e in events if e.output.startswith("grad_f")])
     if grad:
-        parts.append("the objective's derivative with respect to " + _listing([variable_label(c) for c in grad]))
+        parts.append("the objective's derivative with respect to " + ", ".join(variable_label(c) for c in grad))
     hess = _distinct([(e.row, e.col) for e in events if e.function == "nlp_hess_l"])
     if hess:
-        parts.append("second derivatives with respect to " + _listing([f"{variable_label(r)} and {variable_label(c)}" for r, c in hess]))
+        parts.append("second derivatives with respect to " + ", ".join(f"{variable_label(r)} and {variable_label(c)}" for r, c in hess))
     return f"NaN or inf appeared {when} at points IPOPT tried, in " + "; ".join(parts) + "."
 
 
@@ -159,21 +160,12 @@ def _kinds(events) -> str:
     return " and ".join("NaN" if k == "NaN" else "inf" for k in kinds)
 
 
-def _times(events) -> str:
-    n = len(events)
-    return f"{n} evaluation{'s' if n != 1 else ''}"
-
-
 def _distinct(items, count=3) -> list:
     out = []
     for item in items:
         if item not in out:
             out.append(item)
     return out[:count]
-
-
-def _listing(labels) -> str:
-    return ", ".join(labels)
 
 
 def locate_cost(name, integrand, final, times) -> list:
