@@ -103,6 +103,11 @@ def test_a_file_of_another_problem_is_refused_naming_the_file_and_the_column(tmp
     other = script(tmp_path, "other.py", text=DI.format(hook="pass").replace('"mass"', '"body"'))
     one_line_error(*run(capsys, "verify", good, other)[::2], f"`{good}` has no column `body.x`", "another problem")
     one_line_error(*run(capsys, "verify", good, ROCKET)[::2], f"`{good}` has no `phase` column")
+    rocket = tmp_path / "rocket"
+    assert run(capsys, "solve", ROCKET, "--quiet", "--out", rocket, "--intervals", "4")[0] in (0, 1)
+    (phased,) = rocket.glob("*.csv")
+    one_line_error(*run(capsys, "solve", path, "--guess", phased, "--quiet", "--out", tmp_path / "g")[::2],
+                   f"The guess `{phased}` is a multi-phase result")
 
 
 def test_a_guess_whose_time_runs_backwards_is_refused_before_build(tmp_path, capsys, solved):

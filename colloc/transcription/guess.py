@@ -119,7 +119,10 @@ def _check_columns(problem, guess):
     known |= {s.name + ".dot" for s in problem.model.states}
     for name in guess.names:
         if name not in known:
-            source = guess.metadata.get("problem", "the guess")
+            source = getattr(guess, "source", None) or guess.metadata.get("problem", "the guess")
+            if name == "phase":
+                raise FileFormatError(f"The guess `{source}` is a multi-phase result; single-phase problem `{problem.name}` "
+                                      "cannot start from it (take one phase: PhasedTrajectory.split(traj).phase(name)).")
             raise FileFormatError(f"Guess column `{name}` (from `{source}`) is not a variable of problem `{problem.name}`.{did_you_mean(name, known)}")
     for name in guess.parameters:
         if name not in known:
