@@ -38,10 +38,12 @@ def solve(problem, scheme="hermite-simpson", intervals=None, mesh=None, guess=No
     expand : bool
         Expand the NLP to CasADi SX before solving (faster iterations).
     progress : bool or callable, optional
-        ``True`` prints one compact line per IPOPT iteration (iteration,
-        objective, primal infeasibility = largest constraint violation, dual
+        ``True`` prints one compact line per IPOPT iteration (IPOPT's own
+        iteration number, ``r`` after it for a restoration step as in IPOPT's
+        log, objective, primal infeasibility = largest constraint violation, dual
         infeasibility = largest entry of the Lagrangian gradient, step = largest
-        change of a variable); a callable receives a dict with those keys.  With
+        change of a variable); a callable receives a dict with those keys
+        (``iteration``, ``restoration``, ``objective``, ``violation``, ``dual``, ``step``).  With
         ``starts``, a callable instead receives ``(start, result)`` as each start
         finishes (``result`` a SolveResult or :class:`colloc.multistart.Failed`).
     refine : dict, optional
