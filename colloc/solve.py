@@ -14,8 +14,9 @@ from .trajectory import SolveResult
 
 
 def solve(problem, scheme="hermite-simpson", intervals=None, mesh=None, guess=None, ipopt=None,
-          verbose=False, expand=True, progress=None, checkpoint=None, refine=None, **options) -> SolveResult:
-    """Solve ``problem`` by direct collocation with IPOPT.
+          verbose=False, expand=True, progress=None, checkpoint=None, refine=None, backend="ipopt", fatrop=None,
+          **options) -> SolveResult:
+    """Solve ``problem`` by direct collocation with IPOPT (or FATROP).
 
     Parameters
     ----------
@@ -50,8 +51,13 @@ def solve(problem, scheme="hermite-simpson", intervals=None, mesh=None, guess=No
         Write the current iterate as a Trajectory to ``path`` every ``every``
         iterations (atomically).
     backend : str
-        Solver backend by name, ``"ipopt"`` (default; see
-        :data:`colloc.backends.BACKENDS`).  ``ipopt=`` holds its options.
+        Solver backend by name (:data:`colloc.backends.BACKENDS`): ``"ipopt"``
+        (default; options in ``ipopt=``) or ``"fatrop"`` (a Riccati-based
+        interior-point solver on the stage-wise form of single-phase
+        collocation NLPs with a fixed final time and no parameters; options in
+        ``fatrop=``, e.g. ``{"max_iter": 500}``; see :mod:`colloc.backends.fatrop`).
+    fatrop : dict, optional
+        FATROP options (with ``backend="fatrop"``).
 
     Ctrl-C (SIGINT) or SIGTERM during the solve stops IPOPT after the current
     iteration; the result is flagged ``Status.INTERRUPTED`` and holds the last
@@ -75,5 +81,6 @@ def solve(problem, scheme="hermite-simpson", intervals=None, mesh=None, guess=No
                 raise OptionError(f"Unknown refinement option `{key}`.{did_you_mean(key, allowed)} Known: {', '.join(allowed)}.")
         return solve_adaptive(problem, scheme, 50 if intervals is None and mesh is None else intervals, mesh=mesh, guess=guess,
                               ipopt=ipopt, verbose=verbose, expand=expand, progress=progress, checkpoint=checkpoint,
-                              **options, **refine)
-    return run(problem, scheme, intervals, mesh, guess, ipopt, verbose, expand, progress, checkpoint, **options)
+                              backend=backend, fatrop=fatrop, **options, **refine)
+    return run(problem, scheme, intervals, mesh, guess, ipopt, verbose, expand, progress, checkpoint, backend=backend,
+               fatrop=fatrop, **options)

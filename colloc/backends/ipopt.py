@@ -3,9 +3,8 @@
 A backend turns a built :class:`~colloc.nlp.NLP` into an :class:`Outcome`; it
 knows nothing of problems, schemes or trajectories (an iterate becomes a
 Trajectory only through the ``to_trajectory`` callable the driver hands it,
-for checkpoints).  A second backend (e.g. FATROP, which wants the stage-wise
-variable ordering) implements the same three functions: ``options``,
-``run`` and ``outcome``.
+for checkpoints).  The FATROP backend (:mod:`.fatrop`) implements the same
+functions: ``options``, ``check``, ``run`` and ``outcome``.
 """
 from __future__ import annotations
 
@@ -215,12 +214,16 @@ def outcome(nlp, sol, stats, terms) -> Outcome:
         # IPOPT hands back no constraint values when it stops on a non-finite one: evaluate them here, so
         # the violations report the NaN/inf rows as such instead of IPOPT's placeholder zeros
         g = np.asarray(ca.Function("g", [nlp.w], [nlp.g])(w), dtype=float).ravel()
-    values = {}
-    if terms:
-        out = ca.Function("terms", [nlp.w], list(terms.values()))(w)
-        values = {k: float(v) for k, v in zip(terms, out if isinstance(out, (list, tuple)) else [out])}
-    return Outcome(w, g, status, message, status in (Status.SOLVED, Status.ACCEPTABLE), float(sol["f"]), values,
+    return Outcome(w, g, status, message, status in (Status.SOLVED, Status.ACCEPTABLE), float(sol["f"]), outcome_terms(nlp, w, terms),
                    int(stats.get("iter_count", 0)))
+
+
+def outcome_terms(nlp, w, terms) -> dict:
+    """Each cost term (an expression in ``nlp.w``) evaluated at ``w``."""
+    if not terms:
+        return {}
+    out = ca.Function("terms", [nlp.w], list(terms.values()))(w)
+    return {k: float(v) for k, v in zip(terms, out if isinstance(out, (list, tuple)) else [out])}
 
 
 def _ipopt_option_error(text, given):
@@ -352,5 +355,6 @@ class IpoptBackend:
 
     name = "ipopt"
     options = staticmethod(ipopt_options)
+    check = staticmethod(lambda transcription: None)  # IPOPT takes every NLP colloc builds
     run = staticmethod(run_ipopt)
     outcome = staticmethod(outcome)
