@@ -39,12 +39,10 @@ from .stages import stage_structure, stagewise
 _STATUS = {
     0: (Status.SOLVED, "Optimal solution found."),
     1: (Status.MAX_ITERATIONS, "FATROP hit its iteration limit; raise fatrop={'max_iter': ...}, give a better guess, or solve with backend='ipopt'."),
-    2: (Status.FAILED, "FATROP stopped at a tiny step; the problem may be nearly converged; check the violations."),
-    3: (Status.ACCEPTABLE, "Solved to FATROP's acceptable tolerance only; check the violations or refine the mesh."),
-    4: (Status.INFEASIBLE, "FATROP converged to a point of local infeasibility; check bounds, initial/final values and path constraints."),
-    6: (Status.FAILED, "FATROP's iterates diverged; improve the guess or bound the variables."),
-    7: (Status.RESTORATION_FAILED, "FATROP could not compute a step; the constraints may be redundant or badly scaled; try backend='ipopt'."),
 }
+#: FATROP 1.1 (the CasADi 3.8 wheel) returns 1 for every other failure too (a stalled line search, restoration).
+_STALLED = (Status.FAILED, "FATROP stopped before converging, short of its iteration limit (a stalled line search or a failed "
+                           "restoration); loosen fatrop={'tol': ...}, give a better guess, or solve with backend='ipopt'.")
 
 DEFAULT_FATROP = {"tol": 1e-8, "max_iter": 3000, "print_level": 0}
 
@@ -135,6 +133,7 @@ def run_fatrop(nlp, opts, expand, progress, checkpoint, to_trajectory, start):
         sol = solver(x0=x0, lbx=lbx, ubx=ubx, lbg=lbg, ubg=ubg)
     solve_seconds = _time.perf_counter() - start
     stats = dict(solver.stats())
+    stats["max_iter"] = opts.get("max_iter")
     if monitor.interrupted:
         stats["return_status"] = "interrupted"
     return _unpermute(nlp, st, sol), stats, build_seconds, solve_seconds
@@ -178,6 +177,8 @@ def outcome(nlp, sol, stats, terms) -> Outcome:
     if ret == "interrupted":
         status, message = Status.INTERRUPTED, ("The solve was interrupted; FATROP finished its run first (it cannot stop between "
                                                "iterations) and its last iterate is kept.")
+    elif ret == 1 and stats.get("max_iter") is not None and stats.get("iter_count", 0) < stats["max_iter"]:
+        status, message = _STALLED
     else:
         status, message = _STATUS.get(ret, (Status.FAILED, f"FATROP stopped with return flag {ret}; inspect the worst violated "
                                                           f"rows, try a better guess or backend='ipopt'."))
