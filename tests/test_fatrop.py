@@ -168,3 +168,12 @@ def test_cli_solves_with_fatrop_and_refuses_a_bad_option(tmp_path, capsys):
     assert cl.Trajectory.read(tmp_path / "cartpole.csv").metadata["status"] == "solved"
     code = cli.main(["solve", script, "--backend", "fatrop", "--fatrop", "max_itr=2", "--out", str(tmp_path), "--quiet"])
     assert code == 2 and "Unknown FATROP option `max_itr`" in capsys.readouterr().err
+
+
+def test_mesh_refinement_runs_every_mesh_with_fatrop():
+    """Each mesh is solved by FATROP warm-started from the last; the final mesh agrees with IPOPT on it."""
+    build = importlib.import_module("problems.cartpole").build
+    res = cl.solve(build(), intervals=10, backend="fatrop", refine=dict(tolerance=1e-4, max_iterations=3))
+    assert res.success and len(res.refinement) > 1
+    mesh = res.trajectory.metadata["mesh"]
+    assert cl.solve(build(), mesh=mesh).objective == pytest.approx(res.objective, rel=1e-8)
