@@ -1,6 +1,6 @@
 """Stage-wise ordering of a collocation NLP for an OCP-structured solver (FATROP).
 
-FATROP (Vanroye, Sathya, De Schutter, Decré, IEEE RA-L 2023) solves
+FATROP (Vanroye, Sathya, De Schutter, Decré, IROS 2023) solves
 
     min  Σ_k f_k(x_k, u_k)
     s.t. x_{k+1} = φ_k(x_k, u_k),   k = 0 … K−1        (gap-closing rows)
