@@ -220,14 +220,16 @@ def stagewise(nlp, st: Stages):
     from_home = st.home
     src_is_copy = st.copy >= 0
     pos = _positions(nlp)
-    mesh_index = np.where(pos % 2 == 0, pos // 2, -1)
+    mesh = pos % 2 == 0
+    j = pos // 2  # the mesh point of a mesh-point variable
 
     def gather(use_copy):
         return W[np.where(use_copy & src_is_copy, st.copy, from_home).tolist()]
 
+    # even stages read odd mesh points from their copies, odd stages even ones (mesh point 0 has no copy)
     G = ca.Function("g", [nlp.w], [nlp.g])
-    g_even = G(gather((mesh_index % 2 == 1)))
-    g_odd = G(gather((mesh_index % 2 == 0) & (mesh_index > 0)))
+    g_even = G(gather(mesh & (j % 2 == 1)))
+    g_odd = G(gather(mesh & (j % 2 == 0) & (j > 0)))
     ng = nlp.rows.size
     gap = W[st.gap_state.tolist()] - W[st.gap_copy.tolist()]
     # one gather from [gap; g_even; g_odd] puts every row where FATROP wants it
@@ -238,7 +240,7 @@ def stagewise(nlp, st: Stages):
     pick[~is_gap] = gap.numel() + orig + ng * (st.row_stage[orig] % 2)
     g = ca.vertcat(gap, g_even, g_odd)[pick.tolist()]
 
-    w_state, w_copy = gather(np.zeros(pos.size, dtype=bool)), gather(mesh_index > 0)
+    w_state, w_copy = gather(np.zeros(pos.size, dtype=bool)), gather(mesh & (j > 0))
     f = 0
     for name, term in nlp.terms.items():
         f = f + ca.Function("term", [nlp.w], [term])(w_copy if st.term_reads_copies[name] else w_state)
