@@ -56,7 +56,7 @@ def run(problem, scheme="hermite-simpson", intervals=None, mesh=None, guess=None
         if other != solver.name and value is not None:
             raise OptionError(f"`{other}=` options do not apply to backend='{solver.name}'; pass them as {solver.name}={{...}}.")
     tr = transcription(problem, scheme, intervals, mesh, **options)
-    solver.check(tr)
+    solver.check(tr, progress, checkpoint)
     warm = tr.warm_start(guess)
     solver_opts = solver.options(given[solver.name], verbose)
 

@@ -133,8 +133,12 @@ def test_endpoint_constraint_linking_both_ends_is_refused():
     ({"fatrop": {"tol": 1e-6}}, "`fatrop=` options do not apply to backend='ipopt'"),
     ({"backend": "fatrp"}, "Unknown backend `fatrp`. Did you mean `fatrop`"),
     ({"backend": "fatrop", "checkpoint": ("x.csv", 2)}, "backend='fatrop' reports no iterations while it runs"),
+    ({"backend": "fatrop", "progress": print}, "no `checkpoint` or progress callable"),
 ])
-def test_bad_fatrop_options_raise_one_sentence(kw, match):
+def test_bad_fatrop_options_raise_one_sentence(kw, match, monkeypatch):
+    def no_build(*a, **k):
+        raise AssertionError("built")
+    monkeypatch.setattr(fatrop_backend, "stage_structure", no_build)
     with pytest.raises(cl.OptionError, match=match):
         cl.solve(importlib.import_module("problems.double_integrator_energy").build(), intervals=4, **kw)
 

@@ -5,8 +5,9 @@ A backend is a class with three static methods, registered by name in
 
 * ``options(given, verbose) -> dict`` checks the user's solver options (raising
   :class:`colloc.OptionError` before anything is built) and merges defaults;
-* ``check(transcription)`` refuses, before anything is built, a problem the
-  solver cannot take (:class:`colloc.OptionError`, one sentence);
+* ``check(transcription, progress, checkpoint)`` refuses, before anything is
+  built, a problem or a request the solver cannot take
+  (:class:`colloc.OptionError`, one sentence);
 * ``run(nlp, options, expand, progress, checkpoint, to_trajectory, start)``
   solves, interruptibly, and returns ``(solution, stats, build_seconds,
   solve_seconds)``;

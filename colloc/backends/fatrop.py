@@ -88,8 +88,11 @@ def fatrop_options(given=None, verbose=False) -> dict:
     raise OptionError(f"FATROP refused the options {opts}: {_probe(opts)}")
 
 
-def check(transcription) -> None:
-    """Refuse, before anything is built, a problem FATROP cannot take (one sentence naming the reason)."""
+def check(transcription, progress=None, checkpoint=None) -> None:
+    """Refuse, before anything is built, a problem or request FATROP cannot take (one sentence naming the reason)."""
+    if checkpoint is not None or callable(progress):
+        raise OptionError("backend='fatrop' reports no iterations while it runs, so it takes no `checkpoint` or progress "
+                          "callable; use backend='ipopt' for those.")
     why = _refusal(transcription)
     if why:
         raise OptionError(f"backend='fatrop' cannot solve this problem: {why}; use backend='ipopt' (the default).")
@@ -116,9 +119,6 @@ def _refusal(tr):
 
 def run_fatrop(nlp, opts, expand, progress, checkpoint, to_trajectory, start):
     """Derive the stage form of ``nlp``, solve it with FATROP and map the solution back; as :func:`~.ipopt.run_ipopt`."""
-    if checkpoint is not None or callable(progress):
-        raise OptionError("backend='fatrop' reports no iterations while it runs, so it takes no `checkpoint` or progress "
-                          "callable; use backend='ipopt' for those.")
     st = stage_structure(nlp)
     W, f, g, x0, lbx, ubx, lbg, ubg = stagewise(nlp, st)
     if progress is True and opts.get("print_level", 0) == 0:

@@ -356,6 +356,6 @@ class IpoptBackend:
 
     name = "ipopt"
     options = staticmethod(ipopt_options)
-    check = staticmethod(lambda transcription: None)  # IPOPT takes every NLP colloc builds
+    check = staticmethod(lambda transcription, progress=None, checkpoint=None: None)  # IPOPT takes every NLP colloc builds
     run = staticmethod(run_ipopt)
     outcome = staticmethod(outcome)
