@@ -55,6 +55,7 @@ Usage::
     python scripts/benchmark.py --large --large-hand
     python scripts/benchmark.py --profile --problem pendulum --sizes 400
     python scripts/benchmark.py --fatrop [--sizes 100 400 1600 6400]   # FATROP backend vs IPOPT
+    python scripts/benchmark.py --fatrop-shooting                      # FATROP's best case, hand-written
 """
 from __future__ import annotations
 
@@ -839,6 +840,8 @@ def main(argv=None):
     ap.add_argument("--fatrop", action="store_true", help="FATROP vs IPOPT+MUMPS on colloc's NLP (cart-pole and Cartesian pendulum, "
                                                           "--sizes default 100 400 1600 6400)")
     ap.add_argument("--fatrop-timeout", type=float, default=1800.0, help="time limit of one --fatrop case in seconds")
+    ap.add_argument("--fatrop-shooting", action="store_true", help="FATROP's best case: RK4 multiple-shooting cart-pole, "
+                                                                   "IPOPT vs FATROP (--sizes default 400 1600)")
     ap.add_argument("--fatrop-case", nargs=3, metavar=("PROBLEM", "N", "BACKEND"), help=argparse.SUPPRESS)
     ap.add_argument("--out", nargs="?", const=os.path.join("results", "benchmark.csv"),
                     help="write every measured row to this CSV (default path results/benchmark.csv)")
@@ -853,6 +856,10 @@ def main(argv=None):
         return None
     if args.fatrop:
         return run_fatrop(args.sizes or FATROP_SIZES, args.fatrop_timeout)
+    if args.fatrop_shooting:
+        for n in args.sizes or (400, 1600):
+            fatrop_shooting(n)
+        return None
     if args.profile:
         return run_profile(args)
     if args.robots:
@@ -951,6 +958,43 @@ def run_fatrop(sizes, timeout):
                 print(f"  {problem:9} N={n:<5} per iteration {per:5.2f} (CPU {cpu:5.2f})  end to end {end:5.2f}  "
                       f"objectives differ by {same:.1e} (relative)")
     return rows
+
+
+def fatrop_shooting(n):
+    """FATROP's best case for comparison: RK4 multiple shooting of the cart-pole (one step per interval; stages of
+    4 states and 1 control, no stage equality rows), hand-written, solved by IPOPT and by FATROP (CPU per iteration)."""
+    c = CARTPOLE
+    point, h = cartpole_point("explicit"), c["T"] / n
+    x, u = ca.SX.sym("x", 4), ca.SX.sym("u")
+    f = lambda x: point(x, u)[0]  # noqa: E731
+    k1 = f(x)
+    k2 = f(x + h / 2 * k1)
+    k3 = f(x + h / 2 * k2)
+    k4 = f(x + h * k3)
+    step = ca.Function("step", [x, u], [x + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4), h * u**2])
+    X, U = [ca.MX.sym(f"x{k}", 4) for k in range(n + 1)], [ca.MX.sym(f"u{k}") for k in range(n)]
+    w, g, J, lbw, ubw, w0 = [], [], 0, [], [], []
+    for k in range(n + 1):
+        lo, hi = [-c["dmax"], -np.inf, -np.inf, -np.inf], [c["dmax"], np.inf, np.inf, np.inf]
+        if k in (0, n):
+            lo = hi = [0.0] * 4 if k == 0 else [c["d"], np.pi, 0.0, 0.0]
+        w.append(X[k]), lbw.extend(lo), ubw.extend(hi), w0.extend([c["d"] * k / n, np.pi * k / n, 0.0, 0.0])
+        if k < n:
+            xn, cost = step(X[k], U[k])
+            w.append(U[k]), lbw.append(-c["umax"]), ubw.append(c["umax"]), w0.append(0.0), g.append(X[k + 1] - xn)
+            J += cost
+    nlp = {"x": ca.vertcat(*w), "f": J, "g": ca.vertcat(*g)}
+    for solver in ("ipopt", "fatrop"):
+        opts = {"expand": True, "print_time": False}
+        if solver == "fatrop":
+            opts.update(structure_detection="manual", N=n, nx=[4] * (n + 1), nu=[1] * n + [0], ng=[0] * (n + 1), fatrop={"print_level": 0})
+        else:
+            opts["ipopt"] = ipopt_options()
+        S = ca.nlpsol("s", solver, nlp, opts)
+        cpu = time.process_time()
+        sol = S(x0=w0, lbx=lbw, ubx=ubw, lbg=0, ubg=0)
+        cpu, it = time.process_time() - cpu, S.stats()["iter_count"]
+        print(f"  RK4 shooting N={n:<5} {solver:6} {it:3d} it  {1e3 * cpu / it:7.2f} ms/it CPU  objective {float(sol['f']):.9f}", flush=True)
 
 
 def _fatrop_line(r):
