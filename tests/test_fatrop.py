@@ -181,3 +181,9 @@ def test_mesh_refinement_runs_every_mesh_with_fatrop():
     assert res.success and len(res.refinement) > 1
     mesh = res.trajectory.metadata["mesh"]
     assert cl.solve(build(), mesh=mesh).objective == pytest.approx(res.objective, rel=1e-8)
+
+
+def test_multi_start_solves_every_start_with_fatrop():
+    build = importlib.import_module("problems.cartpole").build
+    res = cl.solve(build(), intervals=10, starts=2, backend="fatrop", fatrop={"tol": 1e-9})
+    assert res.success and res.objective == pytest.approx(cl.solve(build(), intervals=10).objective, rel=1e-8)
