@@ -4,6 +4,7 @@
 
     colloc solve PROBLEM.py [--set k=v ...] [--scheme S] [--intervals N] [--guess FILE] [--force]
                  [--out DIR] [--plot] [--animate] [--quiet | --verbose] [--ipopt key=value ...]
+                 [--backend ipopt|fatrop] [--fatrop key=value ...]
                  [--starts N [--seed S] [--workers N | --scheduler ADDRESS]]
     colloc plot FILE... [--out PNG] [--violations [--by-kind] | --refinement]
     colloc verify FILE PROBLEM.py [--set k=v ...] [--tolerance TOL] [--dynamics-tolerance TOL] [--plot PNG]
@@ -143,6 +144,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help="let an unconverged or interrupted result replace a converged OUT/NAME.csv "
                                                          "(by default it is written to OUT/NAME.unconverged.csv)")
     _ipopt_argument(p)
+    p.add_argument("--backend", choices=("ipopt", "fatrop"), help="NLP solver (default: SOLVE or ipopt); fatrop takes single-phase "
+                                                                  "collocation with a fixed final time and no parameters")
+    p.add_argument("--fatrop", metavar="KEY=VALUE", action="append", default=[], help="FATROP option, e.g. max_iter=500 (repeatable; "
+                                                                                     "with --backend fatrop)")
     _starts_arguments(p)
     p.set_defaults(run=_run_solve)
 
@@ -235,7 +240,7 @@ def _run_solve(args) -> int:
         guess = _read_guess(args.guess)
         module, problem = load_problem(args.problem, params)
         kwargs = _solve_arguments(module, args)
-        kwargs["ipopt"] = _ipopt_options(kwargs.get("ipopt"), args.ipopt)
+        _backend_options(kwargs, args)
         if args.animate:
             model_points(problem)  # no points: say so before the solve, not after
     except BaseException:
@@ -566,6 +571,19 @@ def _ipopt_options(defaults, assignments):
     merged = dict(defaults or {})
     merged.update(parse_assignments(assignments, "--ipopt"))
     return merged or None
+
+
+def _backend_options(kwargs, args):
+    """Merge --backend, --ipopt and --fatrop into the script's SOLVE defaults (in ``kwargs``)."""
+    if args.backend:
+        kwargs["backend"] = args.backend
+    if kwargs.get("backend", "ipopt") != "ipopt" and kwargs.get("ipopt") and not args.ipopt:
+        print(f"note: the script's SOLVE ipopt options do not apply to --backend {kwargs['backend']}", file=sys.stderr)
+        kwargs.pop("ipopt")
+    kwargs["ipopt"] = _ipopt_options(kwargs.get("ipopt"), args.ipopt)
+    fatrop = dict(kwargs.get("fatrop") or {})
+    fatrop.update(parse_assignments(args.fatrop, "--fatrop"))
+    kwargs["fatrop"] = fatrop or None
 
 
 def _remove_empty(folder):

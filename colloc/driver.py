@@ -15,7 +15,7 @@ import dataclasses
 import time as _time
 
 from .backends import get_backend
-from .errors import ProblemError
+from .errors import OptionError, ProblemError
 from .nonfinite import HINT, describe, rows_at, trial_points
 from .problem import Problem
 from .trajectory import Status
@@ -49,12 +49,17 @@ def build_nlp(problem, scheme="hermite-simpson", intervals=None, mesh=None, gues
 
 
 def run(problem, scheme="hermite-simpson", intervals=None, mesh=None, guess=None, ipopt=None, verbose=False, expand=True,
-        progress=None, checkpoint=None, backend="ipopt", **options):
+        progress=None, checkpoint=None, backend="ipopt", fatrop=None, **options):
     """Solve ``problem`` once on one mesh; arguments as :func:`colloc.solve` (no ``refine``)."""
     solver = get_backend(backend)
+    given = {"ipopt": ipopt, "fatrop": fatrop}
+    for other, value in given.items():
+        if other != solver.name and value is not None:
+            raise OptionError(f"`{other}=` options do not apply to backend='{solver.name}'; pass them as {solver.name}={{...}}.")
     tr = transcription(problem, scheme, intervals, mesh, **options)
+    solver.check(tr, progress, checkpoint)
     warm = tr.warm_start(guess)
-    solver_opts = solver.options(ipopt, verbose)
+    solver_opts = solver.options(given[solver.name], verbose)
 
     start = _time.perf_counter()
     nlp = tr.build(warm)

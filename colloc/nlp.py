@@ -48,6 +48,7 @@ class Block:
     upper: np.ndarray
     guess: np.ndarray
     col_index: np.ndarray  # grid (or interval) index of each column, for labels
+    per: str | None = None  # "point" (a column per grid point), "interval" (per mesh interval) or "problem" (one column)
 
     @property
     def shape(self):
@@ -65,7 +66,9 @@ class Layout:
         self.blocks: dict[str, Block] = {}
         self.size = 0
 
-    def add(self, name, row_names, num_cols, lower=-np.inf, upper=np.inf, guess=0.0, col_index=None) -> Block:
+    def add(self, name, row_names, num_cols, lower=-np.inf, upper=np.inf, guess=0.0, col_index=None, per=None) -> Block:
+        """Append a block; ``per`` says what one column belongs to (``"point"``, ``"interval"``, ``"problem"``), for
+        backends that order variables stage by stage (``None``: unknown)."""
         shape = (len(row_names), num_cols)
         block = Block(
             name, list(row_names), num_cols, self.size,
@@ -73,6 +76,7 @@ class Layout:
             np.broadcast_to(np.asarray(upper, float), shape).copy(),
             np.broadcast_to(np.asarray(guess, float), shape).copy(),
             np.arange(num_cols) if col_index is None else np.asarray(col_index),
+            per,
         )
         self.blocks[name] = block
         self.size += block.size

@@ -399,7 +399,7 @@ class _Meshes:
 
 def _options(solve_kwargs) -> dict:
     """The transcription options among the keyword arguments of a solve."""
-    run_names = {"ipopt", "verbose", "expand", "progress", "checkpoint"}
+    run_names = {"ipopt", "fatrop", "backend", "verbose", "expand", "progress", "checkpoint"}
     return {k: v for k, v in solve_kwargs.items() if k not in run_names}
 
 

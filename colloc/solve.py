@@ -14,9 +14,9 @@ from .trajectory import SolveResult
 
 
 def solve(problem, scheme="hermite-simpson", intervals=None, mesh=None, guess=None, ipopt=None,
-          verbose=False, expand=True, progress=None, checkpoint=None, refine=None, starts=None, seed=0, scheduler=None,
-          workers=None, **options) -> SolveResult:
-    """Solve ``problem`` by direct collocation with IPOPT.
+          verbose=False, expand=True, progress=None, checkpoint=None, refine=None, backend="ipopt", fatrop=None,
+          starts=None, seed=0, scheduler=None, workers=None, **options) -> SolveResult:
+    """Solve ``problem`` by direct collocation with IPOPT (or FATROP).
 
     Parameters
     ----------
@@ -55,8 +55,13 @@ def solve(problem, scheme="hermite-simpson", intervals=None, mesh=None, guess=No
         Write the current iterate as a Trajectory to ``path`` every ``every``
         iterations (atomically).
     backend : str
-        Solver backend by name, ``"ipopt"`` (default; see
-        :data:`colloc.backends.BACKENDS`).  ``ipopt=`` holds its options.
+        Solver backend by name (:data:`colloc.backends.BACKENDS`): ``"ipopt"``
+        (default; options in ``ipopt=``) or ``"fatrop"`` (a Riccati-based
+        interior-point solver on the stage-wise form of single-phase
+        collocation NLPs with a fixed final time and no parameters; options in
+        ``fatrop=``, e.g. ``{"max_iter": 500}``; see :mod:`colloc.backends.fatrop`).
+    fatrop : dict, optional
+        FATROP options (with ``backend="fatrop"``).
 
     starts : int, optional
         Multi-start (:mod:`colloc.multistart`): solve from ``starts`` guesses,
@@ -89,7 +94,7 @@ def solve(problem, scheme="hermite-simpson", intervals=None, mesh=None, guess=No
 
         return solve_starts(problem, starts, seed, scheduler, workers, progress=progress if callable(progress) else None,
                             scheme=scheme, intervals=intervals, mesh=mesh, guess=guess, ipopt=ipopt, verbose=verbose,
-                            expand=expand, checkpoint=checkpoint, refine=refine, **options)
+                            expand=expand, checkpoint=checkpoint, refine=refine, backend=backend, fatrop=fatrop, **options)
     if scheduler is not None or workers is not None:
         raise OptionError("`scheduler` and `workers` go with `starts` (multi-start); a single solve runs in this process.")
     if refine is not None:
@@ -101,5 +106,6 @@ def solve(problem, scheme="hermite-simpson", intervals=None, mesh=None, guess=No
                 raise OptionError(f"Unknown refinement option `{key}`.{did_you_mean(key, allowed)} Known: {', '.join(allowed)}.")
         return solve_adaptive(problem, scheme, 50 if intervals is None and mesh is None else intervals, mesh=mesh, guess=guess,
                               ipopt=ipopt, verbose=verbose, expand=expand, progress=progress, checkpoint=checkpoint,
-                              **options, **refine)
-    return run(problem, scheme, intervals, mesh, guess, ipopt, verbose, expand, progress, checkpoint, **options)
+                              backend=backend, fatrop=fatrop, **options, **refine)
+    return run(problem, scheme, intervals, mesh, guess, ipopt, verbose, expand, progress, checkpoint, backend=backend,
+               fatrop=fatrop, **options)

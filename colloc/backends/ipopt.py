@@ -3,9 +3,8 @@
 A backend turns a built :class:`~colloc.nlp.NLP` into an :class:`Outcome`; it
 knows nothing of problems, schemes or trajectories (an iterate becomes a
 Trajectory only through the ``to_trajectory`` callable the driver hands it,
-for checkpoints).  A second backend (e.g. FATROP, which wants the stage-wise
-variable ordering) implements the same three functions: ``options``,
-``run`` and ``outcome``.
+for checkpoints).  The FATROP backend (:mod:`.fatrop`) implements the same
+functions: ``options``, ``check``, ``run`` and ``outcome``.
 """
 from __future__ import annotations
 
@@ -184,12 +183,13 @@ def run_ipopt(nlp, ipopt_opts, expand, progress, checkpoint, to_trajectory, star
         raise _ipopt_option_error(str(e), ipopt_opts) from None
     build_seconds = _time.perf_counter() - start
     lay = nlp.layout
-    start = _time.perf_counter()
+    start, cpu = _time.perf_counter(), _time.process_time()
     # CasADi reports each NaN/inf evaluation at a trial point as a warning on stderr: collect them instead
     with _interruptible(monitor), EvaluationWatch(lambda: monitor.iteration) as watch, log:
         sol = solver(x0=lay.vector("guess"), lbx=lay.vector("lower"), ubx=lay.vector("upper"), lbg=nlp.rows.lower, ubg=nlp.rows.upper)
     solve_seconds = _time.perf_counter() - start
     stats = solver.stats()
+    stats["solve_cpu_seconds"] = _time.process_time() - cpu  # moves less than wall time when the machine is shared
     stats["nonfinite_evaluations"] = watch.events
     stats["previous_iterate"] = monitor.before_last
     if monitor.interrupted:
@@ -225,12 +225,16 @@ def outcome(nlp, sol, stats, terms) -> Outcome:
         # the violations report the NaN/inf rows as such instead of IPOPT's placeholder zeros
         g = np.asarray(ca.Function("g", [nlp.w], [nlp.g])(w), dtype=float).ravel()
         objective = float(ca.Function("f", [nlp.w], [nlp.f])(w))  # nor the objective (0 stands in for it)
-    values = {}
-    if terms:
-        out = ca.Function("terms", [nlp.w], list(terms.values()))(w)
-        values = {k: float(v) for k, v in zip(terms, out if isinstance(out, (list, tuple)) else [out])}
-    return Outcome(w, g, status, message, status in (Status.SOLVED, Status.ACCEPTABLE), objective, values,
+    return Outcome(w, g, status, message, status in (Status.SOLVED, Status.ACCEPTABLE), objective, outcome_terms(nlp, w, terms),
                    int(stats.get("iter_count", 0)))
+
+
+def outcome_terms(nlp, w, terms) -> dict:
+    """Each cost term (an expression in ``nlp.w``) evaluated at ``w``."""
+    if not terms:
+        return {}
+    out = ca.Function("terms", [nlp.w], list(terms.values()))(w)
+    return {k: float(v) for k, v in zip(terms, out if isinstance(out, (list, tuple)) else [out])}
 
 
 def _ipopt_option_error(text, given):
@@ -444,5 +448,6 @@ class IpoptBackend:
 
     name = "ipopt"
     options = staticmethod(ipopt_options)
+    check = staticmethod(lambda transcription, progress=None, checkpoint=None: None)  # IPOPT takes every NLP colloc builds
     run = staticmethod(run_ipopt)
     outcome = staticmethod(outcome)

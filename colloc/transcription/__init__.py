@@ -149,15 +149,15 @@ def _variables(problem, opts, meta, ngrid, n) -> Layout:
     L = Layout()
     if problem.free_final_time:
         lo, hi = problem.tf_bounds
-        L.add("tf", ["tf"], 1, lo, hi)
-    L.add("p", [v.name for v in model.parameters], 1, *_bounds(problem, model.parameters, 1))
-    L.add("x", [v.name for v in model.states], ngrid, *_bounds(problem, model.states, ngrid, endpoints=True))
+        L.add("tf", ["tf"], 1, lo, hi, per="problem")
+    L.add("p", [v.name for v in model.parameters], 1, *_bounds(problem, model.parameters, 1), per="problem")
+    L.add("x", [v.name for v in model.states], ngrid, *_bounds(problem, model.states, ngrid, endpoints=True), per="point")
     zb = opts.derivative_bounds
-    L.add("z", meta["z_names"], ngrid, -zb, zb)
-    L.add("u", [v.name for v in model.controls], ngrid, *_bounds(problem, model.controls, ngrid, endpoints=True))
+    L.add("z", meta["z_names"], ngrid, -zb, zb, per="point")
+    L.add("u", [v.name for v in model.controls], ngrid, *_bounds(problem, model.controls, ngrid, endpoints=True), per="point")
     lo, hi = _bounds(problem, model.multipliers, ngrid, endpoints=True)
     mb = opts.multiplier_bounds
-    L.add("lam", [v.name for v in model.multipliers], ngrid, np.maximum(lo, -mb), np.minimum(hi, mb))
+    L.add("lam", [v.name for v in model.multipliers], ngrid, np.maximum(lo, -mb), np.minimum(hi, mb), per="point")
     return L
 
 
@@ -211,7 +211,8 @@ def _dangling_controls(grid, U):
     average = np.zeros((owners.size, index.size))
     average[np.flatnonzero(keep), np.searchsorted(index, owners[keep])] = 1.0
     average /= average.sum(axis=0)  # where two intervals meet, their mean
-    want = ca.mtimes(ca.horzcat(*pieces), ca.DM(average))
+    # sparse, so the Hessian's pattern couples only the controls of one interval (and stage-wise solvers see that)
+    want = ca.mtimes(ca.horzcat(*pieces), ca.sparsify(ca.DM(average)))
     return {"control-polynomial": DANGLING_CONTROL_WEIGHT * ca.sumsqr(U[:, list(index)] - want)}
 
 

@@ -31,6 +31,8 @@ class Collocation(Transcription):
         Transcription options (:class:`colloc.transcription.Options`).
     """
 
+    stagewise = True
+
     def __init__(self, problem, scheme="hermite-simpson", intervals=None, mesh=None, **options):
         self.problem = problem
         self.scheme = get_scheme(scheme)
