@@ -48,7 +48,7 @@ def build_nlp(problem, scheme="hermite-simpson", intervals=None, mesh=None, gues
     return tr.build(tr.warm_start(guess))
 
 
-def run(problem, scheme="hermite-simpson", intervals=None, mesh=None, guess=None, ipopt=None, verbose=False, expand=True,
+def run(problem, scheme="hermite-simpson", intervals=None, mesh=None, guess=None, ipopt=None, verbose=False, expand=False,
         progress=None, checkpoint=None, backend="ipopt", fatrop=None, **options):
     """Solve ``problem`` once on one mesh; arguments as :func:`colloc.solve` (no ``refine``)."""
     solver = get_backend(backend)

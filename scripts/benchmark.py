@@ -5,7 +5,8 @@ order), same cost quadrature, same initial guess, same IPOPT options (colloc's
 ``DEFAULT_IPOPT``).  The hand-written side is what a careful CasADi user writes:
 one SX ``Function`` per grid point, ``map``-ped over the grid, an MX decision
 vector reshaped into one column per grid point (interleaved ordering), defects
-as whole-matrix MX arithmetic, exact Hessian, ``expand=True`` like colloc.
+as whole-matrix MX arithmetic, exact Hessian, no expansion of the whole NLP (colloc's default,
+``expand=False``; ``--options`` measures ``expand=True`` on both sides).
 
 Problems
     ``cartpole``  Kelly 2017 cart-pole swing-up (problems/cartpole.py), explicit
@@ -56,6 +57,11 @@ Usage::
     python scripts/benchmark.py --profile --problem pendulum --sizes 400
     python scripts/benchmark.py --fatrop [--sizes 100 400 1600 6400]   # FATROP backend vs IPOPT
     python scripts/benchmark.py --fatrop-shooting                      # FATROP's best case, hand-written
+    python scripts/benchmark.py --end-to-end --problem all --sizes 25 100 400 1600 10000
+    python scripts/benchmark.py --robots --sizes 100
+
+``--end-to-end`` (scripts/end_to_end.py) times what a user runs, build() and colloc.solve() with every
+default, against the faster of two MUMPS orderings of the hand-written NLP without whole-NLP expansion.
 """
 from __future__ import annotations
 
@@ -95,7 +101,7 @@ class Case:
     n: int = 25
     mode: str = "explicit"
     side: str = "colloc"
-    expand: bool = True
+    expand: bool = False
     threads: int = 0          # > 0: map(..., "thread", threads)
     ipopt: tuple = ()         # extra IPOPT options as (key, value) pairs
     solver: str = "ipopt"     # hand side only: "ipopt", "fatrop" (stage-wise NLP)
@@ -698,10 +704,10 @@ def option_variants():
     """(label, side-independent Case fields) of the option study."""
     mumps = [("mumps_pivot_order", k) for k in (0, 2, 4, 5, 6)]
     return [
-        ("expand=True (default)", dict()),
-        ("expand=False (MX map)", dict(expand=False)),
-        ("expand=False, thread×2", dict(expand=False, threads=2)),
-        ("expand=True, thread×2", dict(threads=2)),
+        ("expand=False (default, MX map)", dict()),
+        ("expand=True", dict(expand=True)),
+        ("expand=False, thread×2", dict(threads=2)),
+        ("expand=True, thread×2", dict(expand=True, threads=2)),
         *[(f"{k}={v}", dict(ipopt=((k, v),))) for k, v in mumps],
         ("mumps_scaling=0", dict(ipopt=(("mumps_scaling", 0),))),
         ("mumps_permuting_scaling=0", dict(ipopt=(("mumps_permuting_scaling", 0),))),
@@ -747,7 +753,7 @@ def run_options(args):
                 summaries += pair
             if prob == "cartpole":
                 for label, fields in (("FATROP (stage-wise NLP)", dict(solver="fatrop")),
-                                      ("FATROP, expand=False", dict(solver="fatrop", expand=False))):
+                                      ("FATROP, expand=True", dict(solver="fatrop", expand=True))):
                     case = Case(prob, "hermite-simpson", n, mode, "hand", label=label, **fields)
                     s = summarize(case, measure(case, args.reps, not args.no_isolate))
                     block.append((None, s))
@@ -780,7 +786,7 @@ def run_large(args):
     n = 10000
     runs = [(f"colloc N={k}", Case("cartpole", "hermite-simpson", k, "explicit", "colloc", label="large")) for k in (200, 800, 3200, n)]
     runs += [(f"colloc {label}", Case("cartpole", "hermite-simpson", n, "explicit", "colloc", label=label, **fields))
-             for label, fields in (("expand=False", dict(expand=False)),
+             for label, fields in (("expand=True", dict(expand=True)),
                                    ("mumps_pivot_order=0", dict(ipopt=(("mumps_pivot_order", 0),))),
                                    ("mumps_pivot_order=6", dict(ipopt=(("mumps_pivot_order", 6),))))]
     if args.large_hand:
@@ -836,6 +842,8 @@ def main(argv=None):
     ap.add_argument("--large-reps", type=int, default=1)
     ap.add_argument("--profile", action="store_true", help="cProfile one colloc solve (first of --problem/--schemes/--sizes)")
     ap.add_argument("--no-isolate", action="store_true", help="run in this process (faster; no memory figures)")
+    ap.add_argument("--end-to-end", action="store_true",
+                    help="colloc's defaults end to end against the best hand-written MX-map NLP (scripts/end_to_end.py)")
     ap.add_argument("--robots", action="store_true", help="URDF dynamics: colloc's RNEA/CRBA vs adam-robotics (see the last section)")
     ap.add_argument("--fatrop", action="store_true", help="FATROP vs IPOPT+MUMPS on colloc's NLP (cart-pole and Cartesian pendulum, "
                                                           "--sizes default 100 400 1600 6400)")
@@ -864,6 +872,9 @@ def main(argv=None):
         return run_profile(args)
     if args.robots:
         return run_robots(args.sizes or [50, 100])
+    if args.end_to_end:
+        import end_to_end
+        return end_to_end.with_sizes(args)
     if args.options:
         summaries += run_options(args)
     elif not args.large:
@@ -1147,6 +1158,12 @@ def run_robots(sizes=(50, 100)):
             total = time.perf_counter() - start
             print(f"{side:8s} {n:5d} {res.build_seconds:8.2f} {res.solve_seconds:8.2f} {total:8.2f} {res.iterations:5d} "
                   f"{res.objective:12.6f} {res.status.name}", flush=True)
+        # the whole NLP expanded to SX (colloc's default before the mapped MX NLP): cheaper iterations, costlier set-up
+        start = time.perf_counter()
+        res = cl.solve(panda_reach.problem(robot_body("panda", "colloc", name="panda")), scheme="hermite-simpson", intervals=n, expand=True)
+        total = time.perf_counter() - start
+        print(f"{'expand':8s} {n:5d} {res.build_seconds:8.2f} {res.solve_seconds:8.2f} {total:8.2f} {res.iterations:5d} "
+              f"{res.objective:12.6f} {res.status.name}", flush=True)
 
 
 # ======================================================================== muscles (separate study)

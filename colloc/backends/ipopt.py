@@ -150,8 +150,13 @@ def _check_linear_solver(opts):
 
 def _check_ipopt_options(opts):
     """Refuse unknown or ill-typed IPOPT options by name before anything is built (a tiny probe solver)."""
+    key = _hashable(opts)
+    if key is not None and key in _ACCEPTED:  # creating the probe solver costs more than a small solve's own set-up
+        return
     _check_linear_solver(opts)
     text = _probe(opts)
+    if text is None and key is not None:
+        _ACCEPTED.add(key)
     if text is None:
         return
     for key, value in opts.items():
@@ -162,6 +167,20 @@ def _check_ipopt_options(opts):
             raise OptionError(f"Unknown IPOPT option `{key}`.{did_you_mean(key, COMMON_IPOPT)} See IPOPT's options reference.")
         raise OptionError(f"IPOPT refused option `{key}` = {value!r}: {complaint.strip().splitlines()[-1]}")
     raise _ipopt_option_error(text, opts)
+
+
+#: Option sets IPOPT has already accepted in this process (as sorted ``(key, value)`` tuples).
+_ACCEPTED: set = set()
+
+
+def _hashable(opts):
+    """``opts`` as a sorted tuple of items, or ``None`` when a value cannot be hashed (then it is probed every time)."""
+    try:
+        key = tuple(sorted(opts.items()))
+        hash(key)
+    except TypeError:
+        return None
+    return key
 
 
 def run_ipopt(nlp, ipopt_opts, expand, progress, checkpoint, to_trajectory, start):

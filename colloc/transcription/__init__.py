@@ -112,8 +112,7 @@ def transcribe(problem, mesh, scheme: Scheme, opts: Options, guess=None) -> NLP:
     H = (tf - t0) * ca.DM(np.diff(mesh)).T
     X, Z, U, LAM, P = V["x"], V["z"], V["u"], V["lam"], V["p"]
 
-    pmap = point.map(ngrid, opts.parallelization, opts.threads) if opts.parallelization != "serial" else point.map(ngrid)
-    XD, RES, PATH, ACC, LQ = pmap(T, X, Z, U, LAM, P)
+    XD, RES, PATH, ACC, LQ = map_points(point, ngrid, (T, X, Z, U, LAM, P), opts)
     rows = Rows()
     nx = len(model.states)
     ends = method.interval_ends(V, T, X, XD, point)
@@ -142,6 +141,32 @@ def transcribe(problem, mesh, scheme: Scheme, opts: Options, guess=None) -> NLP:
         terms.update(_dangling_controls(grid, U))
     f = sum(terms.values()) if terms else ca.MX(0)
     return NLP(w, f, rows, layout, terms, mesh=mesh, grid=grid, point=point, method=method)
+
+
+def map_points(point, count, args, opts=None):
+    """``point`` evaluated at ``count`` grid points (one column each), through a mapped copy that keeps
+    only the inputs it uses and the outputs it has.
+
+    Every input and output of a mapped call costs pointer set-up at every point, in the function
+    and in each of its derivatives, so the empty blocks of a model without multipliers, implicit
+    derivatives, parameters or path constraints, and a time the dynamics never read, would make the
+    NLP's evaluations slower than a hand-written map of the same equations.
+    """
+    sx = point.sx_in()
+    out = point.call(sx)
+    used = ca.vertcat(*[ca.vec(o) for o in out]) if out else ca.SX(0, 1)
+    keep_in = [i for i in range(point.n_in()) if point.nnz_in(i) and ca.depends_on(used, sx[i])]
+    keep_out = [i for i in range(point.n_out()) if point.nnz_out(i)]
+    lean = ca.Function(point.name(), [sx[i] for i in keep_in], [out[i] for i in keep_out],
+                       [point.name_in(i) for i in keep_in], [point.name_out(i) for i in keep_out])
+    threaded = opts is not None and opts.parallelization != "serial"
+    mapped = lean.map(count, opts.parallelization, opts.threads) if threaded else lean.map(count)
+    values = mapped(*[args[i] for i in keep_in])
+    values = values if isinstance(values, (list, tuple)) else [values]
+    result = [ca.MX(point.size1_out(i), count) for i in range(point.n_out())]
+    for i, v in zip(keep_out, values):
+        result[i] = v
+    return result
 
 
 def _variables(problem, opts, meta, ngrid, n) -> Layout:
@@ -211,7 +236,8 @@ def _dangling_controls(grid, U):
     average = np.zeros((owners.size, index.size))
     average[np.flatnonzero(keep), np.searchsorted(index, owners[keep])] = 1.0
     average /= average.sum(axis=0)  # where two intervals meet, their mean
-    # sparse, so the Hessian's pattern couples only the controls of one interval (and stage-wise solvers see that)
+    # sparse: a dense averaging matrix would couple every such control with every other in the Hessian
+    # (and stage-wise solvers would not see that the pattern couples only the controls of one interval)
     want = ca.mtimes(ca.horzcat(*pieces), ca.sparsify(ca.DM(average)))
     return {"control-polynomial": DANGLING_CONTROL_WEIGHT * ca.sumsqr(U[:, list(index)] - want)}
 
@@ -246,7 +272,7 @@ def _costs(problem, rows, V, tf, t0, T, LQ, W, layout):
     for c in problem.costs:
         term = ca.MX(0)
         if c.integral is not None:
-            term = term + (tf - t0) * ca.mtimes(LQ[k, :], ca.DM(W))
+            term = term + (tf - t0) * ca.mtimes(LQ[k, :], ca.sparsify(ca.DM(W)))  # zero weights add no Hessian entries
             k += 1
         if c.final is not None:
             term = term + endpoint_function(problem, c.final)(t0, tf, e0, ef, P)
