@@ -226,6 +226,7 @@ class SolveResult:
     nlp_size: dict = field(default_factory=dict)
     refinement: list | None = None  # one record per mesh iteration when solved with refine=
     interval_errors: np.ndarray | None = field(default=None, repr=False)
+    contact: dict | None = None  # contact-implicit solves: complementarity per contact, schedule, impacts, homotopy steps
 
     @property
     def max_violation(self) -> float:
@@ -254,6 +255,8 @@ class SolveResult:
         if self.refinement:
             lines.append("  mesh refinement: " + " → ".join(f"{r['intervals']} ({r['max_error']:.1e})" for r in self.refinement)
                          + "  intervals (max relative local error)")
+        if self.contact:
+            lines += _contact_lines(self.contact)
         for w in self.warnings:
             lines.append(f"  warning: {w}")
         if not self.success and self.worst:
@@ -261,3 +264,13 @@ class SolveResult:
             lines += [f"    {lab:40s} value {val:.3e}  " + (f"violation {vio:.3e}" if np.isfinite(vio) else "non-finite")
                       for lab, val, vio in self.worst[:5]]
         return "\n".join(lines)
+
+
+def _contact_lines(info) -> list:
+    """Summary lines of a contact-implicit solve: relaxation, complementarity and schedule per contact, impacts."""
+    lines = [f"  contact-implicit: relaxation {info['relaxation']:.1e} reached in {len(info['steps'])} warm-started solve(s)"]
+    for name, v in info["complementarity"].items():
+        spans = ", ".join(f"{a:.4g}–{b:.4g} {m}" for a, b, m in info["schedule"].get(name, []))
+        lines.append(f"  contact {name:20s} complementarity {v:.1e}   {spans}")
+    lines += [f"  impact  {i['contact']:20s} t = {i['time']:.6g}   impulse {i['impulse']:.6g}" for i in info["impacts"]]
+    return lines
