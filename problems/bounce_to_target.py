@@ -23,10 +23,20 @@ which needs ``e w ≥ √(2gh)``.  ``tf = t₁ + t₂`` falls as ``|v₀|`` grow
 ``J(v₀) = ½ m (v₀² + (L/tf)²)`` grows too, and the optimum is the slowest
 admissible throw: ``v₀* = −√(2gh(1/e² − 1))``, the target at the apex of the
 bounce (``ẏ(tf) = 0``).  Defaults (m = h = 1, L = 2, e = 0.9, g = 9.81):
-``v₀* = −2.145279``, ``tf* = 0.734534``, ``J* = 6.007895`` (:func:`reference`).  The same
+``v₀* = −2.145279``, ``tf* = 0.734534``, ``J* = 6.007974`` (:func:`reference`).  The same
 problem as two phases with an :class:`colloc.impact.Impact` between them
-(:func:`build_two_phase`) reaches it too (Hermite–Simpson integrates the
-ballistic arcs exactly).
+(:func:`build_two_phase`) reaches it to 1e-8 on 10 + 10 intervals
+(Hermite–Simpson integrates the ballistic arcs exactly).
+
+Status of the contact-implicit solve: **it does not converge yet.**  The exact
+bouncing solution satisfies every row of the contact-implicit NLP (to 1e-15,
+``tests/test_contact_implicit.py``), but IPOPT, from a guess without the bounce
+or even from the exact states (impulse and pre-impact speeds guessed zero), ends
+in local infeasibility with the ball resting on the ground.  There is no
+``REFERENCE`` until it does.
+
+Source: derived above from ballistic flight and Newton's restitution law
+(as in ``problems/bouncing_ball.py``).
 """
 import math
 
@@ -67,9 +77,6 @@ def build(distance=2.0, height=1.0, restitution=0.9, max_time=1.0, mass=1.0, gra
     prob.minimize(final=prob.at_t0(0.5 * mass * (vx**2 + vy**2)))
     prob.guess({"tf": 0.8, y: 0.5 * height, vx: distance / 0.8})  # no bounce in the guess
     return prob
-
-
-REFERENCE = dict(value=reference()[0], source="derived: one-bounce optimum (module docstring, reference())", tolerance=2e-2)
 
 
 def build_two_phase(distance=2.0, height=1.0, restitution=0.9, max_time=1.0, mass=1.0, gravity=9.81):

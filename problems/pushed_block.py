@@ -32,6 +32,9 @@ With ``m = d = 1``, ``μ = 0.1``, ``g = 9.81``: ``T* = 2.47313``;
 At the end of the sliding phase ``u = m ẍ + μmg = 0``, so the stick phase
 follows without a jump of the push if it comes last (it may equally come first
 or be split; the optimum value is the same).
+
+Source: derived above (the rest-to-rest minimum-effort move, Bryson & Ho 1975
+§2.5, plus a constant Coulomb friction while sliding).
 """
 import math
 
