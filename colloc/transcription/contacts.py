@@ -23,7 +23,8 @@ and at every **interior mesh point** an impact: the interval that ends there
 closes its defects on pre-impact speeds ``v⁻`` (variables), the mesh point's
 state holds ``v⁺``, and
 
-* ``M(q)(v⁺ − v⁻) − W_nᵀ P − W_tᵀ(P⁺ − P⁻) = 0`` (rows ``impact``),
+* ``M(q)(v⁺ − v⁻) − W_nᵀ P − W_tᵀ(P⁺ − P⁻) = 0`` (rows ``impact``; the
+  variables are ``P/h̄``, force units, ``h̄`` the mean interval),
   ``P ≥ 0``, ``φ P ≤ ε``, ``|(ẏ⁺ + e ẏ⁻) P| ≤ ε`` (Newton's law), and the
   same maximal-dissipation rows for the tangential impulse with ``ṡ⁺``.
 
@@ -202,7 +203,10 @@ class ContactRows:
         if not ip.size:
             return
         Xi = X[:, list(ip)]
-        mom, yd_minus = self.impact.map(ip.size)(Xi, V["vm"], V["p"], V["pn"], V["pbp"], V["pbm"])
+        # impulse variables are in force units, Π = P / h̄ (h̄ the mean interval): their products with gaps
+        # and speeds then relax like the forces' do; with P itself, ε would let small impulses hold a body up
+        hbar = (T[0, -1] - T[0, 0]) / self.grid.num_intervals
+        mom, yd_minus = self.impact.map(ip.size)(Xi, V["vm"], V["p"], *(hbar * V[b] for b in ("pn", "pbp", "pbm")))
         _, gap_i, yd_plus, sd_plus = self.point.map(ip.size)(Xi, V["p"], V["pn"], V["pbp"], V["pbm"])
         P = V["pn"]
         rows.add("impact", [f"{n}.momentum" for n in self.speed_names], mom, ip)
@@ -246,8 +250,9 @@ class ContactRows:
             rows.add(COMPLEMENTARITY, self._names(tag + name, True), expr, points, -np.inf, eps)
 
     # -- reading back --------------------------------------------------------------------------
-    def columns(self, values):
+    def columns(self, values, duration):
         """Trajectory columns on the grid: normal and friction forces, impulses (0 off the impact points)."""
+        hbar = duration / self.grid.num_intervals
         ng, E = self.grid.num_points, self.interpolation
         cols = {}
         for i, name in enumerate(self._names("normal_force")):
@@ -256,11 +261,11 @@ class ContactRows:
             cols[f"{self.contacts[i].name}.friction_force"] = E @ (values["cbp"][j] - values["cbm"][j])
         for i, name in enumerate(self._names("impulse")):
             col = np.zeros(ng)
-            col[self.impact_points] = values["pn"][i]
+            col[self.impact_points] = hbar * values["pn"][i]
             cols[name] = col
         for j, i in enumerate(self.frictional):
             col = np.zeros(ng)
-            col[self.impact_points] = values["pbp"][j] - values["pbm"][j]
+            col[self.impact_points] = hbar * (values["pbp"][j] - values["pbm"][j])
             cols[f"{self.contacts[i].name}.friction_impulse"] = col
         return cols
 
@@ -311,7 +316,7 @@ class ContactCollocation(Collocation):
     def trajectory(self, nlp, w, meta=None):
         values = nlp.layout.unpack(w)
         traj = reconstruct(self.problem, nlp, values, meta)
-        for name, col in nlp.contact.columns(values).items():
+        for name, col in nlp.contact.columns(values, traj.duration).items():
             traj._columns[name] = col
             traj.kinds[name] = "multiplier"
         traj.metadata["contact"] = "implicit"
