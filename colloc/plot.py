@@ -483,11 +483,20 @@ def animate(trajectory, model_or_points, path, fps=30, speed=1.0, dpi=80):
         return write_robot_gif(trajectory, robot_bodies(model_or_points), times, fps, path, dpi)
     groups = model_points(model_or_points)
     positions = _point_positions(trajectory, groups, times)
-    _write_gif(positions, times, fps, path, dpi)
+    _write_gif(positions, times, fps, path, dpi, ground=_has_contacts(model_or_points))
     return path
 
 
-def _write_gif(positions, times, fps, path, dpi):
+def _has_contacts(model_or_points) -> bool:
+    """Whether the model declares contacts (its animation then draws the ground line y = 0)."""
+    from .contact import contacts_of
+
+    model = getattr(model_or_points, "model", model_or_points)
+    comps = getattr(model, "components", [model])
+    return any(contacts_of(c) for c in comps if hasattr(c, "coordinates"))
+
+
+def _write_gif(positions, times, fps, path, dpi, ground=False):
     """Render the frames and write them as one GIF.
 
     Only the moving artists are redrawn over a cached background (blitting),
@@ -504,7 +513,7 @@ def _write_gif(positions, times, fps, path, dpi):
     canvas = FigureCanvasAgg(fig)
     ax = fig.add_subplot()
     fig.subplots_adjust(left=0.12, right=0.96, bottom=0.08, top=0.93)
-    everything = np.concatenate([p.reshape(-1, 2) for p in positions.values()])
+    everything = np.concatenate([p.reshape(-1, 2) for p in positions.values()] + ([np.zeros((1, 2))] if ground else []))
     lo, hi = everything.min(axis=0), everything.max(axis=0)
     half = 0.55 * max(float((hi - lo).max()), 1e-9) + 0.05 * max(float(np.abs(everything).max()), 1e-3)
     centre = 0.5 * (lo + hi)
@@ -512,6 +521,8 @@ def _write_gif(positions, times, fps, path, dpi):
     ax.set_ylim(centre[1] - half, centre[1] + half)
     ax.set_aspect("equal")
     ax.grid(True, alpha=0.3)
+    if ground:
+        ax.axhline(0.0, color="0.25", lw=2.0, zorder=0)
     moving = []
     for k, (body, pos) in enumerate(positions.items()):
         for j in range(pos.shape[1]):

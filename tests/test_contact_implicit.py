@@ -162,3 +162,22 @@ def test_two_phase_ball_with_lift_reference():
 def test_contact_refused_for_multi_phase_problems():
     with pytest.raises(OptionError, match="single-phase"):
         cl.solve(load("bounce_to_target").build_two_phase(), intervals=4, contact="implicit")
+
+
+def test_contact_plot_and_ground_line(block_result, tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from colloc.contact_plot import plot_contacts
+
+    fig = plot_contacts(block_result.trajectory)
+    titles = [a.get_title() for a in fig.axes]
+    assert titles == ["contact forces", "contact schedule"]
+    assert any(p.get_facecolor()[:3] == matplotlib.colors.to_rgb("C3") for p in fig.axes[1].patches)  # a slide span
+    path = cl.plot.animate(block_result.trajectory, load("pushed_block").build(), tmp_path / "b.gif", fps=5)
+    assert path.endswith(".gif")
+    from colloc.plot import _has_contacts
+
+    assert _has_contacts(load("pushed_block").build()) and not _has_contacts(load("cartpole").build())
+    with pytest.raises(OptionError, match="contact-implicit"):
+        plot_contacts(cl.Trajectory([0.0, 1.0], {"a": [0.0, 1.0]}))
