@@ -54,6 +54,7 @@ Usage::
     python scripts/benchmark.py --options --problem all --sizes 100 400 1600
     python scripts/benchmark.py --large --large-hand
     python scripts/benchmark.py --profile --problem pendulum --sizes 400
+    python scripts/benchmark.py --contact [--sizes 20]            # contact-implicit problems
 """
 from __future__ import annotations
 
@@ -62,6 +63,7 @@ import concurrent.futures as cf
 import csv
 import gc
 import importlib
+import importlib.util
 import math
 import multiprocessing as mp
 import os
@@ -835,12 +837,19 @@ def main(argv=None):
     ap.add_argument("--profile", action="store_true", help="cProfile one colloc solve (first of --problem/--schemes/--sizes)")
     ap.add_argument("--no-isolate", action="store_true", help="run in this process (faster; no memory figures)")
     ap.add_argument("--robots", action="store_true", help="URDF dynamics: colloc's RNEA/CRBA vs adam-robotics (see the last section)")
+    ap.add_argument("--contact", action="store_true",
+                    help="contact-implicit problems: iterations and seconds per problem (scripts/contact_starts.py)")
     ap.add_argument("--out", nargs="?", const=os.path.join("results", "benchmark.csv"),
                     help="write every measured row to this CSV (default path results/benchmark.csv)")
     args = ap.parse_args(argv)
 
     print(f"casadi {ca.__version__}, python {sys.version.split()[0]}, {os.cpu_count()} CPUs; IPOPT options {ipopt_options()}")
     summaries = []
+    if args.contact:
+        spec = importlib.util.spec_from_file_location("contact_starts", os.path.join(os.path.dirname(os.path.abspath(__file__)), "contact_starts.py"))
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module.timings(args.sizes[0] if args.sizes else 20)
     if args.profile:
         return run_profile(args)
     if args.robots:
