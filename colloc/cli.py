@@ -4,14 +4,17 @@
 
     colloc solve PROBLEM.py [--set k=v ...] [--scheme S] [--intervals N] [--guess FILE] [--force]
                  [--out DIR] [--plot] [--animate] [--quiet | --verbose] [--ipopt key=value ...]
+                 [--starts N [--seed S] [--workers N | --scheduler ADDRESS]]
     colloc plot FILE... [--out PNG] [--violations [--by-kind] | --refinement]
+    colloc verify FILE PROBLEM.py [--set k=v ...] [--tolerance TOL] [--dynamics-tolerance TOL] [--plot PNG]
     colloc info PROBLEM.py [--set k=v ...] [--scheme S] [--intervals N]
     colloc sweep PROBLEM.py --set k=START:STOP:COUNT [--set ...] [--workers N | --scheduler ADDRESS]
                  [--continuation] [--point-timeout SECONDS] [--out DIR] [--scheme S] [--intervals N] [--ipopt key=value ...] [--quiet]
 
 A problem script exposes ``build(**params) -> Problem`` and may give solve
 defaults in a module-level ``SOLVE = dict(scheme=..., intervals=..., ...)``;
-command-line flags override them.  Exit codes are a contract (:data:`EXIT_CODES`):
+command-line flags override them.  ``solve`` writes ``OUT/NAME.csv`` with NAME
+the script's stem and the ``--set`` values (:func:`colloc.outputs.result_name`).  Exit codes are a contract (:data:`EXIT_CODES`):
 0 solved or verified, 1 not converged or verification failed (files are still
 written), 2 bad input (one sentence on stderr; for an error in the user's script
 also its frames, never colloc's), 130 interrupted, 70 an internal error (one line
@@ -31,8 +34,9 @@ from . import __version__
 from .checks import DYNAMICS_TOLERANCE, TOLERANCE
 from .errors import CollocError, OptionError
 from .files import writable_folder
-from .outputs import ResultSlot
-from .plot import animate, model_points, plot_refinement, plot_trajectory, plot_violations, save_figure
+from .nlp import BLOCK_LEGEND, TERM_LEGEND
+from .outputs import ResultSlot, result_name
+from .plot import animate, bounds_to_record, model_points, plot_refinement, plot_trajectory, plot_violations, save_figure
 from .schemes import SCHEMES, get_scheme
 from .script import literal, load_problem, parse_assignments, solve_defaults, split_assignments
 from .solve import build_nlp, solve
@@ -130,6 +134,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help="let an unconverged or interrupted result replace a converged OUT/NAME.csv "
                                                          "(by default it is written to OUT/NAME.unconverged.csv)")
     _ipopt_argument(p)
+    _starts_arguments(p)
     p.set_defaults(run=_run_solve)
 
     _verify_parser(sub)
@@ -152,6 +157,15 @@ def _parser() -> argparse.ArgumentParser:
 
     _sweep_parser(sub)
     return parser
+
+
+def _starts_arguments(p):
+    p.add_argument("--starts", metavar="N", type=int, help="multi-start: solve from the script's guess and N-1 seeded perturbations of it "
+                                                           "(on a local Dask cluster), keep the best and write each distinct local optimum")
+    p.add_argument("--seed", metavar="S", type=int, default=0, help="seed of the --starts perturbations (default 0)")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--workers", metavar="N", type=int, help="with --starts: processes of the local Dask cluster (default: 2)")
+    where.add_argument("--scheduler", metavar="ADDRESS", help="with --starts: a running Dask scheduler, e.g. tcp://127.0.0.1:8786")
 
 
 def _verify_parser(sub):
@@ -205,8 +219,7 @@ def _ipopt_argument(p):
 # -- commands ---------------------------------------------------------------------------------
 def _run_solve(args) -> int:
     params = parse_assignments(args.params, "--set")
-    if args.checkpoint_every is not None and args.checkpoint_every < 1:
-        raise OptionError(f"--checkpoint-every must be at least 1; got {args.checkpoint_every}.")
+    _check_solve_flags(args)
     # everything the user gave is checked before `build` runs: a bad --out or --guess must not cost a build
     folder, created = writable_folder(args.out)
     try:
@@ -222,12 +235,15 @@ def _run_solve(args) -> int:
         raise
     if guess is not None:
         kwargs["guess"] = guess
-    if args.verbose:
+    if args.starts is not None:
+        kwargs.update(starts=args.starts, seed=args.seed, scheduler=args.scheduler, workers=args.workers,
+                      progress=None if args.quiet else _print_start)
+    elif args.verbose:
         kwargs["verbose"] = True
     elif not args.quiet:
         kwargs["progress"] = True
-    out, name = Path(folder), Path(args.problem).stem
-    with ResultSlot(out, name, force=args.force) as slot:
+    out = Path(folder)
+    with ResultSlot(out, result_name(Path(args.problem).stem, params), force=args.force) as slot:
         for note in slot.notes:
             print(f"note: {note}", file=sys.stderr)
         slot.notes.clear()
@@ -243,11 +259,15 @@ def _run_solve(args) -> int:
         traj = result.trajectory
         traj.metadata["params"] = {k: list(v) if isinstance(v, tuple) else v for k, v in params.items()}
         traj.metadata["violations"] = dict(result.violations)  # for `colloc plot --violations`
+        traj.metadata["bounds"] = bounds_to_record(getattr(problem, "bounds", None))  # `colloc plot` draws them
         target = slot.result_path(result.success)
         written = traj.write(target)  # before any printing: a closed pipe must not lose the result
         slot.finish(result.success)
+        optima = _write_optima(result, out, slot.stem, {k: traj.metadata[k] for k in ("params", "bounds")})
     print(result.summary())
     print(f"wrote {written}")
+    for path in optima:
+        print(f"wrote {path}")
     for note in slot.notes:
         print(f"note: {note}")
     stem = Path(written).stem
@@ -256,9 +276,40 @@ def _run_solve(args) -> int:
         print(f"wrote {save_figure(fig, out / f'{stem}.png', close=True)}")
     if args.animate:
         print(f"wrote {animate(traj, problem, out / f'{stem}.gif')}")
-    if result.status.value == "interrupted":  # Ctrl-C or SIGTERM: the iterate is written, the exit says why
-        return EXIT_INTERRUPTED
+    if result.status.value == "interrupted" or any(s["status"] == "interrupted" for s in result.starts or []):
+        return EXIT_INTERRUPTED  # Ctrl-C or SIGTERM: the iterate (or the best start) is written, the exit says why
     return EXIT_SOLVED if result.success else EXIT_NOT_CONVERGED
+
+
+def _check_solve_flags(args):
+    if args.checkpoint_every is not None and args.checkpoint_every < 1:
+        raise OptionError(f"--checkpoint-every must be at least 1; got {args.checkpoint_every}.")
+    if args.starts is None:
+        for flag, value in (("--workers", args.workers), ("--scheduler", args.scheduler)):
+            if value is not None:
+                raise OptionError(f"{flag} goes with --starts (multi-start); a single solve runs in this process.")
+    elif args.starts < 1:
+        raise OptionError(f"--starts must be at least 1; got {args.starts}.")
+    elif args.checkpoint_every is not None:
+        raise OptionError("--checkpoint-every cannot be combined with --starts; solve the best start again to checkpoint it.")
+
+
+def _print_start(k, res):
+    """One line per finished multi-start start."""
+    if not hasattr(res, "objective"):  # colloc.multistart.Failed
+        print(f"start {k}: {res.status}: {res.message}", flush=True)
+    else:
+        print(f"start {k}: {res.status.value}, objective {res.objective:.10g}, {res.iterations} iterations", flush=True)
+
+
+def _write_optima(result, out, stem, metadata) -> list:
+    """``OUT/STEM.optimum-<i>.csv`` for each distinct local optimum of a multi-start (1 = best)."""
+    paths = []
+    for i, opt in enumerate(result.optima or [], start=1):
+        traj = opt["trajectory"]
+        traj.metadata.update(metadata)
+        paths.append(traj.write(out / f"{stem}.optimum-{i}.csv"))
+    return paths
 
 
 def _verify_multi_phase(problem, traj) -> int:
@@ -382,7 +433,13 @@ def _run_info(args) -> int:
           f"{nlp.layout.size} variables, {nlp.rows.size} constraints")
     if scheme == "midpoint-vi":
         return EXIT_SOLVED
-    print(_listing("  variables by block", [f"{b.name} {b.size}" for b in nlp.layout.blocks.values() if b.size], "none"))
+    blocks = [b for b in nlp.layout.blocks.values() if b.size]
+    print(_listing("  variables by block", [f"{b.name} {b.size}" for b in blocks], "none"))
+    for b in blocks:
+        print(f"    {b.name:5s} {BLOCK_LEGEND.get(b.name, '')}".rstrip())
+    added = [k for k in nlp.terms if k not in {c.name for c in problem.costs}]
+    for k in added:
+        print(f"  cost term added by the transcription: {k}: {TERM_LEGEND.get(k, '')}".rstrip(": "))
     rows = {}
     for b in nlp.rows.blocks:
         kind = b.kind or b.names[0].split(":", 1)[0]

@@ -43,6 +43,7 @@ def build_problem(module, path, params: dict) -> Problem:
 
     if not isinstance(problem, (Problem, MultiPhaseProblem)):
         raise ProblemError(f"`build` in `{path}` returned {type(problem).__name__}, not a colloc.Problem or MultiPhaseProblem.")
+    problem.source = (str(Path(path).resolve()), dict(params))  # how a Dask worker rebuilds it (multi-start)
     return problem
 
 

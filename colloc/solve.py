@@ -15,7 +15,8 @@ from .trajectory import SolveResult
 
 
 def solve(problem, scheme="hermite-simpson", intervals=None, mesh=None, guess=None, ipopt=None,
-          verbose=False, expand=True, progress=None, checkpoint=None, refine=None, **options) -> SolveResult:
+          verbose=False, expand=True, progress=None, checkpoint=None, refine=None, starts=None, seed=0, scheduler=None,
+          workers=None, **options) -> SolveResult:
     """Solve ``problem`` by direct collocation with IPOPT.
 
     Parameters
@@ -41,7 +42,9 @@ def solve(problem, scheme="hermite-simpson", intervals=None, mesh=None, guess=No
         ``True`` prints one compact line per IPOPT iteration (iteration,
         objective, primal infeasibility = largest constraint violation, dual
         infeasibility = largest entry of the Lagrangian gradient, step = largest
-        change of a variable); a callable receives a dict with those keys.
+        change of a variable); a callable receives a dict with those keys.  With
+        ``starts``, a callable instead receives ``(start, result)`` as each start
+        finishes (``result`` a SolveResult or :class:`colloc.multistart.Failed`).
     refine : dict, optional
         Adaptive mesh refinement (:func:`colloc.refine.solve_adaptive`):
         ``tolerance`` (relative local error, default 1e-6), ``max_iterations``,
@@ -53,6 +56,19 @@ def solve(problem, scheme="hermite-simpson", intervals=None, mesh=None, guess=No
     backend : str
         Solver backend by name, ``"ipopt"`` (default; see
         :data:`colloc.backends.BACKENDS`).  ``ipopt=`` holds its options.
+
+    starts : int, optional
+        Multi-start (:mod:`colloc.multistart`): solve from ``starts`` guesses,
+        the problem's own and ``starts − 1`` seeded perturbations of it, and
+        return the best converged result; ``result.optima`` lists each distinct
+        local optimum found (objective, how many starts reached it, its
+        trajectory).  Runs on Dask for a problem loaded from a script.
+    seed : int
+        Seed of the multi-start perturbations (default 0: the same guesses every run).
+    scheduler : str, optional
+        Multi-start on a running Dask scheduler (``tcp://host:8786``) instead of a local cluster.
+    workers : int, optional
+        Multi-start: processes of the local Dask cluster (default 2).
 
     Ctrl-C (SIGINT) or SIGTERM during the solve stops IPOPT after the current
     iteration; the result is flagged ``Status.INTERRUPTED`` and holds the last
@@ -70,6 +86,14 @@ def solve(problem, scheme="hermite-simpson", intervals=None, mesh=None, guess=No
     -------
     SolveResult
     """
+    if starts is not None:
+        from .multistart import solve_starts
+
+        return solve_starts(problem, starts, seed, scheduler, workers, progress=progress if callable(progress) else None,
+                            scheme=scheme, intervals=intervals, mesh=mesh, guess=guess, ipopt=ipopt, verbose=verbose,
+                            expand=expand, checkpoint=checkpoint, refine=refine, **options)
+    if scheduler is not None or workers is not None:
+        raise OptionError("`scheduler` and `workers` go with `starts` (multi-start); a single solve runs in this process.")
     if options.get("contact") is not None:
         if refine is not None:
             raise OptionError("`refine` does not combine with contact='implicit' yet; solve on a finer mesh (intervals=...) instead.")

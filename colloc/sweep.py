@@ -31,19 +31,13 @@ from pathlib import Path
 
 import numpy as np
 
+from .cluster import MissingDependencyError, check_cluster, connect, dask_client_class
 from .errors import CollocError, OptionError
 from .files import remove_orphans, writable_folder
 from .sweep_runner import COLUMNS, Record, Runner, SweepInterrupted, close_quietly, sigterm_as_interrupt, write_summary  # noqa: F401
 
-#: How long to try to reach a scheduler given by address.
-CONNECT_TIMEOUT = "10s"
-
 _NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
 _RANGE = re.compile(rf"^\s*({_NUMBER})\s*:\s*({_NUMBER})\s*(?::\s*(.*?)\s*)?$")
-
-
-class MissingDependencyError(CollocError, ImportError):
-    """An optional dependency (Dask for sweeps) is not installed."""
 
 
 # -- grid -------------------------------------------------------------------------------------
@@ -220,9 +214,9 @@ def sweep(script_path, grid: dict, fixed: dict | None = None, workers=None, sche
     """
     from .script import build_function, check_parameters, import_script, solve_defaults
 
-    Client = _dask_client_class()  # before any work: a missing Dask is a clear error at once
+    Client = dask_client_class()  # before any work: a missing Dask is a clear error at once
     grid, fixed = _check_grid(grid, fixed or {})
-    workers = _check_cluster(workers, scheduler)
+    workers = check_cluster(workers, scheduler)
     point_timeout = _check_timeout(point_timeout)
     folder, created = _output_folder(out)  # before the script runs: a bad folder costs nothing
     try:
@@ -244,7 +238,7 @@ def sweep(script_path, grid: dict, fixed: dict | None = None, workers=None, sche
     with sigterm_as_interrupt():
         try:
             try:
-                runner.client, owned = _connect(Client, workers, scheduler)
+                runner.client, owned = connect(Client, workers, scheduler)
             except BaseException as e:
                 if created and not isinstance(e, KeyboardInterrupt):
                     _remove_empty(folder)
@@ -277,15 +271,6 @@ def _solve_options(defaults, options, path):
             raise OptionError(f"`ipopt` in SOLVE of `{path}` must be a dict of IPOPT options; got {type(defaults['ipopt']).__name__}.")
         merged["ipopt"] = {**defaults["ipopt"], **options["ipopt"]}
     return merged
-
-
-def _dask_client_class():
-    try:
-        from dask.distributed import Client
-    except ImportError:
-        raise MissingDependencyError('Sweeps run on Dask, which is not installed; install colloc[sweep] '
-                                     '(python -m pip install "colloc[sweep]").') from None
-    return Client
 
 
 def _check_grid(grid, fixed):
@@ -347,41 +332,6 @@ def check_solve_options(kwargs):
     if kwargs.get("intervals") is not None or kwargs.get("mesh") is not None:
         make_mesh(kwargs.get("intervals"), kwargs.get("mesh"))
     ipopt_options(kwargs.get("ipopt"))
-
-
-def _check_cluster(workers, scheduler):
-    """The number of local workers (``None`` with a scheduler), or an error for a bad combination."""
-    if scheduler is not None:
-        if workers is not None:
-            raise OptionError("Give either `workers` (a local cluster) or `scheduler` (a running one), not both; "
-                              "a running scheduler has its own workers.")
-        return None
-    workers = 2 if workers is None else workers
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise OptionError(f"`workers` must be a positive whole number; got {workers!r}.")
-    return workers
-
-
-def _connect(Client, workers, scheduler):
-    """A client and what to close afterwards (nothing for a client the caller passed)."""
-    if scheduler is not None:
-        if not isinstance(scheduler, str):
-            return scheduler, []
-        try:
-            client = Client(scheduler, timeout=CONNECT_TIMEOUT)
-        except (OSError, TimeoutError) as e:
-            raise OptionError(f"Cannot connect to the Dask scheduler at `{scheduler}` ({e}); start one with "
-                              "`dask scheduler` and workers with `dask worker ADDRESS`.") from None
-        return client, [client]
-    import dask
-    from dask.distributed import LocalCluster
-
-    # a point that kills its worker is reported at once (no retries that would kill more workers), and
-    # each worker holds one point at a time, so a crash or a restart after a timeout hits no other point
-    with dask.config.set({"distributed.scheduler.allowed-failures": 0, "distributed.scheduler.worker-saturation": 1.0}):
-        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
-    client = Client(cluster)
-    return client, [client, cluster]
 
 
 def read_summary(path) -> list:

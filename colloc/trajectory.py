@@ -227,6 +227,8 @@ class SolveResult:
     refinement: list | None = None  # one record per mesh iteration when solved with refine=
     interval_errors: np.ndarray | None = field(default=None, repr=False)
     contact: dict | None = None  # contact-implicit solves: complementarity per contact, schedule, impacts, homotopy steps
+    optima: list | None = None  # multi-start: each distinct local optimum (objective, count, starts, trajectory), best first
+    starts: list | None = None  # multi-start: every start's status and objective
 
     @property
     def max_violation(self) -> float:
@@ -248,12 +250,16 @@ class SolveResult:
             f"  iterations {self.iterations}   build {self.build_seconds:.3f} s   solve {self.solve_seconds:.3f} s",
             f"  final time {self.trajectory.time[-1]:.8g}",
         ]
+        if self.trajectory.parameters:
+            lines.append("  parameters " + ", ".join(f"{k} = {v:.8g}" for k, v in self.trajectory.parameters.items()))
+        if self.optima is not None:
+            lines += self._optima_lines()
         for kind, v in sorted(self.violation_by_kind().items()):
             lines.append(f"  max violation {kind:22s} " + (f"{v:.2e}" if np.isfinite(v) else "non-finite (NaN or inf)"))
         for k, v in self.slacks.items():
             lines.append(f"  largest slack {k:22s} {v:.2e}")
         if self.refinement:
-            lines.append("  mesh refinement: " + " → ".join(f"{r['intervals']} ({r['max_error']:.1e})" for r in self.refinement)
+            lines.append("  mesh refinement: " + " → ".join(f"{r['intervals']} ({r['max_error']:.3e})" for r in self.refinement)
                          + "  intervals (max relative local error)")
         if self.contact:
             lines += _contact_lines(self.contact)
@@ -264,6 +270,21 @@ class SolveResult:
             lines += [f"    {lab:40s} value {val:.3e}  " + (f"violation {vio:.3e}" if np.isfinite(vio) else "non-finite")
                       for lab, val, vio in self.worst[:5]]
         return "\n".join(lines)
+
+    def _optima_lines(self) -> list:
+        """Multi-start: each distinct local optimum with how many starts reached it."""
+        run = self.trajectory.metadata.get("multistart", {})
+        starts = self.starts or []
+        failed = sum(1 for s in starts if s["status"] not in ("solved", "acceptable", "interrupted"))
+        stopped = sum(1 for s in starts if s["status"] == "interrupted")
+        lines = [f"  multi-start {len(starts)} starts (seed {run.get('seed', '?')}, {run.get('seconds', float('nan')):.1f} s): "
+                 f"{len(self.optima)} distinct local optim{'um' if len(self.optima) == 1 else 'a'}"
+                 + (f", {failed} start{'s' if failed != 1 else ''} did not converge" if failed else "")
+                 + (f", {stopped} interrupted" if stopped else "")]
+        for i, o in enumerate(self.optima, start=1):
+            lines.append(f"    optimum {i}: objective {o['objective']:.10g}, reached by {o['count']} start{'s' if o['count'] != 1 else ''} "
+                         f"({', '.join(map(str, o['starts']))})" + ("  ← this result" if i == 1 else ""))
+        return lines
 
 
 def _contact_lines(info) -> list:
