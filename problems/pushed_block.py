@@ -26,9 +26,10 @@ of ``d`` in ``T'`` is ``12 d²/T'³`` (``ẍ`` linear in time), so
 after it.  A sticking block costs nothing (``u = 0``, static friction holds it),
 so for ``T ≤ T*`` the optimum slides the whole time, ``J* = J(T)``, and for
 ``T > T*`` it slides for ``T*`` and sticks for ``T − T*``, ``J* = J(T*)``.
-With ``m = d = 1``, ``μ = 0.1``, ``g = 9.81``: ``T* = 2.47313``;
+With ``m = d = 1``, ``μ = 0.1``, ``g = 9.81``: ``T* = 2.473097``;
 ``T = 2``: ``J* = 1.5 + 0.962361·2 = 3.42472`` (slides throughout);
-``T = 4``: ``J* = 12/T*³ + 0.962361 T* = 3.17331`` (sticks for 1.52687).
+``T = 4``: ``J* = 12/T*³ + 0.962361 T* = 0.793337 + 2.380012 = 3.173349`` (sticks for
+1.52690; a value of 3.17331 sometimes quoted is 4e-5 low).
 At the end of the sliding phase ``u = m ẍ + μmg = 0``, so the stick phase
 follows without a jump of the push if it comes last (it may equally come first
 or be split; the optimum value is the same).

@@ -7,7 +7,7 @@ perturbed (seeded normal noise, 0.2 × the state's range on the guess plus 0.1),
 and prints the fraction that converge to within 1 % of the best objective found.
 
 Problems: the pushed block (``problems/pushed_block.py``; T = 2, slides throughout, J* = 3.424722;
-T = 4, sticks, J* = 3.173309) and the ball that must bounce (``problems/bounce_to_target.py``; two-phase
+T = 4, sticks, J* = 3.173349) and the ball that must bounce (``problems/bounce_to_target.py``; two-phase
 reference 3.983592).  Usage::
 
     python scripts/contact_starts.py [--starts 20] [--intervals 20] [--seed 0]

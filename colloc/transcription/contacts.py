@@ -119,7 +119,7 @@ class ContactRows:
             sd.append(ca.mtimes(c.tangent_jacobian, c.body.v))
         col = lambda e: ca.vertcat(*e) if e else ca.SX(0, 1)  # noqa: E731
         self.point = ca.Function("contact_point", [x, p, lam, bp, bm], [force, col(gap), col(yd), col(sd)])
-        # impact: (x⁺, v⁻, P, P⁺, P⁻) -> momentum rows, ẏ⁻ and ṡ⁻ (the pre-impact normal and sliding speeds)
+        # impact: (x⁺, v⁻, P, P⁺, P⁻) -> momentum rows and ẏ⁻, the pre-impact normal speeds
         yd_minus = ca.substitute(col(yd), x, xminus)
         self.impact = ca.Function("contact_impact", [x, vminus, p, lam, bp, bm], [col(momentum), yd_minus])
         self.mu = np.array([self.contacts[i].friction for i in self.frictional]).reshape(-1, 1)
