@@ -12,7 +12,8 @@ built once).  A relaxed problem satisfies the MPCC's constraint
 qualifications, which IPOPT needs; an unrelaxed one has no strictly feasible
 point.  Measured on the block and bar problems (README, "Contact-implicit
 solves"), the homotopy from 1e-1 finds the block's stick phase where a single
-solve at 1e-6 ends sliding throughout (J = 4.0369 for T = 4); an exact penalty
+solve at 1e-8, or a homotopy from 1e-6, ends sliding throughout (J = 4.0370
+for T = 4); an exact penalty
 on the nonnegative products failed on the same problems and is not offered.
 
 The result carries ``result.contact``: the complementarity residual per contact
