@@ -95,7 +95,7 @@ class ContactRows:
         nc, nf = len(self.contacts), len(self.frictional)
         lam, bp, bm = ca.SX.sym("lam", nc), ca.SX.sym("bp", nf), ca.SX.sym("bm", nf)
         force = ca.SX.zeros(len(res_names), 1)
-        momentum, gap, yd, sd = [], [], [], []
+        momentum, gap, yd, sd, before = [], [], [], [], []
         vminus = ca.SX.sym("vminus", len(self.speed_rows))
         xminus = ca.SX(x)
         xminus[self.speed_rows] = vminus
@@ -110,7 +110,9 @@ class ContactRows:
                     j = self.frictional.index(i)
                     gen += c.tangent_jacobian.T * (bp[j] - bm[j])
             force[rows] = force[rows] + gen
-            momentum.append(ca.mtimes(b.equations().mass_matrix, b.v - ca.substitute(b.v, x, xminus)) - gen)
+            M = b.equations().mass_matrix
+            momentum.append(ca.mtimes(M, b.v - ca.substitute(b.v, x, xminus)) - gen)
+            before.append(b.v - ca.solve(M, gen))  # v⁻ = v⁺ − M⁻¹(W_nᵀP + W_tᵀP_t), for warm starts
         for c in self.contacts:
             gap.append(c.gap)
             yd.append(ca.mtimes(c.normal_jacobian, c.body.v))
@@ -122,6 +124,7 @@ class ContactRows:
         # impact: (x⁺, v⁻, P, P⁺, P⁻) -> momentum rows and ẏ⁻, the pre-impact normal speeds
         yd_minus = ca.substitute(col(yd), x, xminus)
         self.impact = ca.Function("contact_impact", [x, vminus, p, lam, bp, bm], [col(momentum), yd_minus])
+        self.pre_impact = ca.Function("pre_impact", [x, p, lam, bp, bm], [col(before)])
         self.mu = np.array([self.contacts[i].friction for i in self.frictional]).reshape(-1, 1)
         self.e = np.array([c.restitution for c in self.contacts]).reshape(-1, 1)
 
@@ -327,10 +330,14 @@ class ContactCollocation(Collocation):
 
 
 def _fill_contact_guess(nlp, columns, time):
-    """Contact forces of a warm start, sampled at each interval's midpoint (linear in time)."""
-    lay, grid = nlp.layout, nlp.grid
-    tm = time[0] + (time[-1] - time[0]) * 0.5 * (grid.mesh[:-1] + grid.mesh[1:])
-    rows = nlp.contact
+    """Contact forces of a warm start, sampled at each interval's midpoint; impulses moved to the nearest impact point.
+
+    An impulse ``P`` of the warm start becomes ``Π = P/h̄`` at the new impact point nearest in time, and the
+    pre-impact speeds there ``v⁻ = v⁺ − M⁻¹(W_nᵀP)`` from the state guessed at that point.
+    """
+    lay, grid, rows = nlp.layout, nlp.grid, nlp.contact
+    span = time[-1] - time[0]
+    tm = time[0] + span * 0.5 * (grid.mesh[:-1] + grid.mesh[1:])
     for i, c in enumerate(rows.contacts):
         if f"{c.name}.normal_force" in columns:
             lay["cn"].guess[i] = np.maximum(np.interp(tm, time, columns[f"{c.name}.normal_force"]), 0.0)
@@ -338,3 +345,17 @@ def _fill_contact_guess(nlp, columns, time):
             j = rows.frictional.index(i)
             f = np.interp(tm, time, columns[f"{c.name}.friction_force"])
             lay["cbp"].guess[j], lay["cbm"].guess[j] = np.maximum(f, 0.0), np.maximum(-f, 0.0)
+    ip = rows.impact_points
+    if not ip.size:
+        return
+    t_ip, hbar, hit = time[0] + span * grid.tau[ip], span / grid.num_intervals, set()
+    for i, c in enumerate(rows.contacts):
+        P = columns.get(f"{c.name}.impulse")
+        for k in (np.flatnonzero(P > 0) if P is not None else []):
+            m = int(np.argmin(np.abs(t_ip - time[k])))
+            lay["pn"].guess[i, m] = P[k] / hbar
+            hit.add(m)
+    x, p = lay["x"].guess, lay["p"].guess[:, 0]
+    nf = len(rows.frictional)
+    for m in hit:
+        lay["vm"].guess[:, m] = np.asarray(rows.pre_impact(x[:, ip[m]], p, lay["pn"].guess[:, m] * hbar, np.zeros(nf), np.zeros(nf))).ravel()
