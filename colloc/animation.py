@@ -23,7 +23,7 @@ from .trajectory import atomic_write
 TRIAD_SCALE = 0.06
 
 
-def write_planar_gif(positions, times, fps, path, dpi):
+def write_planar_gif(positions, times, fps, path, dpi, ground=False):
     """Render the frames of planar bodies (``{body: positions (num_times, num_points, 2)}``) as one GIF.
 
     Only the moving artists are redrawn over a cached background (blitting),
@@ -40,7 +40,8 @@ def write_planar_gif(positions, times, fps, path, dpi):
     canvas = FigureCanvasAgg(fig)
     ax = fig.add_subplot()
     fig.subplots_adjust(left=0.12, right=0.96, bottom=0.08, top=0.93)
-    everything = np.concatenate([p.reshape(-1, 2) for p in positions.values()])
+    # a model with contacts: the ground line y = 0 is drawn and kept in view
+    everything = np.concatenate([p.reshape(-1, 2) for p in positions.values()] + ([np.zeros((1, 2))] if ground else []))
     lo, hi = everything.min(axis=0), everything.max(axis=0)
     half = 0.55 * max(float((hi - lo).max()), 1e-9) + 0.05 * max(float(np.abs(everything).max()), 1e-3)
     centre = 0.5 * (lo + hi)
@@ -48,6 +49,8 @@ def write_planar_gif(positions, times, fps, path, dpi):
     ax.set_ylim(centre[1] - half, centre[1] + half)
     ax.set_aspect("equal")
     ax.grid(True, alpha=0.3)
+    if ground:
+        ax.axhline(0.0, color="0.25", lw=2.0, zorder=0)
     moving = []
     for k, (body, pos) in enumerate(positions.items()):
         for j in range(pos.shape[1]):

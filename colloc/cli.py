@@ -40,7 +40,7 @@ from .nlp import BLOCK_LEGEND, TERM_LEGEND
 from .outputs import ResultSlot, result_name
 from .plot import animate, bounds_to_record, model_points, plot_refinement, plot_trajectory, plot_violations, save_figure
 from .schemes import SCHEMES, get_scheme
-from .script import literal, load_problem, parse_assignments, solve_defaults, split_assignments
+from .script import literal, load_problem, parse_assignments, recorded_params, solve_defaults, split_assignments
 from .solve import build_nlp, solve
 from .trajectory import Trajectory
 from .transcription.guess import check_times
@@ -349,13 +349,17 @@ def _run_verify(args) -> int:
     traj = Trajectory.read(args.file)
     recorded = traj.metadata.get("params") or {}  # a dict: the reader checks the type
     given = parse_assignments(args.params, "--set")
-    _, problem = load_problem(args.problem, {**_recorded_params(args, recorded), **given})
+    _, problem = load_problem(args.problem, {**recorded_params(args.problem, args.file, recorded), **given})
     if isinstance(problem, MultiPhaseProblem):
         if args.plot:
             raise OptionError("`--plot` draws single-phase simulations only; `colloc verify` of a multi-phase file prints each phase's errors.")
         from .verify_phases import verify_file
 
         return EXIT_SOLVED if verify_file(problem, traj, args.tolerance, args.dynamics_tolerance) else EXIT_NOT_CONVERGED
+    if traj.metadata.get("contact") == "implicit":
+        from .contact_implicit import verify_file as verify_contact_file
+
+        return EXIT_SOLVED if verify_contact_file(problem, traj, args.tolerance, args.dynamics_tolerance) else EXIT_NOT_CONVERGED
     if traj.metadata.get("scheme") == "midpoint-vi":
         raise OptionError(f"`{args.file}` is a midpoint-vi solution; verify integrates collocation interpolants. "
                           "Re-simulate it with colloc.simulate instead.")
@@ -383,19 +387,6 @@ def _run_verify(args) -> int:
     else:
         print("verified: every check passed.")
     return EXIT_SOLVED if sim["verified"] else EXIT_NOT_CONVERGED
-
-
-def _recorded_params(args, recorded) -> dict:
-    """The file's recorded ``--set`` values, refused by name when ``build`` does not take one (another problem's file)."""
-    from .errors import FileFormatError
-    from .script import build_function, build_parameters, import_script
-
-    accepted = build_parameters(build_function(import_script(args.problem), args.problem))
-    for key in recorded:
-        if accepted is not None and key not in accepted:
-            raise FileFormatError(f"`{args.file}` was solved with --set {key}={recorded[key]!r}, but `build` in `{args.problem}` takes "
-                                  f"no parameter `{key}`; is it a solution of another problem?")
-    return recorded
 
 
 def _run_info(args) -> int:

@@ -21,6 +21,7 @@ from .problem import Problem
 from .trajectory import Status
 from .transcription.base import Transcription, slack_warnings
 from .transcription.collocation import Collocation
+from .transcription.contacts import ContactCollocation
 from .transcription.midpoint_vi import SCHEME as MIDPOINT_VI
 from .transcription.midpoint_vi import MidpointVITranscription
 
@@ -29,9 +30,13 @@ def transcription(problem, scheme="hermite-simpson", intervals=None, mesh=None, 
     """The transcription of ``problem`` with these settings, every one of them checked (nothing is built)."""
     if isinstance(problem, Problem):
         problem.validate()
+        if options.get("contact") is not None:
+            return ContactCollocation(problem, scheme, intervals, mesh, **options)
         if scheme == MIDPOINT_VI:
             return MidpointVITranscription(problem, intervals, mesh, **options)
         return Collocation(problem, scheme, intervals, mesh, **options)
+    if options.get("contact") is not None:
+        raise OptionError(f"contact='implicit' solves a single-phase colloc.Problem; got {type(problem).__name__} (its phases fix the contact schedule already).")
     make = getattr(problem, "transcription", None)
     if not callable(make):
         raise ProblemError(f"solve() takes a colloc.Problem or MultiPhaseProblem; got {type(problem).__name__}.")

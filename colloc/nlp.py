@@ -228,6 +228,8 @@ class NLP:
         Collocation NLPs: one grid point ``(t, x, z, u, lam, p) -> (xdot, res, path, acc, L)``.
     method : ConstraintMethod, optional
         Collocation NLPs: the kinematic-constraint method (its slacks are reported).
+    contact : ContactRows, optional
+        Contact-implicit NLPs: the contact variables and rows (forces and schedule are read back through it).
     """
 
     w: ca.MX
@@ -239,6 +241,7 @@ class NLP:
     grid: object = None
     point: ca.Function | None = None
     method: object = None
+    contact: object = None
 
     @property
     def g(self):

@@ -553,8 +553,17 @@ def animate(trajectory, model_or_points, path, fps=30, speed=1.0, dpi=80):
         return write_robot_gif(trajectory, robot_bodies(model_or_points), times, fps, path, dpi)
     groups = model_points(model_or_points)
     positions = _point_positions(trajectory, groups, times)
-    write_planar_gif(positions, times, fps, path, dpi)
+    write_planar_gif(positions, times, fps, path, dpi, ground=_has_contacts(model_or_points))
     return path
+
+
+def _has_contacts(model_or_points) -> bool:
+    """Whether the model declares contacts (its animation then draws the ground line y = 0)."""
+    from .contact import contacts_of
+
+    model = getattr(model_or_points, "model", model_or_points)
+    comps = getattr(model, "components", [model])
+    return any(contacts_of(c) for c in comps if hasattr(c, "coordinates"))
 
 
 def save_figure(fig, path, dpi=120, close=False) -> str:

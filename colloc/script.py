@@ -245,3 +245,15 @@ def solve_defaults(module, path) -> dict:
 
 __all__ = ["UserCodeError", "user_frames", "load_problem", "build_problem", "build_function", "import_script", "check_parameters", "build_parameters",
            "parse_assignments", "split_assignments", "literal", "solve_defaults"]
+
+
+def recorded_params(path, file, recorded) -> dict:
+    """A file's recorded ``--set`` values, refused by name when ``build`` in ``path`` does not take one (another problem's file)."""
+    from .errors import FileFormatError
+
+    accepted = build_parameters(build_function(import_script(path), path))
+    for key in recorded:
+        if accepted is not None and key not in accepted:
+            raise FileFormatError(f"`{file}` was solved with --set {key}={recorded[key]!r}, but `build` in `{path}` takes "
+                                  f"no parameter `{key}`; is it a solution of another problem?")
+    return recorded

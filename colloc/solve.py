@@ -7,6 +7,7 @@ Malformed problems and options raise before anything is built.
 from __future__ import annotations
 
 from .backends.ipopt import DEFAULT_IPOPT, ipopt_options  # noqa: F401 - colloc's IPOPT defaults, re-exported
+from .contact_implicit import solve_contact
 from .driver import build_nlp, run  # noqa: F401 - build_nlp re-exported
 from .errors import OptionError, did_you_mean
 from .refine import solve_adaptive
@@ -91,6 +92,9 @@ def solve(problem, scheme="hermite-simpson", intervals=None, mesh=None, guess=No
         ``"explicit"``), ``constraint_method`` (``"bordalba2023"``,
         ``"posa2016"``), ``control_interpolation`` (``"free"``, ``"linear"``),
         ``derivative_bounds``, ``multiplier_bounds`` …
+        ``contact="implicit"``: contact-implicit collocation of the contacts the model declares
+        (:mod:`colloc.contact_implicit`; options ``relaxation``, ``complementarity_tolerance``,
+        ``relaxation_factor``).
 
     Returns
     -------
@@ -104,6 +108,10 @@ def solve(problem, scheme="hermite-simpson", intervals=None, mesh=None, guess=No
                             expand=expand, checkpoint=checkpoint, refine=refine, backend=backend, fatrop=fatrop, **options)
     if scheduler is not None or workers is not None:
         raise OptionError("`scheduler` and `workers` go with `starts` (multi-start); a single solve runs in this process.")
+    if options.get("contact") is not None:
+        if refine is not None:
+            raise OptionError("`refine` does not combine with contact='implicit' yet; solve on a finer mesh (intervals=...) instead.")
+        return solve_contact(problem, scheme, intervals, mesh, guess, ipopt, verbose, expand, progress, checkpoint, **options)
     if refine is not None:
         if not isinstance(refine, dict):
             raise OptionError(f"`refine` must be a dict such as {{'tolerance': 1e-6}}; got {type(refine).__name__}.")

@@ -243,6 +243,7 @@ class SolveResult:
     refinement: list | None = None  # one record per mesh iteration when solved with refine=
     interval_errors: np.ndarray | None = field(default=None, repr=False)
     between_mesh_points: dict = field(default_factory=dict)  # kinematic constraint label -> largest |value| between mesh points
+    contact: dict | None = None  # contact-implicit solves: complementarity per contact, schedule, impacts, homotopy steps
     optima: list | None = None  # multi-start: each distinct local optimum (objective, count, starts, trajectory), best first
     starts: list | None = None  # multi-start: every start's status and objective
 
@@ -293,6 +294,8 @@ class SolveResult:
         if self.refinement:
             lines.append("  mesh refinement: " + " → ".join(f"{r['intervals']} ({r['max_error']:.3e})" for r in self.refinement)
                          + "  intervals (max relative local error)")
+        if self.contact:
+            lines += _contact_lines(self.contact)
         for w in self.warnings:
             lines.append(f"  warning: {w}")
         if not self.success and self.worst:
@@ -315,3 +318,13 @@ class SolveResult:
             lines.append(f"    optimum {i}: objective {o['objective']:.10g}, reached by {o['count']} start{'s' if o['count'] != 1 else ''} "
                          f"({', '.join(map(str, o['starts']))})" + ("  ← this result" if i == 1 else ""))
         return lines
+
+
+def _contact_lines(info) -> list:
+    """Summary lines of a contact-implicit solve: relaxation, complementarity and schedule per contact, impacts."""
+    lines = [f"  contact-implicit: relaxation {info['relaxation']:.1e} reached in {len(info['steps'])} warm-started solve(s)"]
+    for name, v in info["complementarity"].items():
+        spans = ", ".join(f"{a:.4g}–{b:.4g} {m}" for a, b, m in info["schedule"].get(name, []))
+        lines.append(f"  contact {name:20s} complementarity {v:.1e}   {spans}")
+    lines += [f"  impact  {i['contact']:20s} t = {i['time']:.6g}   impulse {i['impulse']:.6g}" for i in info["impacts"]]
+    return lines

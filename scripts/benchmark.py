@@ -62,6 +62,7 @@ Usage::
 
 ``--end-to-end`` (scripts/end_to_end.py) times what a user runs, build() and colloc.solve() with every
 default, against the faster of two MUMPS orderings of the hand-written NLP without whole-NLP expansion.
+    python scripts/benchmark.py --contact [--sizes 20]            # contact-implicit problems
 """
 from __future__ import annotations
 
@@ -70,6 +71,7 @@ import concurrent.futures as cf
 import csv
 import gc
 import importlib
+import importlib.util
 import math
 import multiprocessing as mp
 import os
@@ -851,6 +853,8 @@ def main(argv=None):
     ap.add_argument("--fatrop-shooting", action="store_true", help="FATROP's best case: RK4 multiple-shooting cart-pole, "
                                                                    "IPOPT vs FATROP (--sizes default 400 1600)")
     ap.add_argument("--fatrop-case", nargs=3, metavar=("PROBLEM", "N", "BACKEND"), help=argparse.SUPPRESS)
+    ap.add_argument("--contact", action="store_true",
+                    help="contact-implicit problems: iterations and seconds per problem (scripts/contact_starts.py)")
     ap.add_argument("--out", nargs="?", const=os.path.join("results", "benchmark.csv"),
                     help="write every measured row to this CSV (default path results/benchmark.csv)")
     args = ap.parse_args(argv)
@@ -868,6 +872,11 @@ def main(argv=None):
         for n in args.sizes or (400, 1600):
             fatrop_shooting(n)
         return None
+    if args.contact:
+        spec = importlib.util.spec_from_file_location("contact_starts", os.path.join(os.path.dirname(os.path.abspath(__file__)), "contact_starts.py"))
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module.timings(args.sizes[0] if args.sizes else 20)
     if args.profile:
         return run_profile(args)
     if args.robots:

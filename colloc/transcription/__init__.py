@@ -88,8 +88,13 @@ def point_function(problem, opts) -> tuple[ca.Function, dict]:
     return f, meta
 
 
-def transcribe(problem, mesh, scheme: Scheme, opts: Options, guess=None) -> NLP:
-    """Build the NLP of ``problem`` on ``mesh`` (normalised, increasing, 0 … 1) with ``scheme``."""
+def transcribe(problem, mesh, scheme: Scheme, opts: Options, guess=None, contact=None) -> NLP:
+    """Build the NLP of ``problem`` on ``mesh`` (normalised, increasing, 0 … 1) with ``scheme``.
+
+    ``contact``, if given, is called as ``contact(grid, residual_names)`` and returns the contact hooks
+    (:class:`colloc.transcription.contacts.ContactRows`): extra variables, the contact forces in the
+    residual, pre-impact interval ends and the complementarity rows.
+    """
     model = problem.model
     grid = Grid(mesh, scheme)
     mesh, tau, n, ngrid = grid.mesh, grid.tau, grid.num_intervals, grid.num_points
@@ -98,11 +103,16 @@ def transcribe(problem, mesh, scheme: Scheme, opts: Options, guess=None) -> NLP:
 
     layout = _variables(problem, opts, meta, ngrid, n)
     method.add_variables(layout)
+    hooks = contact(grid, meta["res_names"]) if contact is not None else None
+    if hooks:
+        hooks.add_variables(layout)
     initial_guess(problem, layout, tau, guess)
     if guess is None:  # a warm start is already consistent
         t0g = problem.t0_value
         project_guess(problem, layout, t0g + tau * (guess_final_time(problem) - t0g), point, opts)
     method.guess(layout)
+    if hooks:
+        hooks.guess(layout)
 
     w = ca.MX.sym("w", layout.size)
     V = layout.symbols(w)
@@ -113,9 +123,13 @@ def transcribe(problem, mesh, scheme: Scheme, opts: Options, guess=None) -> NLP:
     X, Z, U, LAM, P = V["x"], V["z"], V["u"], V["lam"], V["p"]
 
     XD, RES, PATH, ACC, LQ = map_points(point, ngrid, (T, X, Z, U, LAM, P), opts)
+    if hooks:
+        RES = hooks.adjust_residual(RES, V, X)
     rows = Rows()
     nx = len(model.states)
     ends = method.interval_ends(V, T, X, XD, point)
+    if hooks:
+        ends = hooks.interval_ends(ends, V, T, point)
     node_cols = [list(grid.node(j)) for j in range(scheme.num_nodes - 1)]
     X_nodes = [X[:, c] for c in node_cols] + [ends.X]
     F_nodes = [XD[:, c] for c in node_cols] + [ends.XD]
@@ -134,13 +148,15 @@ def transcribe(problem, mesh, scheme: Scheme, opts: Options, guess=None) -> NLP:
     if opts.control_interpolation == "linear" and U.numel() and grid.stride > 1:
         _control_interpolation(rows, grid, U, [c.name for c in model.controls])
     method.add_rows(rows, V, T, X)
+    if hooks:
+        hooks.add_rows(rows, V, T, X)
 
     terms = _costs(problem, rows, V, tf, t0, T, LQ, grid.weights, layout)
     terms.update(method.cost_terms(V, X))
     if opts.control_interpolation == "free" and U.numel():
         terms.update(_dangling_controls(grid, U))
     f = sum(terms.values()) if terms else ca.MX(0)
-    return NLP(w, f, rows, layout, terms, mesh=mesh, grid=grid, point=point, method=method)
+    return NLP(w, f, rows, layout, terms, mesh=mesh, grid=grid, point=point, method=method, contact=hooks)
 
 
 def map_points(point, count, args, opts=None):
