@@ -5,7 +5,8 @@ origin to each child link frame's origin — with a small red/green/blue triad
 (x, y, z axes) at the frame of every body that moves.  Poses come from the
 models' frame expressions (:meth:`colloc.urdf.RobotBody.frame`), evaluated as
 one CasADi Function on the trajectory sampled with the scheme's interpolant.
-:func:`colloc.plot.animate` hands URDF models to :func:`write_robot_gif`.
+:func:`colloc.plot.animate` hands URDF models to :func:`write_robot_gif`, planar points to
+:func:`write_planar_gif`.
 """
 from __future__ import annotations
 
@@ -20,6 +21,59 @@ from .trajectory import atomic_write
 
 #: Length of the axis triads as a fraction of the drawing's extent.
 TRIAD_SCALE = 0.06
+
+
+def write_planar_gif(positions, times, fps, path, dpi, ground=False):
+    """Render the frames of planar bodies (``{body: positions (num_times, num_points, 2)}``) as one GIF.
+
+    Only the moving artists are redrawn over a cached background (blitting),
+    about ten times faster than matplotlib's ``PillowWriter``, which redraws
+    the whole figure for every frame; the frames go to Pillow just as
+    ``PillowWriter`` sends them.  The figure is built without pyplot, so the
+    user's backend and open figures are left alone.
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    from PIL import Image
+
+    fig = Figure(figsize=(5.0, 5.0), dpi=dpi)
+    canvas = FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    fig.subplots_adjust(left=0.12, right=0.96, bottom=0.08, top=0.93)
+    # a model with contacts: the ground line y = 0 is drawn and kept in view
+    everything = np.concatenate([p.reshape(-1, 2) for p in positions.values()] + ([np.zeros((1, 2))] if ground else []))
+    lo, hi = everything.min(axis=0), everything.max(axis=0)
+    half = 0.55 * max(float((hi - lo).max()), 1e-9) + 0.05 * max(float(np.abs(everything).max()), 1e-3)
+    centre = 0.5 * (lo + hi)
+    ax.set_xlim(centre[0] - half, centre[0] + half)
+    ax.set_ylim(centre[1] - half, centre[1] + half)
+    ax.set_aspect("equal")
+    ax.grid(True, alpha=0.3)
+    if ground:
+        ax.axhline(0.0, color="0.25", lw=2.0, zorder=0)
+    moving = []
+    for k, (body, pos) in enumerate(positions.items()):
+        for j in range(pos.shape[1]):
+            ax.plot(pos[:, j, 0], pos[:, j, 1], color="0.8", lw=0.8, zorder=1)
+        line, = ax.plot([], [], "o-", color=f"C{k % 10}", lw=2.5, ms=6, zorder=2, label=body, animated=True)
+        moving.append((line, pos))
+    if len(positions) > 1:
+        ax.legend(fontsize=8, loc="upper right")
+    clock = ax.text(0.5, 1.02, "", transform=ax.transAxes, ha="center", va="bottom", fontsize=10, animated=True)
+    canvas.draw()
+    background = canvas.copy_from_bbox(fig.bbox)
+    frames = []
+    for i, t in enumerate(times):
+        canvas.restore_region(background)
+        for line, pos in moving:
+            line.set_data(pos[i, :, 0], pos[i, :, 1])
+            ax.draw_artist(line)
+        clock.set_text(f"t = {t:.3f}")
+        ax.draw_artist(clock)
+        frames.append(Image.frombuffer("RGBA", canvas.get_width_height(), canvas.buffer_rgba(), "raw", "RGBA", 0, 1).convert("RGB"))
+    buf = io.BytesIO()
+    frames[0].save(buf, format="GIF", save_all=True, append_images=frames[1:], duration=int(round(1000 / fps)), loop=0)
+    atomic_write(path, buf.getvalue())
 
 
 def robot_bodies(model_or_points) -> list:
@@ -132,4 +186,4 @@ def _segments(points, edges):
     return out
 
 
-__all__ = ["robot_bodies", "frame_poses", "write_robot_gif"]
+__all__ = ["robot_bodies", "frame_poses", "write_robot_gif", "write_planar_gif"]

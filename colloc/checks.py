@@ -65,14 +65,18 @@ def check_solution(problem, trajectory, tolerance=TOLERANCE, dynamics_tolerance=
     checks = basic_checks(problem, trajectory, tolerance)
     if not all(c.passed for c in checks):
         return checks
-    traj = trajectory
-    checks += _endpoint_values(problem, traj, tolerance)
-    checks.append(_bounds(problem, traj, tolerance))
-    checks += _paths(problem, traj, tolerance)
-    checks += _boundaries(problem, traj, tolerance)
+    checks += solution_checks(problem, trajectory, tolerance)
     if interval_errors is not None:
-        checks += _dynamics(problem, traj, dynamics_tolerance, interval_errors)
+        checks += _dynamics(problem, trajectory, dynamics_tolerance, interval_errors)
     return checks
+
+
+def solution_checks(problem, trajectory, tolerance=TOLERANCE) -> list:
+    """Initial and final conditions, bounds, path and endpoint constraints (the file already passed
+    :func:`basic_checks`)."""
+    traj = trajectory
+    return (_endpoint_values(problem, traj, tolerance) + [_bounds(problem, traj, tolerance)]
+            + _paths(problem, traj, tolerance) + _boundaries(problem, traj, tolerance))
 
 
 def basic_checks(problem, trajectory, tolerance=TOLERANCE) -> list:
@@ -93,6 +97,23 @@ def basic_checks(problem, trajectory, tolerance=TOLERANCE) -> list:
     checks.append(_horizon(problem, t, tolerance))
     checks.append(_finite(problem, traj))
     return checks
+
+
+def check_columns(problem, trajectory):
+    """Raise :class:`~colloc.errors.FileFormatError` naming the file and the first variable of ``problem``
+    that ``trajectory`` has no column (or parameter value) for: such a file belongs to another problem."""
+    from .errors import FileFormatError, did_you_mean
+
+    where = f"`{trajectory.source}`" if getattr(trajectory, "source", None) else "The trajectory"
+    model = problem.model
+    for v in model.states + model.controls + model.multipliers:
+        if v.name not in trajectory:
+            raise FileFormatError(f"{where} has no column `{v.name}`, which problem `{problem.name}` needs; "
+                                  f"is it a solution of another problem?{did_you_mean(v.name, trajectory.names)}")
+    for v in model.parameters:
+        if v.name not in trajectory.parameters:
+            raise FileFormatError(f"{where} has no value of parameter `{v.name}`, which problem `{problem.name}` needs."
+                                  f"{did_you_mean(v.name, trajectory.parameters)}")
 
 
 def _allowance(bound, tol):
@@ -168,39 +189,30 @@ def _bounds(problem, traj, tol):
     return Check("bounds", worst <= 0, max(worst, 0.0), tol, text)
 
 
-def _columns_for(symbols, traj, row_values):
-    """Numeric values of CasADi symbols from the file: ``row_values(name)`` per symbol name, or None if one is missing."""
-    out = []
-    for s in symbols:
-        value = row_values(s.name())
-        if value is None:
-            return None
-        out.append(value)
-    return out
+def symbol_values(symbols, traj, rows) -> list | None:
+    """Values of CasADi symbols at the file's ``rows``: time, a column or a parameter
+    (:func:`colloc.animation.symbol_values` on the grid rows themselves); None if the file lacks one."""
+    from .animation import symbol_values as values_at
+
+    rows = np.asarray(rows)
+    try:
+        return values_at(traj, symbols, traj.time[rows], {n: traj[n][rows] for n in traj.names})
+    except KeyError:
+        return None
 
 
 def _paths(problem, traj, tol):
     import casadi as ca
 
-    from .model import TIME
-
     rows = _collocation_rows(traj)
     out = []
     for pc in problem.paths:
         syms = ca.symvar(pc.expr)
-        fn = ca.Function("path", syms, [pc.expr])
-
-        def value(name):
-            if name == TIME.name():
-                return traj.time[rows]
-            if name in traj.parameters:
-                return np.full(rows.size, traj.parameters[name])
-            return traj[name][rows] if name in traj else None
-
-        args = _columns_for(syms, traj, value)
+        args = symbol_values(syms, traj, rows)
         if args is None:
             out.append(Check(f"path:{pc.name}", False, math.nan, tol, "the file lacks a column this constraint uses"))
             continue
+        fn = ca.Function("path", syms, [pc.expr])
         g = np.atleast_2d(np.asarray(fn.map(rows.size).call([np.atleast_2d(a) for a in args])[0], dtype=float))
         worst, where = -math.inf, ""
         for r in range(g.shape[0]):
@@ -227,8 +239,8 @@ def _boundaries(problem, traj, tol):
                 return float(traj[base][0 if at == "t0" else -1])
             return traj.parameters.get(name)
 
-        args = _columns_for(syms, traj, value)
-        if args is None:
+        args = [value(sym.name()) for sym in syms]
+        if any(a is None for a in args):
             out.append(Check(f"boundary:{bc.name}", False, math.nan, tol, "the file lacks a value this constraint uses"))
             continue
         g = np.ravel(np.asarray(ca.Function("boundary", syms, [bc.expr]).call(args)[0], dtype=float))
@@ -282,11 +294,13 @@ def _dynamics(problem, traj, tol, interval_errors):
 
 
 def report(checks, tolerance=TOLERANCE, dynamics_tolerance=DYNAMICS_TOLERANCE) -> str:
-    """The checks as lines under a heading that states the tolerances."""
+    """The checks as lines under a heading that states the tolerances (``dynamics_tolerance=None``: no dynamics checks)."""
     failed = [c for c in checks if not c.passed]
-    head = (f"checks (constraints: tolerance {tolerance:.1e} × max(1, |bound|); dynamics: each interval simulated alone, "
-            f"tolerance {dynamics_tolerance:.1e} × max(1, max |x|)): {len(checks) - len(failed)} passed, {len(failed)} failed")
+    dynamics = "" if dynamics_tolerance is None else \
+        f"; dynamics: each interval simulated alone, tolerance {dynamics_tolerance:.1e} × max(1, max |x|)"
+    head = (f"checks (constraints: tolerance {tolerance:.1e} × max(1, |bound|){dynamics}): "
+            f"{len(checks) - len(failed)} passed, {len(failed)} failed")
     return "\n".join([head] + [c.line() for c in checks])
 
 
-__all__ = ["Check", "check_solution", "basic_checks", "report", "TOLERANCE", "DYNAMICS_TOLERANCE"]
+__all__ = ["Check", "check_solution", "check_columns", "basic_checks", "solution_checks", "symbol_values", "report", "TOLERANCE", "DYNAMICS_TOLERANCE"]

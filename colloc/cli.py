@@ -4,14 +4,18 @@
 
     colloc solve PROBLEM.py [--set k=v ...] [--scheme S] [--intervals N] [--guess FILE] [--force]
                  [--out DIR] [--plot] [--animate] [--quiet | --verbose] [--ipopt key=value ...]
+                 [--backend ipopt|fatrop] [--fatrop key=value ...]
+                 [--starts N [--seed S] [--workers N | --scheduler ADDRESS]]
     colloc plot FILE... [--out PNG] [--violations [--by-kind] | --refinement]
+    colloc verify FILE PROBLEM.py [--set k=v ...] [--tolerance TOL] [--dynamics-tolerance TOL] [--plot PNG]
     colloc info PROBLEM.py [--set k=v ...] [--scheme S] [--intervals N]
     colloc sweep PROBLEM.py --set k=START:STOP:COUNT [--set ...] [--workers N | --scheduler ADDRESS]
                  [--continuation] [--point-timeout SECONDS] [--out DIR] [--scheme S] [--intervals N] [--ipopt key=value ...] [--quiet]
 
 A problem script exposes ``build(**params) -> Problem`` and may give solve
 defaults in a module-level ``SOLVE = dict(scheme=..., intervals=..., ...)``;
-command-line flags override them.  Exit codes are a contract (:data:`EXIT_CODES`):
+command-line flags override them.  ``solve`` writes ``OUT/NAME.csv`` with NAME
+the script's stem and the ``--set`` values (:func:`colloc.outputs.result_name`).  Exit codes are a contract (:data:`EXIT_CODES`):
 0 solved or verified, 1 not converged or verification failed (files are still
 written), 2 bad input (one sentence on stderr; for an error in the user's script
 also its frames, never colloc's), 130 interrupted, 70 an internal error (one line
@@ -23,6 +27,7 @@ import argparse
 import inspect
 import math
 import os
+import re
 import sys
 import warnings
 from pathlib import Path
@@ -31,12 +36,14 @@ from . import __version__
 from .checks import DYNAMICS_TOLERANCE, TOLERANCE
 from .errors import CollocError, OptionError
 from .files import writable_folder
-from .outputs import ResultSlot
-from .plot import animate, model_points, plot_refinement, plot_trajectory, plot_violations, save_figure
+from .nlp import BLOCK_LEGEND, TERM_LEGEND
+from .outputs import ResultSlot, result_name
+from .plot import animate, bounds_to_record, model_points, plot_refinement, plot_trajectory, plot_violations, save_figure
 from .schemes import SCHEMES, get_scheme
-from .script import literal, load_problem, parse_assignments, solve_defaults, split_assignments
+from .script import literal, load_problem, parse_assignments, recorded_params, solve_defaults, split_assignments
 from .solve import build_nlp, solve
 from .trajectory import Trajectory
+from .transcription.guess import check_times
 
 #: The exit-code contract (README "Exit codes", docs/reliability.md).
 EXIT_SOLVED, EXIT_NOT_CONVERGED, EXIT_ERROR, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 70, 130
@@ -106,12 +113,19 @@ def _crash_report(error, argv) -> str:
 
 
 # -- parser -----------------------------------------------------------------------------------
+class _Parser(argparse.ArgumentParser):
+    """argparse with usage errors as one line (the documented contract) instead of the usage block."""
+
+    def error(self, message):
+        self.exit(EXIT_ERROR, f"colloc: error: {self.prog}: {message} (see `{self.prog} --help`).\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="colloc", description="Trajectory optimization by direct collocation.",
         epilog=EXIT_CODES)
     parser.add_argument("--version", action="version", version=f"colloc {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     p = sub.add_parser("solve", epilog=EXIT_CODES, help="solve a problem script and write its trajectory",
                        description="Solve PROBLEM.py (a script with build(**params) -> Problem); write OUT/NAME.csv "
@@ -130,6 +144,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help="let an unconverged or interrupted result replace a converged OUT/NAME.csv "
                                                          "(by default it is written to OUT/NAME.unconverged.csv)")
     _ipopt_argument(p)
+    p.add_argument("--backend", choices=("ipopt", "fatrop"), help="NLP solver (default: SOLVE or ipopt); fatrop takes single-phase "
+                                                                  "collocation with a fixed final time and no parameters")
+    p.add_argument("--fatrop", metavar="KEY=VALUE", action="append", default=[], help="FATROP option, e.g. max_iter=500 (repeatable; "
+                                                                                     "with --backend fatrop)")
+    _starts_arguments(p)
     p.set_defaults(run=_run_solve)
 
     _verify_parser(sub)
@@ -152,6 +171,15 @@ def _parser() -> argparse.ArgumentParser:
 
     _sweep_parser(sub)
     return parser
+
+
+def _starts_arguments(p):
+    p.add_argument("--starts", metavar="N", type=int, help="multi-start: solve from the script's guess and N-1 seeded perturbations of it "
+                                                           "(on a local Dask cluster), keep the best and write each distinct local optimum")
+    p.add_argument("--seed", metavar="S", type=int, default=0, help="seed of the --starts perturbations (default 0)")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--workers", metavar="N", type=int, help="with --starts: processes of the local Dask cluster (default: 2)")
+    where.add_argument("--scheduler", metavar="ADDRESS", help="with --starts: a running Dask scheduler, e.g. tcp://127.0.0.1:8786")
 
 
 def _verify_parser(sub):
@@ -205,15 +233,14 @@ def _ipopt_argument(p):
 # -- commands ---------------------------------------------------------------------------------
 def _run_solve(args) -> int:
     params = parse_assignments(args.params, "--set")
-    if args.checkpoint_every is not None and args.checkpoint_every < 1:
-        raise OptionError(f"--checkpoint-every must be at least 1; got {args.checkpoint_every}.")
+    _check_solve_flags(args)
     # everything the user gave is checked before `build` runs: a bad --out or --guess must not cost a build
     folder, created = writable_folder(args.out)
     try:
-        guess = Trajectory.read(args.guess) if args.guess else None
+        guess = _read_guess(args.guess)
         module, problem = load_problem(args.problem, params)
         kwargs = _solve_arguments(module, args)
-        kwargs["ipopt"] = _ipopt_options(kwargs.get("ipopt"), args.ipopt)
+        _backend_options(kwargs, args)
         if args.animate:
             model_points(problem)  # no points: say so before the solve, not after
     except BaseException:
@@ -222,12 +249,15 @@ def _run_solve(args) -> int:
         raise
     if guess is not None:
         kwargs["guess"] = guess
-    if args.verbose:
+    if args.starts is not None:
+        kwargs.update(starts=args.starts, seed=args.seed, scheduler=args.scheduler, workers=args.workers,
+                      progress=None if args.quiet else _print_start)
+    elif args.verbose:
         kwargs["verbose"] = True
     elif not args.quiet:
         kwargs["progress"] = True
-    out, name = Path(folder), Path(args.problem).stem
-    with ResultSlot(out, name, force=args.force) as slot:
+    out = Path(folder)
+    with ResultSlot(out, result_name(Path(args.problem).stem, params), force=args.force) as slot:
         for note in slot.notes:
             print(f"note: {note}", file=sys.stderr)
         slot.notes.clear()
@@ -243,11 +273,15 @@ def _run_solve(args) -> int:
         traj = result.trajectory
         traj.metadata["params"] = {k: list(v) if isinstance(v, tuple) else v for k, v in params.items()}
         traj.metadata["violations"] = dict(result.violations)  # for `colloc plot --violations`
+        traj.metadata["bounds"] = bounds_to_record(getattr(problem, "bounds", None))  # `colloc plot` draws them
         target = slot.result_path(result.success)
         written = traj.write(target)  # before any printing: a closed pipe must not lose the result
         slot.finish(result.success)
+        optima = _write_optima(result, out, slot.stem, {k: traj.metadata[k] for k in ("params", "bounds")})
     print(result.summary())
     print(f"wrote {written}")
+    for path in optima:
+        print(f"wrote {path}")
     for note in slot.notes:
         print(f"note: {note}")
     stem = Path(written).stem
@@ -256,59 +290,76 @@ def _run_solve(args) -> int:
         print(f"wrote {save_figure(fig, out / f'{stem}.png', close=True)}")
     if args.animate:
         print(f"wrote {animate(traj, problem, out / f'{stem}.gif')}")
-    if result.status.value == "interrupted":  # Ctrl-C or SIGTERM: the iterate is written, the exit says why
-        return EXIT_INTERRUPTED
+    if result.status.value == "interrupted" or any(s["status"] == "interrupted" for s in result.starts or []):
+        return EXIT_INTERRUPTED  # Ctrl-C or SIGTERM: the iterate (or the best start) is written, the exit says why
     return EXIT_SOLVED if result.success else EXIT_NOT_CONVERGED
 
 
-def _verify_multi_phase(problem, traj) -> int:
-    """Phase-by-phase simulation with the jump maps, then event-driven re-simulation with the guards.
+def _read_guess(path):
+    """The ``--guess`` file, its times checked (what can be judged without the problem, before `build` runs)."""
+    if not path:
+        return None
+    guess = Trajectory.read(path)
+    check_times(guess)
+    return guess
 
-    The first integrates each phase over the file's own phase times; the second
-    forgets the schedule (guards found by root-finding, impacts re-applied) and
-    reports the event times it finds against the file's.  A guard that is never
-    reached fails the verification.
-    """
-    from .errors import CollocError
-    from .resimulation import format_resimulation, resimulate_phases
-    from .verify_phases import report_phases, verify_phases
 
-    sim = verify_phases(problem, traj)
-    print(report_phases(sim))
-    ok = sim["success"]
-    if any(phase.guards for phase in problem.phases):
-        try:
-            events = resimulate_phases(problem, traj)
-        except (CollocError, ImportError) as e:
-            print(f"event-driven re-simulation skipped: {e}")
-        else:
-            print("event-driven re-simulation (guards found by root-finding, jumps re-applied):")
-            print(format_resimulation(events))
-            missing = [r["name"] for r in events["phases"] if r["event"] is not None and not math.isfinite(r["time_found"])]
-            if missing:
-                print(f"verification failed: the guard of phase `{missing[0]}` is never reached in re-simulation.")
-                ok = False
-    if ok:
-        print("verified: every phase simulated, every event found.")
-    return EXIT_SOLVED if ok else EXIT_NOT_CONVERGED
+def _check_solve_flags(args):
+    if args.checkpoint_every is not None and args.checkpoint_every < 1:
+        raise OptionError(f"--checkpoint-every must be at least 1; got {args.checkpoint_every}.")
+    if args.starts is None:
+        for flag, value in (("--workers", args.workers), ("--scheduler", args.scheduler)):
+            if value is not None:
+                raise OptionError(f"{flag} goes with --starts (multi-start); a single solve runs in this process.")
+    elif args.starts < 1:
+        raise OptionError(f"--starts must be at least 1; got {args.starts}.")
+    elif args.checkpoint_every is not None:
+        raise OptionError("--checkpoint-every cannot be combined with --starts; solve the best start again to checkpoint it.")
+
+
+def _print_start(k, res):
+    """One line per finished multi-start start."""
+    if not hasattr(res, "objective"):  # colloc.multistart.Failed
+        print(f"start {k}: {res.status}: {res.message}", flush=True)
+    else:
+        print(f"start {k}: {res.status.value}, objective {res.objective:.10g}, {res.iterations} iterations", flush=True)
+
+
+def _write_optima(result, out, stem, metadata) -> list:
+    """``OUT/STEM.optimum-<i>.csv`` for each distinct local optimum of a multi-start (1 = best)."""
+    paths = []
+    for i, opt in enumerate(result.optima or [], start=1):
+        traj = opt["trajectory"]
+        traj.metadata.update(metadata)
+        paths.append(traj.write(out / f"{stem}.optimum-{i}.csv"))
+    return paths
 
 
 def _run_verify(args) -> int:
-    from .checks import basic_checks
+    from .checks import basic_checks, check_columns
     from .checks import report as checks_report
     from .verify import report, verify
 
     from .phases import MultiPhaseProblem
     from .trajectory import Trajectory
 
+    for flag, value in (("--tolerance", args.tolerance), ("--dynamics-tolerance", args.dynamics_tolerance)):
+        if not (math.isfinite(value) and value > 0):
+            raise OptionError(f"{flag} must be a positive number; got {value:g}.")
     traj = Trajectory.read(args.file)
     recorded = traj.metadata.get("params") or {}  # a dict: the reader checks the type
     given = parse_assignments(args.params, "--set")
-    _, problem = load_problem(args.problem, {**recorded, **given})
+    _, problem = load_problem(args.problem, {**recorded_params(args.problem, args.file, recorded), **given})
     if isinstance(problem, MultiPhaseProblem):
         if args.plot:
             raise OptionError("`--plot` draws single-phase simulations only; `colloc verify` of a multi-phase file prints each phase's errors.")
-        return _verify_multi_phase(problem, traj)
+        from .verify_phases import verify_file
+
+        return EXIT_SOLVED if verify_file(problem, traj, args.tolerance, args.dynamics_tolerance) else EXIT_NOT_CONVERGED
+    if traj.metadata.get("contact") == "implicit":
+        from .contact_implicit import verify_file as verify_contact_file
+
+        return EXIT_SOLVED if verify_contact_file(problem, traj, args.tolerance, args.dynamics_tolerance) else EXIT_NOT_CONVERGED
     if traj.metadata.get("scheme") == "midpoint-vi":
         raise OptionError(f"`{args.file}` is a midpoint-vi solution; verify integrates collocation interpolants. "
                           "Re-simulate it with colloc.simulate instead.")
@@ -317,6 +368,7 @@ def _run_verify(args) -> int:
     if traj.metadata.get("success") is False:
         print(f"note: `{args.file}` holds an unconverged iterate (status {traj.metadata.get('status')}).")
     tolerances = dict(tolerance=args.tolerance, dynamics_tolerance=args.dynamics_tolerance)
+    check_columns(problem, traj)
     basic = basic_checks(problem, traj, args.tolerance)
     if not all(c.passed for c in basic):  # nothing more can be judged (and a simulation would say nothing)
         print(checks_report(basic, **tolerances))
@@ -358,7 +410,13 @@ def _run_info(args) -> int:
           f"{nlp.layout.size} variables, {nlp.rows.size} constraints")
     if scheme == "midpoint-vi":
         return EXIT_SOLVED
-    print(_listing("  variables by block", [f"{b.name} {b.size}" for b in nlp.layout.blocks.values() if b.size], "none"))
+    blocks = [b for b in nlp.layout.blocks.values() if b.size]
+    print(_listing("  variables by block", [f"{b.name} {b.size}" for b in blocks], "none"))
+    for b in blocks:
+        print(f"    {b.name:5s} {BLOCK_LEGEND.get(b.name, '')}".rstrip())
+    added = [k for k in nlp.terms if k not in {c.name for c in problem.costs}]
+    for k in added:
+        print(f"  cost term added by the transcription: {k}: {TERM_LEGEND.get(k, '')}".rstrip(": "))
     rows = {}
     for b in nlp.rows.blocks:
         kind = b.kind or b.names[0].split(":", 1)[0]
@@ -385,6 +443,8 @@ def _run_plot(args) -> int:
     if args.by_kind and not args.violations:
         raise OptionError("--by-kind goes with --violations.")
     trajs = [Trajectory.read(f) for f in args.files]
+    for t in trajs:
+        check_times(t, "trajectory")  # the interpolant of a file whose time runs backwards draws nonsense
     labels = _file_labels(args.files) if len(args.files) > 1 else None
     if args.violations:
         for f, t in zip(args.files, trajs):
@@ -411,6 +471,9 @@ def _run_sweep(args) -> int:
         raise OptionError(f"--intervals must be at least 1; got {args.intervals}.")
     for key, text in split_assignments(args.params, "--set"):
         values = sweeping.parse_range(text)
+        if values is None and re.fullmatch(r"[^:'\"]+:[^:]+:[^:'\"]+", text):
+            raise OptionError(f"--set {key}={text} looks like a range but is not one: a range is START:STOP:COUNT with "
+                              f"numbers (e.g. {key}=0.5:1.5:5); quote a fixed text value that holds colons ({key}='{text}').")
         if values is None:
             fixed[key] = literal(text)
         else:
@@ -439,7 +502,7 @@ def _run_sweep(args) -> int:
     counts = {}
     for r in rows:
         counts[r["status"]] = counts.get(r["status"], 0) + 1
-    print(f"wrote {sum(1 for r in rows if r['file'])} trajectories and {Path(args.out) / f'{name}_sweep.csv'} "
+    print(f"wrote {sum(1 for r in rows if r['file'])} trajectories and {getattr(rows, 'summary', None) or Path(args.out) / f'{name}_sweep.csv'} "
           f"({', '.join(f'{n} {s}' for s, n in counts.items())})")
     return EXIT_SOLVED if all(r["success"] for r in rows) else EXIT_NOT_CONVERGED
 
@@ -499,6 +562,19 @@ def _ipopt_options(defaults, assignments):
     merged = dict(defaults or {})
     merged.update(parse_assignments(assignments, "--ipopt"))
     return merged or None
+
+
+def _backend_options(kwargs, args):
+    """Merge --backend, --ipopt and --fatrop into the script's SOLVE defaults (in ``kwargs``)."""
+    if args.backend:
+        kwargs["backend"] = args.backend
+    if kwargs.get("backend", "ipopt") != "ipopt" and kwargs.get("ipopt") and not args.ipopt:
+        print(f"note: the script's SOLVE ipopt options do not apply to --backend {kwargs['backend']}", file=sys.stderr)
+        kwargs.pop("ipopt")
+    kwargs["ipopt"] = _ipopt_options(kwargs.get("ipopt"), args.ipopt)
+    fatrop = dict(kwargs.get("fatrop") or {})
+    fatrop.update(parse_assignments(args.fatrop, "--fatrop"))
+    kwargs["fatrop"] = fatrop or None
 
 
 def _remove_empty(folder):

@@ -15,11 +15,13 @@ import dataclasses
 import time as _time
 
 from .backends import get_backend
-from .errors import ProblemError
+from .errors import OptionError, ProblemError
+from .nonfinite import HINT, describe, rows_at, trial_points
 from .problem import Problem
 from .trajectory import Status
 from .transcription.base import Transcription, slack_warnings
 from .transcription.collocation import Collocation
+from .transcription.contacts import ContactCollocation
 from .transcription.midpoint_vi import SCHEME as MIDPOINT_VI
 from .transcription.midpoint_vi import MidpointVITranscription
 
@@ -28,9 +30,13 @@ def transcription(problem, scheme="hermite-simpson", intervals=None, mesh=None, 
     """The transcription of ``problem`` with these settings, every one of them checked (nothing is built)."""
     if isinstance(problem, Problem):
         problem.validate()
+        if options.get("contact") is not None:
+            return ContactCollocation(problem, scheme, intervals, mesh, **options)
         if scheme == MIDPOINT_VI:
             return MidpointVITranscription(problem, intervals, mesh, **options)
         return Collocation(problem, scheme, intervals, mesh, **options)
+    if options.get("contact") is not None:
+        raise OptionError(f"contact='implicit' solves a single-phase colloc.Problem; got {type(problem).__name__} (its phases fix the contact schedule already).")
     make = getattr(problem, "transcription", None)
     if not callable(make):
         raise ProblemError(f"solve() takes a colloc.Problem or MultiPhaseProblem; got {type(problem).__name__}.")
@@ -47,20 +53,26 @@ def build_nlp(problem, scheme="hermite-simpson", intervals=None, mesh=None, gues
     return tr.build(tr.warm_start(guess))
 
 
-def run(problem, scheme="hermite-simpson", intervals=None, mesh=None, guess=None, ipopt=None, verbose=False, expand=True,
-        progress=None, checkpoint=None, backend="ipopt", **options):
+def run(problem, scheme="hermite-simpson", intervals=None, mesh=None, guess=None, ipopt=None, verbose=False, expand=False,
+        progress=None, checkpoint=None, backend="ipopt", fatrop=None, **options):
     """Solve ``problem`` once on one mesh; arguments as :func:`colloc.solve` (no ``refine``)."""
     solver = get_backend(backend)
+    given = {"ipopt": ipopt, "fatrop": fatrop}
+    for other, value in given.items():
+        if other != solver.name and value is not None:
+            raise OptionError(f"`{other}=` options do not apply to backend='{solver.name}'; pass them as {solver.name}={{...}}.")
     tr = transcription(problem, scheme, intervals, mesh, **options)
+    solver.check(tr, progress, checkpoint)
     warm = tr.warm_start(guess)
-    solver_opts = solver.options(ipopt, verbose)
+    solver_opts = solver.options(given[solver.name], verbose)
 
     start = _time.perf_counter()
     nlp = tr.build(warm)
     to_trajectory = lambda w: tr.trajectory(nlp, w, dict(status="checkpoint", success=False))  # noqa: E731
     sol, stats, build_seconds, solve_seconds = solver.run(nlp, solver_opts, expand, progress, checkpoint, to_trajectory, start)
     res = result(tr, nlp, sol, stats, build_seconds, solve_seconds, solver)
-    if res.status in (Status.INFEASIBLE, Status.RESTORATION_FAILED) and warm is None and _straight_guess(problem):
+    if (res.status in (Status.INFEASIBLE, Status.RESTORATION_FAILED) and warm is None and _straight_guess(problem)
+            and not res.stats.get("nonfinite_evaluations")):  # a NaN, not the guess's shape, is the cause then
         res = dataclasses.replace(res, message=res.message + TRIVIAL_GUESS_HINT)
     return res
 
@@ -85,8 +97,81 @@ def result(tr, nlp, sol, stats, build_seconds, solve_seconds, solver):
     slacks = tr.slacks(nlp, o.w)
     traj = tr.trajectory(nlp, o.w, dict(status=o.status.value, success=o.success, objective=o.objective, iterations=o.iterations,
                                         **tr.result_metadata()))
+    message = o.message
+    if not o.success and o.status != Status.INTERRUPTED:
+        found = _non_finite(tr, nlp, o, stats, traj)
+        if found:  # the NaN is the cause; IPOPT's status is how it ended
+            message = f"{found} {o.message}" if o.status == Status.INVALID_NUMBER else f"{found} {HINT} IPOPT stopped with: {o.message}"
     return tr.result(
-        nlp, o.w, traj, success=o.success, status=o.status, message=o.message, objective=o.objective, terms=o.terms,
+        nlp, o.w, traj, success=o.success, status=o.status, message=message, objective=o.objective, terms=o.terms,
         iterations=o.iterations, build_seconds=build_seconds, solve_seconds=solve_seconds,
         violations=nlp.rows.violations(o.g), worst=nlp.rows.worst(o.g, 10), slacks=slacks, warnings=slack_warnings(slacks),
         stats=dict(stats), nlp_size=dict(variables=int(nlp.layout.size), constraints=int(nlp.rows.size)))
+
+
+def _non_finite(tr, nlp, o, stats, traj) -> str:
+    """What went NaN or inf (constraint rows, derivatives, cost terms, with times), or ``""``.
+
+    From CasADi's reports of failed evaluations during the run, the constraint values and cost terms at
+    the iterate IPOPT returned, and each cost term at the trial points of the last step.
+    """
+    import math
+
+    events = stats.get("nonfinite_evaluations") or []
+    parts = getattr(tr, "cost_parts", None)
+    cost_parts = (lambda w: parts(nlp, w)) if parts is not None else None
+    row_time, variable_time = _time_labels(nlp, traj)
+    row_label = lambda i: row_time(nlp.rows.label(i))  # noqa: E731
+    labels = []
+
+    def variable_label(j):
+        if not labels:
+            labels.extend(nlp.layout.labels())
+        return variable_time(labels[j])
+
+    at_guess = o.iterations == 0 and all(e.iteration == 0 for e in events)
+    where = "at the guess" if at_guess else "at the last iterate"
+    found = []
+    rows = rows_at(o.g, row_label)
+    if rows:
+        found.append(f"Constraint {rows} are not finite {where}.".replace("row ", "row ", 1))
+    if not all(math.isfinite(v) for v in o.terms.values()) and not any(e.function == "nlp_f" for e in events):
+        terms = cost_parts(o.w) if cost_parts is not None else []
+        names = [k for k, v in o.terms.items() if not math.isfinite(v)]
+        found.append(f"The objective is not finite {where}: " + (", ".join(terms) or "cost " + ", ".join(f"`{n}`" for n in names)) + ".")
+    if events:
+        text = describe(events, row_label, variable_label, cost_parts, trial_points(o.w, stats.get("previous_iterate")))
+        found.append(text.replace("appeared in iteration 0 at points IPOPT tried", "appeared at the guess") if at_guess else text)
+    return " ".join(found)
+
+
+def _time_labels(nlp, traj):
+    """Row and variable labels with the time of their grid point (defects: their interval)."""
+    grid = getattr(nlp, "grid", None)  # multi-phase NLPs have one per phase: labels without times
+
+    def when(label, interval):
+        head, _, k = label.rpartition("@k=")
+        if grid is None or not k.isdigit():
+            return label
+        k = int(k)
+        if interval:
+            if k >= grid.num_intervals:
+                return label
+            a, b = traj.time[grid.interval_starts[k]], traj.time[grid.interval_ends[k]]
+            return f"{label} (t = {a:.6g} … {b:.6g})"
+        return f"{label} (t = {traj.time[k]:.6g})" if k < traj.time.size else label
+
+    def row(label):
+        kind = label.split(":", 1)[0]
+        return label if kind == "boundary" else when(label, kind.startswith("defect"))
+
+    def variable(label):
+        block, _, rest = label.partition(":")
+        name, _, k = rest.rpartition("@k=")
+        if block in ("x", "z", "u", "lam") and grid is not None and k.isdigit() and int(k) < traj.time.size:
+            return f"`{name}` at grid point {k} (t = {traj.time[int(k)]:.6g})"  # a variable, by its own name
+        if block == "p":
+            return f"parameter `{name}`"
+        return "the final time" if block == "tf" else label
+
+    return row, variable

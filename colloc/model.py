@@ -324,11 +324,19 @@ class Model:
         return [v for v in self.variables if v.kind == kind]
 
     def vector(self, kind) -> ca.SX:
-        return ca.vertcat(*[v.symbol for v in self.of_kind(kind)]) if self.of_kind(kind) else ca.SX(0, 1)
+        """The symbols of one kind stacked in model order (built once: a transcription asks hundreds of times)."""
+        cache = self.__dict__.setdefault("_vectors", {})
+        if (kind, len(self.variables)) not in cache:
+            of = self.of_kind(kind)
+            cache[(kind, len(self.variables))] = ca.vertcat(*[v.symbol for v in of]) if of else ca.SX(0, 1)
+        return cache[(kind, len(self.variables))]
 
     @property
     def dots(self) -> ca.SX:
-        return ca.vertcat(*[v.dot for v in self.states]) if self.states else ca.SX(0, 1)
+        cache = self.__dict__.setdefault("_vectors", {})
+        if ("dots", len(self.states)) not in cache:
+            cache[("dots", len(self.states))] = ca.vertcat(*[v.dot for v in self.states]) if self.states else ca.SX(0, 1)
+        return cache[("dots", len(self.states))]
 
     def lookup(self, key, where="the model") -> Variable:
         """The variable named ``key`` (a full name or a symbol), or a ModelError with a suggestion."""

@@ -10,7 +10,7 @@ states) of a mechanical system.  Its rows are
 
 The mass matrix ``M`` and bias ``c`` come by automatic differentiation from a
 Lagrangian ``L = T − V`` or are given directly; ``τ`` is the generalised
-applied force; ``Gᵀ λ`` the constraint force (DESIGN.md §3).  Constraints are
+applied force; ``Gᵀ λ`` the constraint force (docs/design.md §2).  Constraints are
 declared once, at their own level; colloc derives the other levels with
 ``jtimes``:
 
@@ -97,8 +97,8 @@ class Multibody(ConstraintLevels, Component):
       ``c`` (virtual power of the conservative force).
 
     :attr:`generalized_force` ``τ`` (nv) may use controls, parameters, time
-    and any other component's symbols.  The sign of ``λ`` follows DESIGN.md
-    §3 (``+Gᵀλ`` is the constraint force); Simbody's ``M u̇ + Gᵀλ = f``
+    and any other component's symbols.  The sign of ``λ`` follows docs/design.md
+    §2 (``+Gᵀλ`` is the constraint force); Simbody's ``M u̇ + Gᵀλ = f``
     uses the opposite sign.
     """
 
@@ -453,7 +453,7 @@ class Multibody(ConstraintLevels, Component):
         """Generalised force that must be added to τ to produce the accelerations ``a``.
 
         ``M(q) a + c(q, v, t) − τ − Gᵀλ``, Simbody's ``calcResidualForce``
-        with DESIGN.md's sign of λ.  Inputs may be numbers or CasADi symbols.
+        with docs/design.md's sign of λ.  Inputs may be numbers or CasADi symbols.
 
         Parameters
         ----------

@@ -14,6 +14,30 @@ import casadi as ca
 import numpy as np
 
 
+#: What each variable block of a single-phase collocation NLP holds (``colloc info`` prints it).
+BLOCK_LEGEND = {
+    "tf": "the free final time",
+    "p": "static parameters, optimized",
+    "x": "states x at every grid point",
+    "z": "derivative variables ẋ at every grid point, for states whose residual is implicit (a multibody's "
+         "accelerations a = v̇, an implicit component's ż); the residual R(t, x, ẋ, u, p) = 0 uses them",
+    "u": "controls u at every grid point",
+    "lam": "Lagrange multipliers λ of kinematic constraints at every grid point",
+    "xp": "projection states x' at each interval end (constraint_method bordalba2023): the interval's defects end "
+          "on x', and the projection rows x = x' + F_x(x)ᵀ μ put the true state x on the constraint manifold",
+    "mu": "projection slacks μ, one per constraint row (φ, φ̇, ψ) at each interval end, bounded ±1e-3 (bordalba2023)",
+    "gamma": "velocity corrections γ̄ at each midpoint, q̇_m = N v_m + Φ_qᵀ γ̄ (constraint_method posa2016), bounded ±0.1",
+}
+
+#: Cost terms the transcription adds to the problem's own (``colloc info`` and the solve summary name them).
+TERM_LEGEND = {
+    "projection": "1e-6 Σ ‖x' − x‖² over the interval ends (bordalba2023): picks the projection nearest the true "
+                  "state; tiny at an optimum (3e-18 on the Cartesian pendulum) and part of the objective printed",
+    "control-polynomial": "a small penalty pulling controls that no defect uses (Radau's interval start, "
+                          "Legendre–Gauss mesh points) onto the control polynomial; zero unless a bound stops them",
+}
+
+
 @dataclass
 class Block:
     name: str
@@ -24,6 +48,7 @@ class Block:
     upper: np.ndarray
     guess: np.ndarray
     col_index: np.ndarray  # grid (or interval) index of each column, for labels
+    per: str | None = None  # "point" (a column per grid point), "interval" (per mesh interval) or "problem" (one column)
 
     @property
     def shape(self):
@@ -41,7 +66,9 @@ class Layout:
         self.blocks: dict[str, Block] = {}
         self.size = 0
 
-    def add(self, name, row_names, num_cols, lower=-np.inf, upper=np.inf, guess=0.0, col_index=None) -> Block:
+    def add(self, name, row_names, num_cols, lower=-np.inf, upper=np.inf, guess=0.0, col_index=None, per=None) -> Block:
+        """Append a block; ``per`` says what one column belongs to (``"point"``, ``"interval"``, ``"problem"``), for
+        backends that order variables stage by stage (``None``: unknown)."""
         shape = (len(row_names), num_cols)
         block = Block(
             name, list(row_names), num_cols, self.size,
@@ -49,6 +76,7 @@ class Layout:
             np.broadcast_to(np.asarray(upper, float), shape).copy(),
             np.broadcast_to(np.asarray(guess, float), shape).copy(),
             np.arange(num_cols) if col_index is None else np.asarray(col_index),
+            per,
         )
         self.blocks[name] = block
         self.size += block.size
@@ -200,6 +228,8 @@ class NLP:
         Collocation NLPs: one grid point ``(t, x, z, u, lam, p) -> (xdot, res, path, acc, L)``.
     method : ConstraintMethod, optional
         Collocation NLPs: the kinematic-constraint method (its slacks are reported).
+    contact : ContactRows, optional
+        Contact-implicit NLPs: the contact variables and rows (forces and schedule are read back through it).
     """
 
     w: ca.MX
@@ -211,6 +241,7 @@ class NLP:
     grid: object = None
     point: ca.Function | None = None
     method: object = None
+    contact: object = None
 
     @property
     def g(self):

@@ -12,19 +12,54 @@ Three promises (docs/reliability.md):
   ``NAME.csv`` holds a converged solution, checkpoints and an unconverged or
   interrupted final iterate go to ``NAME.unconverged.csv`` instead, unless
   the run is forced (``--force``).
+* **A changed ``--set`` is a new file.**  The name is the script's stem
+  followed by each ``--set`` value in name order (:func:`result_name`):
+  ``--set mode=time`` writes ``swingup_mode=time.csv`` and leaves the energy
+  result ``swingup.csv`` alone.
 * **No temporary file outlives its writer.**  Writes are atomic
   (:func:`colloc.files.atomic_write`); a claim first removes temporary files
   of writers that no longer run.
 """
 from __future__ import annotations
 
+import hashlib
 import os
+import re
 import socket
 import time
 from pathlib import Path
 
 from .errors import FileFormatError
 from .files import process_alive, read_trajectory, remove_orphans
+
+
+#: Longest file stem :func:`result_name` writes out; longer ones end in a hash of the values.
+MAX_STEM = 100
+
+
+def result_name(stem, params) -> str:
+    """The file stem of a solve: ``stem`` and each ``--set`` value, in name order.
+
+    ``result_name("swingup", {"mode": "time", "duration": 1.5})`` is
+    ``"swingup_duration=1.5_mode=time"``.  Characters other than letters,
+    digits and ``. , + - = _`` become ``-``; when one did, or the stem is longer
+    than :data:`MAX_STEM` (then cut), it ends in ``-`` and eight hex digits of
+    a hash of the values, so two different settings do not share a name.
+    """
+    if not params:
+        return stem
+    raw = "_".join(f"{k}={_text(params[k])}" for k in sorted(params))
+    clean = re.sub(r"[^A-Za-z0-9.,+=_-]", "-", raw)
+    name = f"{stem}_{clean}"
+    if clean != raw or len(name) > MAX_STEM:
+        name = name[: MAX_STEM - 9] + "-" + hashlib.sha1(raw.encode()).hexdigest()[:8]
+    return name
+
+
+def _text(value) -> str:
+    if isinstance(value, (list, tuple)):
+        return ",".join(_text(v) for v in value)
+    return repr(value) if isinstance(value, float) else str(value)
 
 
 class ResultSlot:
@@ -148,4 +183,4 @@ def _converged(path: Path) -> bool:
         return False
 
 
-__all__ = ["ResultSlot"]
+__all__ = ["ResultSlot", "result_name", "MAX_STEM"]

@@ -102,9 +102,7 @@ class PhasedTrajectory(Trajectory):
         """The phases of a concatenated trajectory (e.g. read from a file) with a ``phase`` column."""
         if isinstance(traj, PhasedTrajectory):
             return traj
-        if "phase" not in traj:
-            raise FileFormatError("This trajectory has no `phase` column; it is not the result of a multi-phase solve.")
-        idx = traj["phase"]
+        idx = traj["phase"] if "phase" in traj else _phase_index(traj)
         info = traj.metadata.get("phases") or []
         count = int(np.nanmax(idx)) + 1
         phases, names = [], []
@@ -120,6 +118,26 @@ class PhasedTrajectory(Trajectory):
             names.append(pinfo.get("name", f"phase{i}"))
         meta = {k: v for k, v in traj.metadata.items() if k not in ("phases", "scheme")}
         return cls(phases, names, meta)
+
+
+def _phase_index(traj) -> np.ndarray:
+    """The phase of each row of a file without a ``phase`` column (``.sto`` leaves it out), from the phases its
+    metadata lists: each phase has ``intervals × stride + 1`` rows of its scheme, in order."""
+    from .schemes import get_scheme
+
+    which = f"`{traj.source}`" if getattr(traj, "source", None) else "This trajectory"
+    info = traj.metadata.get("phases")
+    if not isinstance(info, list) or not info:
+        raise FileFormatError(f"{which} has no `phase` column; it is not the result of a multi-phase solve.")
+    try:
+        counts = [int(p["intervals"]) * get_scheme(p["scheme"]).stride + 1 for p in info]
+    except Exception:  # noqa: BLE001  metadata written by hand or by another program
+        raise FileFormatError(f"{which} has no `phase` column and its `phases` metadata does not give each phase's "
+                              "scheme and intervals.") from None
+    if sum(counts) != traj.time.size:
+        raise FileFormatError(f"{which} has no `phase` column, and its {traj.time.size} rows are not the "
+                              f"{sum(counts)} its `phases` metadata lists.")
+    return np.repeat(np.arange(len(counts), dtype=float), counts)
 
 
 @dataclass(frozen=True)

@@ -439,7 +439,7 @@ class MultiPhaseProblem:
 
 # -- solving -----------------------------------------------------------------------------------
 def solve_phases(problem, scheme="hermite-simpson", intervals=None, mesh=None, guess=None, ipopt=None,
-                 verbose=False, expand=True, progress=None, checkpoint=None, **options):
+                 verbose=False, expand=False, progress=None, checkpoint=None, **options):
     """Solve a :class:`MultiPhaseProblem` as one NLP with IPOPT (``colloc.solve`` does the same).
 
     Arguments as :func:`colloc.solve`; ``scheme``, ``intervals``, ``mesh``

@@ -56,15 +56,25 @@ def plot_trajectory(traj_or_list, names=None, labels=None, bounds=None):
         Legend label per trajectory; a legend is drawn when given or when
         there are several trajectories.
     bounds : dict of str -> (float, float), optional
-        Variable bounds (e.g. ``problem.bounds``); finite ones are drawn as
-        dashed lines on the matching subplot, except those further than half
-        the data's range from the data (they would squash the curves).
+        Variable bounds (e.g. ``problem.bounds``; default: those the first
+        trajectory records, ``metadata["bounds"]``, as ``colloc solve`` writes
+        them); every finite one is a dashed
+        line on the matching subplot.  The axis shows the data and the bounds
+        within half the data's range of it; a bound further away (it would
+        squash the curves) lies beyond the clipped axis and is named in the
+        subplot's corner (``↑ 1000``, ``↓ -1000``).
 
     Returns
     -------
     matplotlib.figure.Figure
-        Titles are the column names.  Curves use the scheme's interpolant
-        (:meth:`Trajectory.sample`); dots mark the grid points.
+        Titles are the column names.  States use the scheme's interpolant
+        (:meth:`Trajectory.sample`); controls are drawn as the transcription
+        holds them (:func:`control_curve`): straight lines between their grid
+        values (a collocation scheme's control polynomial can overshoot a bound
+        between grid points where no constraint is imposed), held over each
+        interval for midpoint-vi.  Dots mark the grid points.  Optimized static
+        parameters are in the title (one trajectory) or the legend (several),
+        with the ``--set`` values a file records.
     """
     trajs = [traj_or_list] if isinstance(traj_or_list, Trajectory) else list(traj_or_list)
     if not trajs or not all(isinstance(t, Trajectory) for t in trajs):
@@ -72,6 +82,8 @@ def plot_trajectory(traj_or_list, names=None, labels=None, bounds=None):
     if labels is not None and len(labels) != len(trajs):
         raise OptionError(f"plot_trajectory got {len(labels)} labels for {len(trajs)} trajectories.")
     names = _columns(trajs, names)
+    if bounds is None:
+        bounds = recorded_bounds(trajs[0])
     plt = _pyplot()
     slots, ncols = _muscle_rows(names)
     names = [slot for slot in slots if slot is not None]
@@ -92,7 +104,7 @@ def plot_trajectory(traj_or_list, names=None, labels=None, bounds=None):
         for ax, name in zip(flat, names):
             if name not in traj:
                 continue
-            line, = ax.plot(dense_t, dense[name], color=color, lw=1.4)
+            line, = ax.plot(*control_curve(traj, name, dense_t, dense), color=color, lw=1.4)
             ax.plot(traj.time, traj[name], ".", color=color, ms=3)
         if line is None:  # none of the columns: keep a legend entry all the same
             line, = flat[0].plot([], [], color=color, lw=1.4)
@@ -107,17 +119,75 @@ def plot_trajectory(traj_or_list, names=None, labels=None, bounds=None):
         ax.grid(True, alpha=0.3)
     if labels is not None or len(trajs) > 1:
         texts = labels if labels is not None else [t.metadata.get("problem", f"#{i + 1}") for i, t in enumerate(trajs)]
-        fig.legend(handles, [str(t) for t in texts], loc="outside upper center", ncols=min(len(trajs), 4), fontsize=8)
+        texts = [_with_parameters(str(text), t) for text, t in zip(texts, trajs)]
+        fig.legend(handles, texts, loc="outside upper center", ncols=min(len(trajs), 4 if max(map(len, texts)) < 30 else 2), fontsize=8)
+    elif _parameter_text(trajs[0]):
+        fig.suptitle(_with_parameters(str(trajs[0].metadata.get("problem", "")), trajs[0]).strip(), fontsize=9)
     return fig
 
 
+def recorded_bounds(traj) -> dict:
+    """The bounds a file records (``metadata["bounds"]``: ``{name: [lower, upper]}``, ``None`` for none)."""
+    table = traj.metadata.get("bounds")
+    if not isinstance(table, dict):
+        return {}
+    out = {}
+    for name, pair in table.items():
+        if isinstance(pair, (list, tuple)) and len(pair) == 2:
+            out[str(name)] = (-math.inf if pair[0] is None else float(pair[0]), math.inf if pair[1] is None else float(pair[1]))
+    return out
+
+
+def bounds_to_record(bounds) -> dict:
+    """``{name: [lower, upper]}`` of the finite bounds (``None`` for an infinite side), for a file's metadata."""
+    return {str(k): [float(lo) if math.isfinite(lo) else None, float(hi) if math.isfinite(hi) else None]
+            for k, (lo, hi) in (bounds or {}).items() if math.isfinite(lo) or math.isfinite(hi)}
+
+
+def control_curve(traj, name, dense_t, dense):
+    """``(times, values)`` drawn for column ``name``: what the transcription means by it.
+
+    A control of a collocation scheme is its grid values joined by straight
+    lines: the transcription constrains it at the grid points only, and the
+    polynomial through them (``traj(t)``) can pass a bound in between (a
+    bang–bang torque at +40 peaked near 50 between Hermite–Simpson points).
+    Every other column, and a held (midpoint-vi) control, is the dense sample.
+    """
+    from .interpolant import HELD_SCHEMES
+
+    if traj.kinds.get(name) == "control" and traj.metadata.get("scheme") not in HELD_SCHEMES:
+        return traj.time, traj[name]
+    return dense_t, dense[name]
+
+
+def _parameter_text(traj) -> str:
+    """``--set`` values the file records and the optimized parameters, as ``k=v, …; p = v``."""
+    given = traj.metadata.get("params") if isinstance(traj.metadata.get("params"), dict) else {}
+    fixed = ", ".join(f"{k}={v:.6g}" if isinstance(v, float) else f"{k}={v}" for k, v in given.items())
+    optimized = ", ".join(f"{k} = {v:.6g}" for k, v in traj.parameters.items())
+    return "; ".join(t for t in (fixed, optimized) if t)
+
+
+def _with_parameters(label, traj) -> str:
+    extra = _parameter_text(traj)
+    return f"{label} ({extra})" if extra and extra not in label else label
+
+
 def _draw_bounds(ax, pair):
-    """Dashed lines at the finite bounds near the data; far ones would squash the curves."""
+    """Every finite bound dashed; the axis clipped to the data and the near bounds, far ones named in a corner."""
     lo, hi = ax.dataLim.intervaly
     span = hi - lo if hi > lo else max(abs(hi), 1.0)
+    shown, far = [lo, hi], []
     for value in pair:
-        if value is not None and math.isfinite(value) and lo - 0.5 * span <= value <= hi + 0.5 * span:
+        if value is not None and math.isfinite(value):
             ax.axhline(value, color="0.4", ls="--", lw=0.9)
+            (shown if lo - 0.5 * span <= value <= hi + 0.5 * span else far).append(value)
+    pad = 0.05 * (max(shown) - min(shown) or span)
+    ax.set_ylim(min(shown) - pad, max(shown) + pad)
+    for value in far:
+        up = value > hi
+        ax.text(0.99, 0.97 if up else 0.03, f"{'↑' if up else '↓'} {value:g}", transform=ax.transAxes, ha="right",
+                va="top" if up else "bottom", fontsize=7, color="0.4")
 
 
 def _muscle_of(name):
@@ -477,64 +547,23 @@ def animate(trajectory, model_or_points, path, fps=30, speed=1.0, dpi=80):
         raise OptionError("The trajectory spans no time; there is nothing to animate.")
     frames = max(2, int(round(trajectory.duration / speed * fps)) + 1)
     times = np.linspace(trajectory.time[0], trajectory.time[-1], frames)
-    from .animation import robot_bodies, write_robot_gif  # URDF models: their link frames in 3-D
+    from .animation import robot_bodies, write_planar_gif, write_robot_gif  # URDF models: their link frames in 3-D
 
     if robot_bodies(model_or_points):
         return write_robot_gif(trajectory, robot_bodies(model_or_points), times, fps, path, dpi)
     groups = model_points(model_or_points)
     positions = _point_positions(trajectory, groups, times)
-    _write_gif(positions, times, fps, path, dpi)
+    write_planar_gif(positions, times, fps, path, dpi, ground=_has_contacts(model_or_points))
     return path
 
 
-def _write_gif(positions, times, fps, path, dpi):
-    """Render the frames and write them as one GIF.
+def _has_contacts(model_or_points) -> bool:
+    """Whether the model declares contacts (its animation then draws the ground line y = 0)."""
+    from .contact import contacts_of
 
-    Only the moving artists are redrawn over a cached background (blitting),
-    about ten times faster than matplotlib's ``PillowWriter``, which redraws
-    the whole figure for every frame; the frames go to Pillow just as
-    ``PillowWriter`` sends them.  The figure is built without pyplot, so the
-    user's backend and open figures are left alone.
-    """
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-    from PIL import Image
-
-    fig = Figure(figsize=(5.0, 5.0), dpi=dpi)
-    canvas = FigureCanvasAgg(fig)
-    ax = fig.add_subplot()
-    fig.subplots_adjust(left=0.12, right=0.96, bottom=0.08, top=0.93)
-    everything = np.concatenate([p.reshape(-1, 2) for p in positions.values()])
-    lo, hi = everything.min(axis=0), everything.max(axis=0)
-    half = 0.55 * max(float((hi - lo).max()), 1e-9) + 0.05 * max(float(np.abs(everything).max()), 1e-3)
-    centre = 0.5 * (lo + hi)
-    ax.set_xlim(centre[0] - half, centre[0] + half)
-    ax.set_ylim(centre[1] - half, centre[1] + half)
-    ax.set_aspect("equal")
-    ax.grid(True, alpha=0.3)
-    moving = []
-    for k, (body, pos) in enumerate(positions.items()):
-        for j in range(pos.shape[1]):
-            ax.plot(pos[:, j, 0], pos[:, j, 1], color="0.8", lw=0.8, zorder=1)
-        line, = ax.plot([], [], "o-", color=f"C{k % 10}", lw=2.5, ms=6, zorder=2, label=body, animated=True)
-        moving.append((line, pos))
-    if len(positions) > 1:
-        ax.legend(fontsize=8, loc="upper right")
-    clock = ax.text(0.5, 1.02, "", transform=ax.transAxes, ha="center", va="bottom", fontsize=10, animated=True)
-    canvas.draw()
-    background = canvas.copy_from_bbox(fig.bbox)
-    frames = []
-    for i, t in enumerate(times):
-        canvas.restore_region(background)
-        for line, pos in moving:
-            line.set_data(pos[i, :, 0], pos[i, :, 1])
-            ax.draw_artist(line)
-        clock.set_text(f"t = {t:.3f}")
-        ax.draw_artist(clock)
-        frames.append(Image.frombuffer("RGBA", canvas.get_width_height(), canvas.buffer_rgba(), "raw", "RGBA", 0, 1).convert("RGB"))
-    buf = io.BytesIO()
-    frames[0].save(buf, format="GIF", save_all=True, append_images=frames[1:], duration=int(round(1000 / fps)), loop=0)
-    atomic_write(path, buf.getvalue())
+    model = getattr(model_or_points, "model", model_or_points)
+    comps = getattr(model, "components", [model])
+    return any(contacts_of(c) for c in comps if hasattr(c, "coordinates"))
 
 
 def save_figure(fig, path, dpi=120, close=False) -> str:
@@ -556,4 +585,5 @@ def save_figure(fig, path, dpi=120, close=False) -> str:
     return path
 
 
-__all__ = ["plot_trajectory", "plot_violations", "plot_refinement", "animate", "model_points", "save_figure", "PLOTTED_KINDS"]
+__all__ = ["plot_trajectory", "plot_violations", "plot_refinement", "animate", "model_points", "save_figure", "PLOTTED_KINDS",
+           "recorded_bounds", "bounds_to_record"]

@@ -255,6 +255,9 @@ class Problem:
 
     def validate(self) -> "Problem":
         """Check everything that can be checked before building an NLP; return self."""
+        if not self.model.states:
+            raise ProblemError(f"Problem `{self.name}` has no states; collocation needs at least one (declare it with "
+                               "`component.state(name)` and give its dynamics with `derivative` or `residual`).")
         for name, (lo, hi) in self.bounds.items():
             var = self.model.lookup(name)
             for which, b in (("initial", self.initial_bounds), ("final", self.final_bounds)):

@@ -323,8 +323,8 @@ def solve_adaptive(problem, scheme="hermite-simpson", intervals=10, tolerance=1e
     result.trajectory.metadata["refinement"] = records
     warnings = list(result.warnings) + notes
     if reason is not None:
-        warnings.append(f"mesh refinement stopped with max relative local error {records[-1]['max_error']:.2e} > "
-                        f"tolerance {tolerance:.1e}: {reason}")
+        warnings.append(f"mesh refinement stopped with max relative local error {records[-1]['max_error']:.3e} > "
+                        f"tolerance {tolerance:.3e}: {reason}")
     return dataclasses.replace(result, refinement=records, interval_errors=np.concatenate(errors), warnings=warnings)
 
 
@@ -399,7 +399,7 @@ class _Meshes:
 
 def _options(solve_kwargs) -> dict:
     """The transcription options among the keyword arguments of a solve."""
-    run_names = {"ipopt", "verbose", "expand", "progress", "checkpoint"}
+    run_names = {"ipopt", "fatrop", "backend", "verbose", "expand", "progress", "checkpoint"}
     return {k: v for k, v in solve_kwargs.items() if k not in run_names}
 
 
@@ -407,6 +407,6 @@ def summary(records) -> str:
     """One line per mesh iteration of a ``result.refinement`` record."""
     lines = [f"{'iter':>4} {'intervals':>9} {'points':>7} {'max error':>10} {'objective':>16} {'ipopt it':>8} {'seconds':>8}"]
     for r in records:
-        lines.append(f"{r['iteration']:>4} {r['intervals']:>9} {r['grid_points']:>7} {r['max_error']:>10.2e} "
+        lines.append(f"{r['iteration']:>4} {r['intervals']:>9} {r['grid_points']:>7} {r['max_error']:>10.3e} "
                      f"{r['objective']:>16.10g} {r['iterations']:>8} {r['seconds']:>8.3f}")
     return "\n".join(lines)

@@ -250,6 +250,9 @@ def _make(name):
             if 1 <= d <= 9:
                 return cls(d)
             raise OptionError(f"Scheme `{name}` has no valid degree; {prefix}d takes d = 1..9.")
+    if name == "midpoint-vi":  # not a collocation scheme: only colloc.solve of a single-phase problem takes it
+        raise OptionError("Scheme `midpoint-vi` is the midpoint variational integrator, not a collocation scheme; "
+                          "it solves single-phase Lagrangian problems only (not multi-phase ones).")
     if name in ("radau", "legendre-gauss"):
         raise OptionError(f"Scheme `{name}` needs a degree: `{name}-d` with d = 1..9, e.g. `{name}-3`.")
     raise OptionError(f"Unknown scheme `{name}`.{did_you_mean(name, SCHEMES)} Known schemes: trapezoidal, hermite-simpson, "

@@ -43,6 +43,7 @@ def build_problem(module, path, params: dict) -> Problem:
 
     if not isinstance(problem, (Problem, MultiPhaseProblem)):
         raise ProblemError(f"`build` in `{path}` returned {type(problem).__name__}, not a colloc.Problem or MultiPhaseProblem.")
+    problem.source = (str(Path(path).resolve()), dict(params))  # how a Dask worker rebuilds it (multi-start)
     return problem
 
 
@@ -124,6 +125,20 @@ def user_frames(error) -> list:
             continue
         line = f'File "{name}", line {summary.lineno}, in {summary.name}'
         out.append(line + (f": {summary.line.strip()}" if summary.line else ""))
+    return _collapse(out)
+
+
+def _collapse(frames, keep=3) -> list:
+    """Runs of one repeated frame (a runaway recursion) as ``keep`` frames and a count of the rest."""
+    out, k = [], 0
+    while k < len(frames):
+        j = k
+        while j < len(frames) and frames[j] == frames[k]:
+            j += 1
+        out += frames[k:k + min(j - k, keep)]
+        if j - k > keep:
+            out.append(f"(the same frame {j - k - keep} more times)")
+        k = j
     return out
 
 
@@ -230,3 +245,15 @@ def solve_defaults(module, path) -> dict:
 
 __all__ = ["UserCodeError", "user_frames", "load_problem", "build_problem", "build_function", "import_script", "check_parameters", "build_parameters",
            "parse_assignments", "split_assignments", "literal", "solve_defaults"]
+
+
+def recorded_params(path, file, recorded) -> dict:
+    """A file's recorded ``--set`` values, refused by name when ``build`` in ``path`` does not take one (another problem's file)."""
+    from .errors import FileFormatError
+
+    accepted = build_parameters(build_function(import_script(path), path))
+    for key in recorded:
+        if accepted is not None and key not in accepted:
+            raise FileFormatError(f"`{file}` was solved with --set {key}={recorded[key]!r}, but `build` in `{path}` takes "
+                                  f"no parameter `{key}`; is it a solution of another problem?")
+    return recorded

@@ -31,19 +31,13 @@ from pathlib import Path
 
 import numpy as np
 
+from .cluster import MissingDependencyError, check_cluster, connect, dask_client_class
 from .errors import CollocError, OptionError
 from .files import remove_orphans, writable_folder
 from .sweep_runner import COLUMNS, Record, Runner, SweepInterrupted, close_quietly, sigterm_as_interrupt, write_summary  # noqa: F401
 
-#: How long to try to reach a scheduler given by address.
-CONNECT_TIMEOUT = "10s"
-
 _NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
 _RANGE = re.compile(rf"^\s*({_NUMBER})\s*:\s*({_NUMBER})\s*(?::\s*(.*?)\s*)?$")
-
-
-class MissingDependencyError(CollocError, ImportError):
-    """An optional dependency (Dask for sweeps) is not installed."""
 
 
 # -- grid -------------------------------------------------------------------------------------
@@ -220,9 +214,9 @@ def sweep(script_path, grid: dict, fixed: dict | None = None, workers=None, sche
     """
     from .script import build_function, check_parameters, import_script, solve_defaults
 
-    Client = _dask_client_class()  # before any work: a missing Dask is a clear error at once
+    Client = dask_client_class()  # before any work: a missing Dask is a clear error at once
     grid, fixed = _check_grid(grid, fixed or {})
-    workers = _check_cluster(workers, scheduler)
+    workers = check_cluster(workers, scheduler)
     point_timeout = _check_timeout(point_timeout)
     folder, created = _output_folder(out)  # before the script runs: a bad folder costs nothing
     try:
@@ -237,16 +231,17 @@ def sweep(script_path, grid: dict, fixed: dict | None = None, workers=None, sche
         if created:
             _remove_empty(folder)  # no empty folder left by a sweep that never ran
         raise
-    name = name or script.stem
+    name, claim = _claim(folder, name or script.stem)
     summary = None if folder is None else folder / f"{name}_sweep.csv"
     record = Record(points, list(grid) + list(fixed), summary)
     runner, owned = Runner(record, progress, list(grid), point_timeout), []
-    with sigterm_as_interrupt():
+    with sigterm_as_interrupt(), claim:
         try:
             try:
-                runner.client, owned = _connect(Client, workers, scheduler)
+                runner.client, owned = connect(Client, workers, scheduler)
             except BaseException as e:
                 if created and not isinstance(e, KeyboardInterrupt):
+                    getattr(claim, "release", lambda: None)()  # its lock file is all the folder holds
                     _remove_empty(folder)
                 raise
             runner.restart = bool(owned)
@@ -266,7 +261,37 @@ def sweep(script_path, grid: dict, fixed: dict | None = None, workers=None, sche
                 close_quietly(c)
     if runner.was_interrupted:
         raise SweepInterrupted(table, summary)
-    return table
+    return SweepTable(table, summary)
+
+
+class SweepTable(list):
+    """The summary rows of a sweep (a list of dicts), and ``summary``: the summary file written (or None)."""
+
+    def __init__(self, rows, summary=None):
+        super().__init__(rows)
+        self.summary = summary
+
+
+def _claim(folder, name):
+    """Claim ``OUT/NAME_sweep.csv`` for this sweep; a concurrent sweep of the same name gets ``NAME-2`` (…).
+
+    Two sweeps of one script into one folder at the same time would write the same point files
+    and summary, and one sweep's results would be lost.  Returns the name to use and the claim
+    (a context manager that releases it).
+    """
+    import contextlib
+    import warnings
+
+    from .outputs import ResultSlot
+
+    if folder is None:
+        return name, contextlib.nullcontext()
+    slot = ResultSlot(folder, f"{name}_sweep")
+    if slot.stem != f"{name}_sweep":
+        taken, name = name, f"{name}-{slot.stem.rsplit('-', 1)[1]}"
+        warnings.warn(f"`{folder / (taken + '_sweep.csv')}` is being written by another colloc sweep; this sweep writes "
+                      f"`{folder / (name + '_sweep.csv')}` and `{name}_<i>.csv` instead.", stacklevel=3)
+    return name, slot
 
 
 def _solve_options(defaults, options, path):
@@ -277,15 +302,6 @@ def _solve_options(defaults, options, path):
             raise OptionError(f"`ipopt` in SOLVE of `{path}` must be a dict of IPOPT options; got {type(defaults['ipopt']).__name__}.")
         merged["ipopt"] = {**defaults["ipopt"], **options["ipopt"]}
     return merged
-
-
-def _dask_client_class():
-    try:
-        from dask.distributed import Client
-    except ImportError:
-        raise MissingDependencyError('Sweeps run on Dask, which is not installed; install colloc[sweep] '
-                                     '(python -m pip install "colloc[sweep]").') from None
-    return Client
 
 
 def _check_grid(grid, fixed):
@@ -349,41 +365,6 @@ def check_solve_options(kwargs):
     ipopt_options(kwargs.get("ipopt"))
 
 
-def _check_cluster(workers, scheduler):
-    """The number of local workers (``None`` with a scheduler), or an error for a bad combination."""
-    if scheduler is not None:
-        if workers is not None:
-            raise OptionError("Give either `workers` (a local cluster) or `scheduler` (a running one), not both; "
-                              "a running scheduler has its own workers.")
-        return None
-    workers = 2 if workers is None else workers
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise OptionError(f"`workers` must be a positive whole number; got {workers!r}.")
-    return workers
-
-
-def _connect(Client, workers, scheduler):
-    """A client and what to close afterwards (nothing for a client the caller passed)."""
-    if scheduler is not None:
-        if not isinstance(scheduler, str):
-            return scheduler, []
-        try:
-            client = Client(scheduler, timeout=CONNECT_TIMEOUT)
-        except (OSError, TimeoutError) as e:
-            raise OptionError(f"Cannot connect to the Dask scheduler at `{scheduler}` ({e}); start one with "
-                              "`dask scheduler` and workers with `dask worker ADDRESS`.") from None
-        return client, [client]
-    import dask
-    from dask.distributed import LocalCluster
-
-    # a point that kills its worker is reported at once (no retries that would kill more workers), and
-    # each worker holds one point at a time, so a crash or a restart after a timeout hits no other point
-    with dask.config.set({"distributed.scheduler.allowed-failures": 0, "distributed.scheduler.worker-saturation": 1.0}):
-        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
-    client = Client(cluster)
-    return client, [client, cluster]
-
-
 def read_summary(path) -> list:
     """The rows of a summary CSV, with numbers, booleans and empty cells (``None``) parsed."""
     from .errors import FileFormatError
@@ -416,5 +397,5 @@ def read_summary(path) -> list:
     return parsed
 
 
-__all__ = ["sweep", "SweepInterrupted", "check_solve_options", "solve_point", "solve_chained", "parse_range", "grid_points", "serpentine",
+__all__ = ["sweep", "SweepTable", "SweepInterrupted", "check_solve_options", "solve_point", "solve_chained", "parse_range", "grid_points", "serpentine",
            "point_file", "write_summary", "read_summary", "MissingDependencyError", "COLUMNS"]

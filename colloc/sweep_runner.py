@@ -265,8 +265,14 @@ def write_summary(rows, path) -> str:
     return os.fspath(path)
 
 
+#: Without a terminal (a log file, CI), the progress bar prints a line at most this often (seconds).
+LOG_PERIOD = 5.0
+
+
 class _TextBar:
-    """``[#####.....] 5/10  solved 4  failed 1`` on stderr; one line per point when stderr is not a terminal."""
+    """``[#####.....] 5/10  solved 4  failed 1`` on stderr, redrawn in place on a terminal; without one
+    (a log file), a line when the first point finishes, then at most every :data:`LOG_PERIOD` seconds,
+    and one for the last point, so a thousand-point sweep does not write a thousand lines."""
 
     def __init__(self, total, swept, stream=None, width=30):
         self.total, self.swept, self.width = total, swept, width
@@ -274,6 +280,7 @@ class _TextBar:
         self.done = self.failed = 0
         self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
         self.start = _time.perf_counter()
+        self.logged = -math.inf
 
     def update(self, row):
         self.done += 1
@@ -285,8 +292,11 @@ class _TextBar:
                 f"{_time.perf_counter() - self.start:.1f} s  last: {point} {row['status']}")
         if self.tty:
             self.stream.write("\r" + text + "\033[K")
-        else:
+        elif self.done == self.total or _time.perf_counter() - self.logged >= LOG_PERIOD:
             self.stream.write(text + "\n")
+            self.logged = _time.perf_counter()
+        else:
+            return
         self.stream.flush()
 
     def close(self):
@@ -295,4 +305,4 @@ class _TextBar:
             self.stream.flush()
 
 
-__all__ = ["COLUMNS", "write_summary", "SweepInterrupted", "Record", "Runner", "sigterm_as_interrupt", "close_quietly", "POLL"]
+__all__ = ["COLUMNS", "write_summary", "SweepInterrupted", "Record", "Runner", "sigterm_as_interrupt", "close_quietly", "POLL", "LOG_PERIOD"]

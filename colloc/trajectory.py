@@ -11,6 +11,7 @@ import enum
 import io
 import json
 import os
+import unicodedata
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -187,6 +188,21 @@ class Trajectory:
 
 
 
+#: Kinematic constraint kinds and the symbol of each level (label suffix ``""``, ``.dot``, ``.ddot``).
+_LEVELS = {"holonomic": ("φ", "φ̇", "φ̈"), "nonholonomic": ("ψ", "ψ̇", "ψ̈"), "acceleration": ("α", "α̇", "α̈")}
+
+
+def level_of(label) -> str:
+    """The kind of a constraint row label, with its level for kinematic constraints:
+    ``nonholonomic:skate.blade.dot@k=3`` -> ``nonholonomic ψ̇``, ``path:speed`` -> ``path``."""
+    kind, _, name = label.partition(":")
+    if kind not in _LEVELS:
+        return kind
+    name = name.split("@", 1)[0].split("[", 1)[0]
+    level = 2 if name.endswith(".ddot") else 1 if name.endswith(".dot") else 0
+    return f"{kind} {_LEVELS[kind][level]}"
+
+
 class Status(str, enum.Enum):
     """How a solve ended; ``message`` says what to try."""
 
@@ -226,6 +242,10 @@ class SolveResult:
     nlp_size: dict = field(default_factory=dict)
     refinement: list | None = None  # one record per mesh iteration when solved with refine=
     interval_errors: np.ndarray | None = field(default=None, repr=False)
+    between_mesh_points: dict = field(default_factory=dict)  # kinematic constraint label -> largest |value| between mesh points
+    contact: dict | None = None  # contact-implicit solves: complementarity per contact, schedule, impacts, homotopy steps
+    optima: list | None = None  # multi-start: each distinct local optimum (objective, count, starts, trajectory), best first
+    starts: list | None = None  # multi-start: every start's status and objective
 
     @property
     def max_violation(self) -> float:
@@ -238,6 +258,15 @@ class SolveResult:
             out[kind] = max(out.get(kind, 0.0), v)
         return out
 
+    def violation_by_level(self) -> dict:
+        """Largest violation per constraint kind, kinematic constraints per level (φ, φ̇, φ̈, ψ, ψ̇, α): ``{key: value}``
+        with keys such as ``defect.hermite``, ``nonholonomic ψ``, ``nonholonomic ψ̇``."""
+        out = {}
+        for label, v in self.violations.items():
+            key = level_of(label)
+            out[key] = max(out.get(key, 0.0), v)
+        return out
+
     def summary(self) -> str:
         meta = self.trajectory.metadata
         lines = [
@@ -247,13 +276,26 @@ class SolveResult:
             f"  iterations {self.iterations}   build {self.build_seconds:.3f} s   solve {self.solve_seconds:.3f} s",
             f"  final time {self.trajectory.time[-1]:.8g}",
         ]
-        for kind, v in sorted(self.violation_by_kind().items()):
-            lines.append(f"  max violation {kind:22s} " + (f"{v:.2e}" if np.isfinite(v) else "non-finite (NaN or inf)"))
+        if self.trajectory.parameters:
+            lines.append("  parameters " + ", ".join(f"{k} = {v:.8g}" for k, v in self.trajectory.parameters.items()))
+        if self.optima is not None:
+            lines += self._optima_lines()
+        between = {}
+        for label, v in self.between_mesh_points.items():
+            between[level_of(label)] = max(between.get(level_of(label), 0.0), v)
+        for kind, v in sorted(self.violation_by_level().items()):
+            text = f"{v:.2e}" if np.isfinite(v) else "non-finite (NaN or inf)"
+            if kind in between:  # rows at mesh points only: say how well they hold between them
+                text = f"{text} at mesh points, {between[kind]:.2e} largest between them"
+            pad = 22 + sum(1 for ch in kind if unicodedata.combining(ch))  # ψ̇ is two code points, one column
+            lines.append(f"  max violation {kind:{pad}s} {text}")
         for k, v in self.slacks.items():
             lines.append(f"  largest slack {k:22s} {v:.2e}")
         if self.refinement:
-            lines.append("  mesh refinement: " + " → ".join(f"{r['intervals']} ({r['max_error']:.1e})" for r in self.refinement)
+            lines.append("  mesh refinement: " + " → ".join(f"{r['intervals']} ({r['max_error']:.3e})" for r in self.refinement)
                          + "  intervals (max relative local error)")
+        if self.contact:
+            lines += _contact_lines(self.contact)
         for w in self.warnings:
             lines.append(f"  warning: {w}")
         if not self.success and self.worst:
@@ -261,3 +303,28 @@ class SolveResult:
             lines += [f"    {lab:40s} value {val:.3e}  " + (f"violation {vio:.3e}" if np.isfinite(vio) else "non-finite")
                       for lab, val, vio in self.worst[:5]]
         return "\n".join(lines)
+
+    def _optima_lines(self) -> list:
+        """Multi-start: each distinct local optimum with how many starts reached it."""
+        run = self.trajectory.metadata.get("multistart", {})
+        starts = self.starts or []
+        failed = sum(1 for s in starts if s["status"] not in ("solved", "acceptable", "interrupted"))
+        stopped = sum(1 for s in starts if s["status"] == "interrupted")
+        lines = [f"  multi-start {len(starts)} starts (seed {run.get('seed', '?')}, {run.get('seconds', float('nan')):.1f} s): "
+                 f"{len(self.optima)} distinct local optim{'um' if len(self.optima) == 1 else 'a'}"
+                 + (f", {failed} start{'s' if failed != 1 else ''} did not converge" if failed else "")
+                 + (f", {stopped} interrupted" if stopped else "")]
+        for i, o in enumerate(self.optima, start=1):
+            lines.append(f"    optimum {i}: objective {o['objective']:.10g}, reached by {o['count']} start{'s' if o['count'] != 1 else ''} "
+                         f"({', '.join(map(str, o['starts']))})" + ("  ← this result" if i == 1 else ""))
+        return lines
+
+
+def _contact_lines(info) -> list:
+    """Summary lines of a contact-implicit solve: relaxation, complementarity and schedule per contact, impacts."""
+    lines = [f"  contact-implicit: relaxation {info['relaxation']:.1e} reached in {len(info['steps'])} warm-started solve(s)"]
+    for name, v in info["complementarity"].items():
+        spans = ", ".join(f"{a:.4g}–{b:.4g} {m}" for a, b, m in info["schedule"].get(name, []))
+        lines.append(f"  contact {name:20s} complementarity {v:.1e}   {spans}")
+    lines += [f"  impact  {i['contact']:20s} t = {i['time']:.6g}   impulse {i['impulse']:.6g}" for i in info["impacts"]]
+    return lines

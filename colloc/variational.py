@@ -15,7 +15,7 @@ from .trajectory import SolveResult
 from .transcription.midpoint_vi import transcribe_midpoint_vi
 
 
-def solve_midpoint_vi(problem, intervals=None, mesh=None, guess=None, ipopt=None, verbose=False, expand=True,
+def solve_midpoint_vi(problem, intervals=None, mesh=None, guess=None, ipopt=None, verbose=False, expand=False,
                       progress=None, checkpoint=None, **options) -> SolveResult:
     """Solve ``problem`` by discrete mechanics and optimal control (DMOC) with the midpoint rule.
 

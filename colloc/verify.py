@@ -41,13 +41,9 @@ from .transcription import make_options, point_function
 
 
 def _check_columns(problem, trajectory):
-    model = problem.model
-    for v in model.states + model.controls + model.multipliers:
-        if v.name not in trajectory:
-            raise FileFormatError(f"The trajectory has no column `{v.name}` that the problem needs.{did_you_mean(v.name, trajectory.names)}")
-    for v in model.parameters:
-        if v.name not in trajectory.parameters:
-            raise FileFormatError(f"The trajectory has no value of parameter `{v.name}`.{did_you_mean(v.name, trajectory.parameters)}")
+    from .checks import check_columns
+
+    check_columns(problem, trajectory)
 
 
 def _lagrange_symbolic(nodes, s):

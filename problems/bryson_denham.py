@@ -1,4 +1,4 @@
-"""Bryson–Denham problem: double integrator with a position limit (PROBLEMS.md entry A3).
+"""Bryson–Denham problem: double integrator with a position limit (docs/problems.md entry A3).
 
 Objective
     minimize J = ½ ∫₀¹ u² dt
@@ -33,7 +33,7 @@ import colloc as cl
 #: Objective value J* = 4/(9ℓ) = 4 at ℓ = 1/9 [SEEN]; tolerance is relative.
 REFERENCE = dict(
     value=4.0,
-    source="PROBLEMS.md A3 [SEEN] DT-QP BrysonDenham_F.m: J* = 4/(9*ell) = 4 for ell = 1/9 (Bryson & Ho 1975)",
+    source="docs/problems.md A3 [SEEN] DT-QP BrysonDenham_F.m: J* = 4/(9*ell) = 4 for ell = 1/9 (Bryson & Ho 1975)",
     tolerance=1e-4,
 )
 

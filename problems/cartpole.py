@@ -1,4 +1,4 @@
-"""Cart-pole swing-up, minimum force squared (Kelly 2017, PROBLEMS.md entry C1).
+"""Cart-pole swing-up, minimum force squared (Kelly 2017, docs/problems.md entry C1).
 
 A cart of mass ``m_cart`` on a horizontal track carries a pole modelled as a
 point mass ``m_pole`` at distance ``length`` from the pivot.  Starting at rest
@@ -17,7 +17,7 @@ Constraints
     |q₁| ≤ d_max = 2, |F| ≤ u_max = 20; q(0) = q̇(0) = 0;
     q₁(T) = d = 1, q₂(T) = π, q̇(T) = 0; T = 2 fixed.
 
-Dynamics (explicit form, Kelly 2017 eq. 6.1–6.9 as quoted in PROBLEMS.md)::
+Dynamics (explicit form, Kelly 2017 eq. 6.1–6.9 as quoted in docs/problems.md)::
 
     q̈₁ = (ℓ m₂ sin q₂ q̇₂² + F + m₂ g cos q₂ sin q₂) / (m₁ + m₂ (1 − cos² q₂))
     q̈₂ = −(ℓ m₂ cos q₂ sin q₂ q̇₂² + F cos q₂ + (m₁ + m₂) g sin q₂) / (ℓ m₁ + ℓ m₂ (1 − cos² q₂))
@@ -25,8 +25,13 @@ Dynamics (explicit form, Kelly 2017 eq. 6.1–6.9 as quoted in PROBLEMS.md)::
 Source: M. Kelly, "An Introduction to Trajectory Optimization: How to Do Your
 Own Direct Collocation", SIAM Review 59(4), 2017, §6; parameters as in dymos
 ``examples/cart_pole``.  The paper's optimal cost was not found; the reference is
-the converged continuous optimum 58.807667 [COMPUTED] in PROBLEMS.md C1 (the
+the converged continuous optimum 58.807667 [COMPUTED] in docs/problems.md C1 (the
 dymos value 58.8839 adds F(T) = 0 and is discretization-dependent).
+
+The problem is not convex: a second local optimum, J = 57.944780 (the pole first
+swings back, see ``cartpole_cartesian.py``), is cheaper than the reference.  The
+script's guess leads to the reference; ``colloc solve problems/cartpole.py
+--starts 8`` finds both (tests/test_multistart.py).
 """
 import casadi as ca
 
@@ -35,7 +40,7 @@ import colloc as cl
 #: Objective value (∫F² dt) of the continuous optimum; tolerance is relative.
 REFERENCE = dict(
     value=58.807667,
-    source="PROBLEMS.md C1 [COMPUTED] continuous optimum (N=50,d=4: 58.8076677; N=100,d=4: 58.8076675)",
+    source="docs/problems.md C1 [COMPUTED] continuous optimum (N=50,d=4: 58.8076677; N=100,d=4: 58.8076675)",
     tolerance=1e-3,
 )
 

@@ -1,4 +1,4 @@
-"""Cart-pole swing-up with the pole's mass in Cartesian coordinates, pinned to the cart by a rod (PROBLEMS.md C1).
+"""Cart-pole swing-up with the pole's mass in Cartesian coordinates, pinned to the cart by a rod (docs/problems.md C1).
 
 The cart-pole of ``cartpole.py`` (Kelly 2017) written with redundant
 coordinates: the cart position x_c and the position (p_x, p_y) of the pole's
@@ -24,7 +24,7 @@ Constraints
     from φ = 0 and φ̇ = 0, so no endpoint row repeats the constraint.
 
 Its optimum is the optimum of ``cartpole.py``: 58.807667 [COMPUTED] in
-PROBLEMS.md C1.  Both forms have a second, lower local optimum,
+docs/problems.md C1.  Both forms have a second, lower local optimum,
 J = 57.944780 [COMPUTED here: HS N=200 57.9447806, radau-3 N=200
 57.9447804], in which the pole first swings back to about −1 rad before
 going over the top; from the default guess the Cartesian form reaches it on
@@ -32,7 +32,7 @@ some meshes (e.g. Hermite–Simpson with 100 intervals) and the 58.807667 one
 on others (25–50 intervals).
 
 Source: M. Kelly, SIAM Review 59(4), 2017, §6 (parameters of Table 3 as quoted
-in PROBLEMS.md C1); the Cartesian form is the standard DAE rewriting.
+in docs/problems.md C1); the Cartesian form is the standard DAE rewriting.
 """
 import casadi as ca
 import numpy as np
@@ -41,7 +41,7 @@ import colloc as cl
 
 REFERENCE = dict(
     value=58.807667,
-    source="PROBLEMS.md C1 [COMPUTED] continuous optimum (N=50,d=4: 58.8076677; N=100,d=4: 58.8076675)",
+    source="docs/problems.md C1 [COMPUTED] continuous optimum (N=50,d=4: 58.8076677; N=100,d=4: 58.8076675)",
     tolerance=1e-3,
 )
 

@@ -28,7 +28,7 @@ pivot moving on the known x(t) = a₀t²/2.
 
 Source: Simbody ``Constraint::ConstantAcceleration`` (an acceleration-only
 constraint, Simbody User's Guide "Constraints"; Moco supports such
-constraints with Bordalba2023, MOCO_NOTES.md §3.4); the problem instance is
+constraints with Bordalba2023, docs/moco.md §3.4); the problem instance is
 chosen here and its reference is the converged optimum of the twin,
 4.7134388075 [COMPUTED here].  The constraint is linear in the accelerations
 and x(t) is a quadratic, which every scheme integrates exactly: both

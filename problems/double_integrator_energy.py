@@ -1,4 +1,4 @@
-"""Double integrator, minimum energy, rest to rest in fixed time (PROBLEMS.md entry A4a).
+"""Double integrator, minimum energy, rest to rest in fixed time (docs/problems.md entry A4a).
 
 Objective
     minimize J = ∫₀¹ u² dt
@@ -14,14 +14,14 @@ s = t/T, J* = 12 d²/T³ (= 12 for d = T = 1).  The optimal x is cubic and u lin
 so Hermite–Simpson reproduces it exactly on any mesh.
 
 Source: the one-dimensional toy problem of M. Kelly, SIAM Review 59(4), 2017
-(the instance's data are chosen, see PROBLEMS.md A4a).
+(the instance's data are chosen, see docs/problems.md A4a).
 """
 import colloc as cl
 
 #: Objective value J* = 12 d²/T³ = 12 [DERIVED]; tolerance is relative.
 REFERENCE = dict(
     value=12.0,
-    source="PROBLEMS.md A4a [DERIVED] u* = 6 - 12t, J* = 12 (Kelly 2017 toy problem)",
+    source="docs/problems.md A4a [DERIVED] u* = 6 - 12t, J* = 12 (Kelly 2017 toy problem)",
     tolerance=1e-6,
 )
 

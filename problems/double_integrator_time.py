@@ -1,4 +1,4 @@
-"""Double integrator, minimum time, rest to rest (PROBLEMS.md entry A4b).
+"""Double integrator, minimum time, rest to rest (docs/problems.md entry A4b).
 
 Objective
     minimize t_f
@@ -17,7 +17,7 @@ of intervals; then collocation is exact.  With an odd number the objective
 converges only O(h).  IPOPT's default ``bound_relax_factor`` (1e-8) lets |u|
 exceed 1 by 1e-8, so the solver reports t_f ≈ 2(1 − 5e-9) = 1.99999999.
 
-Source: the classical bang-bang example (e.g. Bryson & Ho 1975); PROBLEMS.md A4b.
+Source: the classical bang-bang example (e.g. Bryson & Ho 1975); docs/problems.md A4b.
 """
 import math
 
@@ -26,7 +26,7 @@ import colloc as cl
 #: Objective value t_f* = 2√d = 2 [DERIVED]; tolerance is relative.
 REFERENCE = dict(
     value=2.0,
-    source="PROBLEMS.md A4b [DERIVED] bang-bang, t_f* = 2*sqrt(d) = 2 for d = 1",
+    source="docs/problems.md A4b [DERIVED] bang-bang, t_f* = 2*sqrt(d) = 2 for d = 1",
     tolerance=1e-6,
 )
 

@@ -28,7 +28,7 @@ the constraint errors (1e-6), the end effector's x (1e-2) and a forward
 simulation; it publishes no optimal cost.
 
 Source: OpenSim Moco ``testMocoConstraints.cpp``, ``testDoublePendulumPointOnLine``
-and ``createDoublePendulumModel`` (MOCO_NOTES.md §6); the reference is the
+and ``createDoublePendulumModel`` (docs/moco.md §6); the reference is the
 converged optimum of the minimal twin, 177.4049512932 [COMPUTED here].
 On this branch the constraint is linear in q (q1 = π − 2 q0), which every
 scheme preserves exactly: both formulations give the same discrete optimum

@@ -1,4 +1,4 @@
-"""Kelly's five-link planar biped: one periodic walking step with heel-strike impact (PROBLEMS.md C2).
+"""Kelly's five-link planar biped: one periodic walking step with heel-strike impact (docs/problems.md C2).
 
 Links 1 stance tibia, 2 stance femur, 3 torso, 4 swing femur, 5 swing tibia;
 absolute angles q₁ … q₅ (counter-clockwise, 0 = vertical: torso up, legs

@@ -1,4 +1,4 @@
-"""Goddard rocket, maximum altitude (COPS 3.0 problem 10, normalized; PROBLEMS.md entry B1).
+"""Goddard rocket, maximum altitude (COPS 3.0 problem 10, normalized; docs/problems.md entry B1).
 
 A vertically flying rocket with drag falling off exponentially with altitude and
 inverse-square gravity burns its fuel to climb as high as possible; the final
@@ -26,7 +26,7 @@ Source: E. D. Dolan, J. J. Moré, T. S. Munson, "Benchmarking Optimization
 Software with COPS 3.0", ANL/MCS-TM-273 (2004), problem 10, via the JuMP port
 MadNLP/COPSBenchmark.jl ``rocket.jl``.  COPS reports h(t_f) = 1.01283 for its
 trapezoidal discretization with 400 points; the continuous optimum is
-≈ 1.01284 (±5e-6) [COMPUTED, LGR N=100..400, PROBLEMS.md B1], t_f ≈ 0.1989.
+≈ 1.01284 (±5e-6) [COMPUTED, LGR N=100..400, docs/problems.md B1], t_f ≈ 0.1989.
 """
 import math
 
@@ -39,7 +39,7 @@ import colloc as cl
 REFERENCE = dict(
     value=1.01284,
     quantity="final rocket.h",
-    source="PROBLEMS.md B1: continuous optimum ~1.01284 [COMPUTED]; COPS 3.0 reports 1.01283 "
+    source="docs/problems.md B1: continuous optimum ~1.01284 [COMPUTED]; COPS 3.0 reports 1.01283 "
            "(trapezoid, nh=400) [SEEN]",
     tolerance=1e-4,
 )

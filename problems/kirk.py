@@ -1,4 +1,4 @@
-"""Second-order minimum effort with damping (Kirk 1998 Ex. 5.1-1; PROBLEMS.md entry A8).
+"""Second-order minimum effort with damping (Kirk 1998 Ex. 5.1-1; docs/problems.md entry A8).
 
 Objective
     minimize J = ½ ∫₀² u² dt
@@ -31,7 +31,7 @@ import colloc as cl
 #: Objective value ½∫u² dt of the analytic optimum; tolerance is relative.
 REFERENCE = dict(
     value=16.7507233968,
-    source="PROBLEMS.md A8 [DERIVED] quadrature of the analytic u*(t) (Kirk 1998 Ex. 5.1-1)",
+    source="docs/problems.md A8 [DERIVED] quadrature of the analytic u*(t) (Kirk 1998 Ex. 5.1-1)",
     tolerance=1e-6,
 )
 

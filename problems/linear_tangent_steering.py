@@ -1,4 +1,4 @@
-"""Linear tangent steering, fixed final time (Bryson & Ho §2.4; PROBLEMS.md entry B8m).
+"""Linear tangent steering, fixed final time (Bryson & Ho §2.4; docs/problems.md entry B8m).
 
 A unit point mass with thrust acceleration of constant magnitude ``a`` and
 steering angle θ, no gravity, reaches height ``h`` with zero vertical speed at
@@ -39,7 +39,7 @@ import colloc as cl
 REFERENCE = dict(
     value=-3.37630662124788,
     quantity="objective",
-    source="PROBLEMS.md B8m [DERIVED] analytic linear tangent law, vx(T)* = 3.37630662124788 "
+    source="docs/problems.md B8m [DERIVED] analytic linear tangent law, vx(T)* = 3.37630662124788 "
            "(a=5, T=1, h=1); the objective is -vx(T)",
     tolerance=1e-6,
 )

@@ -1,4 +1,4 @@
-"""Point pendulum in Cartesian coordinates with a tangential force (Betts 10.103, index-3 form; PROBLEMS.md D1).
+"""Point pendulum in Cartesian coordinates with a tangential force (Betts 10.103, index-3 form; docs/problems.md D1).
 
 A unit point mass at ``(x, y)`` (``y`` up) hangs on a massless rod of unit length
 from the origin, under gravity ``g = 9.81`` along −y.  The control ``u`` pushes
@@ -28,13 +28,13 @@ Constraints
 
 The minimal twin is ``problems/pendulum_minimal.py`` (φ̈ = −g cos φ − u).  The
 guess swings toward the bottom: a second local optimum that swings up to
-φ(3) = +π/2 has J = 94.1187456 (PROBLEMS.md D1).
+φ(3) = +π/2 has J = 94.1187456 (docs/problems.md D1).
 
 Source: J. T. Betts, *Practical Methods for Optimal Control Using Nonlinear
 Programming*, 3rd ed., test problems 10.103/10.104, as transcribed in opty's
 ``examples-gallery/beginner/plot_betts_10_103_104.py`` (book value 12.8738850
 [SEEN-2nd]); reference 12.8738888777 is the converged minimal-coordinate
-optimum [COMPUTED] in PROBLEMS.md D1 (Cartesian index-3 12.8738888776; the
+optimum [COMPUTED] in docs/problems.md D1 (Cartesian index-3 12.8738888776; the
 book's 8 digits are 3e-7 lower, from its discretization).
 """
 import math
@@ -47,7 +47,7 @@ import colloc as cl
 #: Objective ∫u² dt of the continuous optimum; tolerance is relative.
 REFERENCE = dict(
     value=12.8738888777,
-    source="PROBLEMS.md D1 [COMPUTED] minimal coordinates N=100,d=4 (Cartesian index-3 12.8738888776; Betts 12.8738850)",
+    source="docs/problems.md D1 [COMPUTED] minimal coordinates N=100,d=4 (Cartesian index-3 12.8738888776; Betts 12.8738850)",
     tolerance=1e-5,
 )
 

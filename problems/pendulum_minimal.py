@@ -1,4 +1,4 @@
-"""Point pendulum in the angle coordinate with a tangential force (minimal twin of Betts 10.103; PROBLEMS.md D1).
+"""Point pendulum in the angle coordinate with a tangential force (minimal twin of Betts 10.103; docs/problems.md D1).
 
 The pendulum of ``pendulum_cartesian.py`` written in its one coordinate: the bob
 is at (cos φ, sin φ) (unit length, unit mass, φ from the +x axis, y up) and the
@@ -21,7 +21,7 @@ With ``x = cos φ, y = sin φ`` the Cartesian rod multiplier is
 Source: J. T. Betts, *Practical Methods for Optimal Control Using Nonlinear
 Programming*, 3rd ed., problems 10.103/10.104 via opty's
 ``plot_betts_10_103_104.py`` [SEEN-2nd]; minimal form and reference
-12.8738888777 [DERIVED]/[COMPUTED] in PROBLEMS.md D1.
+12.8738888777 [DERIVED]/[COMPUTED] in docs/problems.md D1.
 """
 import math
 
@@ -32,7 +32,7 @@ import colloc as cl
 #: Objective ∫u² dt of the continuous optimum; tolerance is relative.
 REFERENCE = dict(
     value=12.8738888777,
-    source="PROBLEMS.md D1 [COMPUTED] minimal coordinates N=100,d=4 (Betts book value 12.8738850)",
+    source="docs/problems.md D1 [COMPUTED] minimal coordinates N=100,d=4 (Betts book value 12.8738850)",
     tolerance=1e-5,
 )
 

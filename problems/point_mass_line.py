@@ -32,7 +32,7 @@ Source: OpenSim Moco ``testMocoConstraints.cpp``, TEST_CASE "Multipliers are
 correct", section "Planar point mass with CoordinateCouplerConstraint"
 (tx: 0 → 3 rest to rest in [0, 1], force_x fixed at 0.5, MocoControlGoal;
 Moco asserts λ = 0.5 (Fx − Fy) to 1e-5 relative with HS, 10 intervals)
-(MOCO_NOTES.md §6); the optimal cost is derived above.
+(docs/moco.md §6); the optimal cost is derived above.
 """
 import casadi as ca
 import numpy as np

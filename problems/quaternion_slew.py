@@ -37,7 +37,7 @@ numerically.)
 Source: quaternion kinematics as in Shuster, "A survey of attitude
 representations", J. Astronaut. Sci. 41(4), 1993 (q̇ = ½ q ⊗ ω); the
 rest-to-rest minimum-∫τ² profile is the double-integrator minimum-energy
-solution (PROBLEMS.md A4a, scaled by J_k); J* derived above.
+solution (docs/problems.md A4a, scaled by J_k); J* derived above.
 """
 import math
 
@@ -49,7 +49,7 @@ import colloc as cl
 #: 12 J_k² θ_f² / T³ for the default principal-axis slew [DERIVED]; tolerance is relative.
 REFERENCE = dict(
     value=12 * 3.0**2 * (0.5 * math.pi) ** 2 / 2.0**3,
-    source="derived in the module docstring: 12 J_k² θ_f²/T³ with J_k = 3, θ_f = π/2, T = 2 (PROBLEMS.md A4a scaled)",
+    source="derived in the module docstring: 12 J_k² θ_f²/T³ with J_k = 3, θ_f = π/2, T = 2 (docs/problems.md A4a scaled)",
     tolerance=1e-6,
 )
 

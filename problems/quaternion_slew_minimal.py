@@ -13,11 +13,11 @@ Constraints
     θ(0) = 0, θ̇(0) = 0, θ(T) = θ_f, θ̇(T) = 0.
 
 Analytic optimum [DERIVED]: τ(t) = J_k θ_f (6/T² − 12 t/T³),
-θ(t) = θ_f (3s² − 2s³) (s = t/T), J* = 12 J_k² θ_f² / T³ (PROBLEMS.md A4a
+θ(t) = θ_f (3s² − 2s³) (s = t/T), J* = 12 J_k² θ_f² / T³ (docs/problems.md A4a
 scaled by J_k: u = τ/J_k, ∫τ² = J_k² ∫u² = J_k² · 12 θ_f²/T³).  Hermite–Simpson
 reproduces it exactly (the state is a cubic).
 
-Source: PROBLEMS.md A4a (double integrator, minimum energy) [DERIVED].
+Source: docs/problems.md A4a (double integrator, minimum energy) [DERIVED].
 """
 import math
 
@@ -25,7 +25,7 @@ import colloc as cl
 
 REFERENCE = dict(
     value=12 * 3.0**2 * (0.5 * math.pi) ** 2 / 2.0**3,
-    source="12 J_k² θ_f²/T³ with J_k = 3, θ_f = π/2, T = 2 [DERIVED] (PROBLEMS.md A4a scaled by J_k)",
+    source="12 J_k² θ_f²/T³ with J_k = 3, θ_f = π/2, T = 2 [DERIVED] (docs/problems.md A4a scaled by J_k)",
     tolerance=1e-6,
 )
 

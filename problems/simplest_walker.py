@@ -1,4 +1,4 @@
-"""Garcia's simplest walking model: the periodic passive gait by collocation (PROBLEMS.md E1).
+"""Garcia's simplest walking model: the periodic passive gait by collocation (docs/problems.md E1).
 
 A point-mass hip on two massless legs (foot/hip mass ratio β → 0, g = l = 1)
 walks down a slope γ.  One step is one phase of free duration τ; heel strike
@@ -25,7 +25,7 @@ Scaling", ASME J. Biomech. Eng. 120(2) 1998: at γ = 0.009 the long
 (stable) step has the post-impact fixed point θ* = 0.20031090049483,
 θ̇* = −0.19983247291764; the short (unstable) step θ* = 0.19393736960624,
 θ̇* = −0.20386692731962.  Step periods τ ≈ 3.8824638 and 3.0961059
-[COMPUTED] (PROBLEMS.md E1).  The guess picks the gait.
+[COMPUTED] (docs/problems.md E1).  The guess picks the gait.
 """
 import casadi as ca
 
@@ -34,13 +34,13 @@ from colloc.phases import MultiPhaseProblem, Phase
 
 SOLVE = dict(scheme="radau-4", intervals=20)
 
-#: The pre-impact stance angle is −θ* (θ⁺ = −θ⁻ at the fixed point), PROBLEMS.md E1 [SEEN].
+#: The pre-impact stance angle is −θ* (θ⁺ = −θ⁻ at the fixed point), docs/problems.md E1 [SEEN].
 REFERENCE = dict(value=-0.20031090049483, quantity="final walker.theta", tolerance=1e-6,
-                 source="PROBLEMS.md E1: Garcia et al. 1998 long-step fixed point θ* = 0.20031090049483 (γ = 0.009)")
+                 source="docs/problems.md E1: Garcia et al. 1998 long-step fixed point θ* = 0.20031090049483 (γ = 0.009)")
 
-#: Post-impact fixed points (θ*, θ̇*) at γ = 0.009 (PROBLEMS.md E1 [SEEN]).
+#: Post-impact fixed points (θ*, θ̇*) at γ = 0.009 (docs/problems.md E1 [SEEN]).
 FIXED_POINTS = dict(long=(0.20031090049483, -0.19983247291764), short=(0.19393736960624, -0.20386692731962))
-#: Step periods [COMPUTED] (PROBLEMS.md E1).
+#: Step periods [COMPUTED] (docs/problems.md E1).
 PERIODS = dict(long=3.8824638, short=3.0961059)
 
 

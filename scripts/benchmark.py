@@ -5,7 +5,8 @@ order), same cost quadrature, same initial guess, same IPOPT options (colloc's
 ``DEFAULT_IPOPT``).  The hand-written side is what a careful CasADi user writes:
 one SX ``Function`` per grid point, ``map``-ped over the grid, an MX decision
 vector reshaped into one column per grid point (interleaved ordering), defects
-as whole-matrix MX arithmetic, exact Hessian, ``expand=True`` like colloc.
+as whole-matrix MX arithmetic, exact Hessian, no expansion of the whole NLP (colloc's default,
+``expand=False``; ``--options`` measures ``expand=True`` on both sides).
 
 Problems
     ``cartpole``  Kelly 2017 cart-pole swing-up (problems/cartpole.py), explicit
@@ -54,6 +55,14 @@ Usage::
     python scripts/benchmark.py --options --problem all --sizes 100 400 1600
     python scripts/benchmark.py --large --large-hand
     python scripts/benchmark.py --profile --problem pendulum --sizes 400
+    python scripts/benchmark.py --fatrop [--sizes 100 400 1600 6400]   # FATROP backend vs IPOPT
+    python scripts/benchmark.py --fatrop-shooting                      # FATROP's best case, hand-written
+    python scripts/benchmark.py --end-to-end --problem all --sizes 25 100 400 1600 10000
+    python scripts/benchmark.py --robots --sizes 100
+
+``--end-to-end`` (scripts/end_to_end.py) times what a user runs, build() and colloc.solve() with every
+default, against the faster of two MUMPS orderings of the hand-written NLP without whole-NLP expansion.
+    python scripts/benchmark.py --contact [--sizes 20]            # contact-implicit problems
 """
 from __future__ import annotations
 
@@ -62,6 +71,7 @@ import concurrent.futures as cf
 import csv
 import gc
 import importlib
+import importlib.util
 import math
 import multiprocessing as mp
 import os
@@ -93,7 +103,7 @@ class Case:
     n: int = 25
     mode: str = "explicit"
     side: str = "colloc"
-    expand: bool = True
+    expand: bool = False
     threads: int = 0          # > 0: map(..., "thread", threads)
     ipopt: tuple = ()         # extra IPOPT options as (key, value) pairs
     solver: str = "ipopt"     # hand side only: "ipopt", "fatrop" (stage-wise NLP)
@@ -696,10 +706,10 @@ def option_variants():
     """(label, side-independent Case fields) of the option study."""
     mumps = [("mumps_pivot_order", k) for k in (0, 2, 4, 5, 6)]
     return [
-        ("expand=True (default)", dict()),
-        ("expand=False (MX map)", dict(expand=False)),
-        ("expand=False, thread×2", dict(expand=False, threads=2)),
-        ("expand=True, thread×2", dict(threads=2)),
+        ("expand=False (default, MX map)", dict()),
+        ("expand=True", dict(expand=True)),
+        ("expand=False, thread×2", dict(threads=2)),
+        ("expand=True, thread×2", dict(expand=True, threads=2)),
         *[(f"{k}={v}", dict(ipopt=((k, v),))) for k, v in mumps],
         ("mumps_scaling=0", dict(ipopt=(("mumps_scaling", 0),))),
         ("mumps_permuting_scaling=0", dict(ipopt=(("mumps_permuting_scaling", 0),))),
@@ -745,7 +755,7 @@ def run_options(args):
                 summaries += pair
             if prob == "cartpole":
                 for label, fields in (("FATROP (stage-wise NLP)", dict(solver="fatrop")),
-                                      ("FATROP, expand=False", dict(solver="fatrop", expand=False))):
+                                      ("FATROP, expand=True", dict(solver="fatrop", expand=True))):
                     case = Case(prob, "hermite-simpson", n, mode, "hand", label=label, **fields)
                     s = summarize(case, measure(case, args.reps, not args.no_isolate))
                     block.append((None, s))
@@ -778,7 +788,7 @@ def run_large(args):
     n = 10000
     runs = [(f"colloc N={k}", Case("cartpole", "hermite-simpson", k, "explicit", "colloc", label="large")) for k in (200, 800, 3200, n)]
     runs += [(f"colloc {label}", Case("cartpole", "hermite-simpson", n, "explicit", "colloc", label=label, **fields))
-             for label, fields in (("expand=False", dict(expand=False)),
+             for label, fields in (("expand=True", dict(expand=True)),
                                    ("mumps_pivot_order=0", dict(ipopt=(("mumps_pivot_order", 0),))),
                                    ("mumps_pivot_order=6", dict(ipopt=(("mumps_pivot_order", 6),))))]
     if args.large_hand:
@@ -834,17 +844,46 @@ def main(argv=None):
     ap.add_argument("--large-reps", type=int, default=1)
     ap.add_argument("--profile", action="store_true", help="cProfile one colloc solve (first of --problem/--schemes/--sizes)")
     ap.add_argument("--no-isolate", action="store_true", help="run in this process (faster; no memory figures)")
+    ap.add_argument("--end-to-end", action="store_true",
+                    help="colloc's defaults end to end against the best hand-written MX-map NLP (scripts/end_to_end.py)")
     ap.add_argument("--robots", action="store_true", help="URDF dynamics: colloc's RNEA/CRBA vs adam-robotics (see the last section)")
+    ap.add_argument("--fatrop", action="store_true", help="FATROP vs IPOPT+MUMPS on colloc's NLP (cart-pole and Cartesian pendulum, "
+                                                          "--sizes default 100 400 1600 6400)")
+    ap.add_argument("--fatrop-timeout", type=float, default=1800.0, help="time limit of one --fatrop case in seconds")
+    ap.add_argument("--fatrop-shooting", action="store_true", help="FATROP's best case: RK4 multiple-shooting cart-pole, "
+                                                                   "IPOPT vs FATROP (--sizes default 400 1600)")
+    ap.add_argument("--fatrop-case", nargs=3, metavar=("PROBLEM", "N", "BACKEND"), help=argparse.SUPPRESS)
+    ap.add_argument("--contact", action="store_true",
+                    help="contact-implicit problems: iterations and seconds per problem (scripts/contact_starts.py)")
     ap.add_argument("--out", nargs="?", const=os.path.join("results", "benchmark.csv"),
                     help="write every measured row to this CSV (default path results/benchmark.csv)")
     args = ap.parse_args(argv)
 
     print(f"casadi {ca.__version__}, python {sys.version.split()[0]}, {os.cpu_count()} CPUs; IPOPT options {ipopt_options()}")
     summaries = []
+    if args.fatrop_case:
+        import json
+        problem, n, backend = args.fatrop_case
+        print(json.dumps(fatrop_case(problem, int(n), backend)))
+        return None
+    if args.fatrop:
+        return run_fatrop(args.sizes or FATROP_SIZES, args.fatrop_timeout)
+    if args.fatrop_shooting:
+        for n in args.sizes or (400, 1600):
+            fatrop_shooting(n)
+        return None
+    if args.contact:
+        spec = importlib.util.spec_from_file_location("contact_starts", os.path.join(os.path.dirname(os.path.abspath(__file__)), "contact_starts.py"))
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module.timings(args.sizes[0] if args.sizes else 20)
     if args.profile:
         return run_profile(args)
     if args.robots:
         return run_robots(args.sizes or [50, 100])
+    if args.end_to_end:
+        import end_to_end
+        return end_to_end.with_sizes(args)
     if args.options:
         summaries += run_options(args)
     elif not args.large:
@@ -867,6 +906,124 @@ def main(argv=None):
         summaries += run_large(args)
     if args.out:
         write_csv(args.out, summaries)
+
+
+
+# ======================================================================== FATROP vs IPOPT (--fatrop)
+# colloc's own NLP (Hermite–Simpson, colloc's layout and defaults) solved by IPOPT+MUMPS and by the FATROP
+# backend (colloc/backends/fatrop.py: the same NLP in stage-wise order), side by side, each case in a fresh
+# subprocess with a time limit.  Per iteration = solve seconds / iterations (wall and process CPU); end to
+# end = build + solve.  Where the time goes: FATROP's own split (initialisation, search direction = its
+# Riccati factorisation and solve, function evaluations incl. CasADi's packing into stage blocks) and IPOPT's
+# (function evaluations; the rest is MUMPS and IPOPT's vector work).
+FATROP_PROBLEMS = {"cartpole": "problems.cartpole", "pendulum": "problems.pendulum_cartesian"}
+FATROP_SIZES = (100, 400, 1600, 6400)
+
+
+def fatrop_case(problem, n, backend):
+    """One colloc solve in this process; a dict of what the --fatrop table prints."""
+    import colloc as cl
+    prob = importlib.import_module(FATROP_PROBLEMS[problem]).build()
+    t0 = time.perf_counter()
+    res = cl.solve(prob, scheme="hermite-simpson", intervals=n, backend=backend)
+    row = dict(problem=problem, n=n, backend=backend, status=res.status.value, iterations=res.iterations, objective=res.objective,
+               build_s=res.build_seconds, solve_s=res.solve_seconds, total_s=time.perf_counter() - t0,
+               solve_cpu_s=res.stats.get("solve_cpu_seconds", math.nan), variables=res.nlp_size["variables"])
+    st = res.stats
+    if backend == "fatrop":
+        f = st["fatrop"]
+        row.update(init_s=f["initialization_time"], linalg_s=f["compute_sd_time"],
+                   evals_s=sum(f[k] for k in ("eval_hess_time", "eval_jac_time", "eval_cv_time", "eval_grad_time", "eval_obj_time")),
+                   inside_s=f["time_total"], stages=f"nx={st['nx'][1]} nu={st['nu'][1]} ng={st['ng'][1]}")
+    else:
+        evals = sum(v for k, v in st.items() if k.startswith("t_wall_nlp_"))
+        row.update(init_s=math.nan, linalg_s=res.solve_seconds - evals - st.get("t_wall_callback_fun", 0.0), evals_s=evals,
+                   inside_s=res.solve_seconds, stages="")
+    return row
+
+
+def run_fatrop(sizes, timeout):
+    """The --fatrop table: IPOPT and FATROP on the explicit cart-pole and the Cartesian pendulum."""
+    import json
+    import subprocess
+    rows = []
+    env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=os.pathsep.join([ROOT, os.environ.get("PYTHONPATH", "")]))
+    for problem in FATROP_PROBLEMS:
+        for n in sizes:
+            for backend in ("ipopt", "fatrop"):
+                cmd = [sys.executable, os.path.abspath(__file__), "--fatrop-case", problem, str(n), backend]
+                try:
+                    out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env, cwd=ROOT)
+                    line = out.stdout.strip().splitlines()[-1] if out.stdout.strip() else ""
+                    row = json.loads(line) if line.startswith("{") else dict(problem=problem, n=n, backend=backend,
+                                                                             status="error: " + out.stderr.strip()[-200:])
+                except subprocess.TimeoutExpired:
+                    row = dict(problem=problem, n=n, backend=backend, status=f"timeout > {timeout:.0f} s")
+                rows.append(row)
+                print("  " + _fatrop_line(row), flush=True)
+    print("\nFATROP vs IPOPT+MUMPS, Hermite–Simpson, colloc's NLP (per iteration: solve wall ms; CPU ms in brackets)")
+    print(f"{'problem':9} {'N':>5} {'backend':7} {'status':>16} {'it':>4} {'build s':>8} {'solve s':>8} {'ms/it':>13} "
+          f"{'linalg s':>8} {'evals s':>8} {'objective':>14}")
+    for r in rows:
+        print(_fatrop_line(r))
+    print("\nratios IPOPT / FATROP (> 1: FATROP faster)")
+    for problem in FATROP_PROBLEMS:
+        for n in sizes:
+            a, b = ({r["backend"]: r for r in rows if r["problem"] == problem and r["n"] == n}.get(k) for k in ("ipopt", "fatrop"))
+            if a and b and "iterations" in a and "iterations" in b and a["iterations"] and b["iterations"]:
+                per = (a["solve_s"] / a["iterations"]) / (b["solve_s"] / b["iterations"])
+                cpu = (a["solve_cpu_s"] / a["iterations"]) / (b["solve_cpu_s"] / b["iterations"])
+                end = (a["build_s"] + a["solve_s"]) / (b["build_s"] + b["solve_s"])
+                same = abs(a["objective"] - b["objective"]) / abs(a["objective"])
+                print(f"  {problem:9} N={n:<5} per iteration {per:5.2f} (CPU {cpu:5.2f})  end to end {end:5.2f}  "
+                      f"objectives differ by {same:.1e} (relative)")
+    return rows
+
+
+def fatrop_shooting(n):
+    """FATROP's best case for comparison: RK4 multiple shooting of the cart-pole (one step per interval; stages of
+    4 states and 1 control, no stage equality rows), hand-written, solved by IPOPT and by FATROP (CPU per iteration)."""
+    c = CARTPOLE
+    point, h = cartpole_point("explicit"), c["T"] / n
+    x, u = ca.SX.sym("x", 4), ca.SX.sym("u")
+    f = lambda x: point(x, u)[0]  # noqa: E731
+    k1 = f(x)
+    k2 = f(x + h / 2 * k1)
+    k3 = f(x + h / 2 * k2)
+    k4 = f(x + h * k3)
+    step = ca.Function("step", [x, u], [x + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4), h * u**2])
+    X, U = [ca.MX.sym(f"x{k}", 4) for k in range(n + 1)], [ca.MX.sym(f"u{k}") for k in range(n)]
+    w, g, J, lbw, ubw, w0 = [], [], 0, [], [], []
+    for k in range(n + 1):
+        lo, hi = [-c["dmax"], -np.inf, -np.inf, -np.inf], [c["dmax"], np.inf, np.inf, np.inf]
+        if k in (0, n):
+            lo = hi = [0.0] * 4 if k == 0 else [c["d"], np.pi, 0.0, 0.0]
+        w.append(X[k]), lbw.extend(lo), ubw.extend(hi), w0.extend([c["d"] * k / n, np.pi * k / n, 0.0, 0.0])
+        if k < n:
+            xn, cost = step(X[k], U[k])
+            w.append(U[k]), lbw.append(-c["umax"]), ubw.append(c["umax"]), w0.append(0.0), g.append(X[k + 1] - xn)
+            J += cost
+    nlp = {"x": ca.vertcat(*w), "f": J, "g": ca.vertcat(*g)}
+    for solver in ("ipopt", "fatrop"):
+        opts = {"expand": True, "print_time": False}
+        if solver == "fatrop":
+            opts.update(structure_detection="manual", N=n, nx=[4] * (n + 1), nu=[1] * n + [0], ng=[0] * (n + 1), fatrop={"print_level": 0})
+        else:
+            opts["ipopt"] = ipopt_options()
+        S = ca.nlpsol("s", solver, nlp, opts)
+        cpu = time.process_time()
+        sol = S(x0=w0, lbx=lbw, ubx=ubw, lbg=0, ubg=0)
+        cpu, it = time.process_time() - cpu, S.stats()["iter_count"]
+        print(f"  RK4 shooting N={n:<5} {solver:6} {it:3d} it  {1e3 * cpu / it:7.2f} ms/it CPU  objective {float(sol['f']):.9f}", flush=True)
+
+
+def _fatrop_line(r):
+    if "iterations" not in r:
+        return f"{r['problem']:9} {r['n']:>5} {r['backend']:7} {r['status']}"
+    it = max(r["iterations"], 1)
+    return (f"{r['problem']:9} {r['n']:>5} {r['backend']:7} {r['status']:>16} {r['iterations']:>4} {r['build_s']:8.2f} "
+            f"{r['solve_s']:8.2f} {1e3 * r['solve_s'] / it:6.1f} ({1e3 * r['solve_cpu_s'] / it:5.1f}) {r['linalg_s']:8.2f} "
+            f"{r['evals_s']:8.2f} {r['objective']:14.9f} {r.get('stages', '')}")
 
 
 
@@ -1010,6 +1167,12 @@ def run_robots(sizes=(50, 100)):
             total = time.perf_counter() - start
             print(f"{side:8s} {n:5d} {res.build_seconds:8.2f} {res.solve_seconds:8.2f} {total:8.2f} {res.iterations:5d} "
                   f"{res.objective:12.6f} {res.status.name}", flush=True)
+        # the whole NLP expanded to SX (colloc's default before the mapped MX NLP): cheaper iterations, costlier set-up
+        start = time.perf_counter()
+        res = cl.solve(panda_reach.problem(robot_body("panda", "colloc", name="panda")), scheme="hermite-simpson", intervals=n, expand=True)
+        total = time.perf_counter() - start
+        print(f"{'expand':8s} {n:5d} {res.build_seconds:8.2f} {res.solve_seconds:8.2f} {total:8.2f} {res.iterations:5d} "
+              f"{res.objective:12.6f} {res.status.name}", flush=True)
 
 
 # ======================================================================== muscles (separate study)

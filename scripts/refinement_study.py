@@ -1,6 +1,6 @@
 """Grid points needed for a given accuracy: adaptive refinement against uniform meshes.
 
-Problem B4a (hyper-sensitive, t_f = 50; PROBLEMS.md).  Reference: the converged
+Problem B4a (hyper-sensitive, t_f = 50; docs/problems.md).  Reference: the converged
 optimum J* = 1.3308069049 (radau-5 × 600 and radau-6 × 1000 agree to 1e-12;
 PSOPT prints 1.330826, which is 1.43e-5 above it).  For each scheme the script
 refines adaptively to the tolerance given, then doubles a uniform mesh until it

@@ -27,3 +27,11 @@ def test_benchmark_sides_reach_the_same_objective():
             assert math.isfinite(side.objective), f"{problem} {side.case.side}: {side.status}"
         assert colloc_side.variables == hand_side.variables and colloc_side.constraints == hand_side.constraints
         assert abs(colloc_side.objective - hand_side.objective) <= 1e-8 * abs(hand_side.objective), (problem, colloc_side.objective, hand_side.objective)
+
+
+def test_fatrop_section_measures_both_backends_on_the_same_nlp():
+    bench = _load_benchmark()
+    rows = [bench.fatrop_case("cartpole", 10, backend) for backend in ("ipopt", "fatrop")]
+    assert [r["status"] for r in rows] == ["solved", "solved"]
+    assert abs(rows[0]["objective"] - rows[1]["objective"]) <= 1e-8 * abs(rows[0]["objective"])
+    assert rows[1]["stages"].startswith("nx=") and rows[1]["linalg_s"] >= 0 and rows[0]["variables"] == rows[1]["variables"]

@@ -107,7 +107,7 @@ def test_solve_default_out_is_results_folder(tmp_path, script, capsys, monkeypat
 def test_set_passes_parameter_to_build(tmp_path, script, capsys):
     code, out, err = run(capsys, "solve", script, "--set", "distance=2", "--out", tmp_path)
     assert code == 0, err
-    assert cl.Trajectory.read(tmp_path / "di.csv").metadata["objective"] == pytest.approx(48.0, rel=1e-6)  # 12 d²
+    assert cl.Trajectory.read(tmp_path / "di_distance=2.csv").metadata["objective"] == pytest.approx(48.0, rel=1e-6)  # 12 d²
 
 
 def test_flags_override_solve_defaults(tmp_path, script, capsys):
@@ -134,7 +134,7 @@ def test_set_any_name_when_build_takes_kwargs(tmp_path, capsys):
     path = write(tmp_path, "kw.py", DOUBLE_INTEGRATOR.replace("def build(distance=1.0):", "def build(**params):\n    distance = params.get('distance', 1.0)"))
     code, _, err = run(capsys, "solve", path, "--set", "distance=2", "--set", "anything='x'", "--out", tmp_path)
     assert code == 0, err
-    assert cl.Trajectory.read(tmp_path / "kw.csv").metadata["objective"] == pytest.approx(48.0, rel=1e-6)
+    assert cl.Trajectory.read(tmp_path / "kw_anything=x_distance=2.csv").metadata["objective"] == pytest.approx(48.0, rel=1e-6)
 
 
 def test_missing_required_build_parameter(tmp_path, capsys):
@@ -281,7 +281,7 @@ def test_verbose_solve_prints_ipopts_log(tmp_path, script, capfd):
 
 def test_solve_records_parameters_and_violations(tmp_path, script, capsys):
     assert run(capsys, "solve", script, "--set", "distance=2", "--out", tmp_path)[0] == 0
-    meta = cl.Trajectory.read(tmp_path / "di.csv").metadata
+    meta = cl.Trajectory.read(tmp_path / "di_distance=2.csv").metadata
     assert meta["params"] == {"distance": 2}
     assert set(meta["violations"]) == {"defect.hermite:mass.x", "defect.hermite:mass.v", "defect.simpson:mass.x", "defect.simpson:mass.v"}
     assert max(meta["violations"].values()) < 1e-8
@@ -337,6 +337,19 @@ def test_info_lists_residual_labels(tmp_path, capsys):
     assert "residual:mass.v" in out
 
 
+def test_info_explains_every_block_and_the_projection_cost_term(capsys):
+    root = Path(__file__).resolve().parents[1]
+    code, out, err = run(capsys, "info", root / "problems" / "pendulum_cartesian.py", "--intervals", 4)
+    assert code == 0, err
+    blocks = re.search(r"variables by block: (.*)", out).group(1)
+    names = [item.split()[0] for item in blocks.split(", ")]
+    assert names == ["x", "z", "u", "lam", "xp", "mu"]
+    legend = {line.split()[0]: line for line in out.splitlines() if line.startswith("    ") and line.split()[0] in names}
+    assert set(legend) == set(names)  # one line per block
+    assert "derivative variables ẋ" in legend["z"] and "projection states x'" in legend["xp"] and "slacks μ" in legend["mu"]
+    assert re.search(r"cost term added by the transcription: projection: 1e-6 Σ ‖x' − x‖²", out)
+
+
 def test_info_refuses_unknown_set_name(script, capsys):
     code, _, err = run(capsys, "info", script, "--set", "distanse=3")
     assert code == 2
@@ -348,7 +361,7 @@ def test_plot_overlays_two_csv_files(tmp_path, script, capsys):
     assert run(capsys, "solve", script, "--out", tmp_path / "a")[0] == 0
     assert run(capsys, "solve", script, "--set", "distance=2", "--out", tmp_path / "b")[0] == 0
     png = tmp_path / "both.png"
-    code, out, err = run(capsys, "plot", tmp_path / "a" / "di.csv", tmp_path / "b" / "di.csv", "--out", png)
+    code, out, err = run(capsys, "plot", tmp_path / "a" / "di.csv", tmp_path / "b" / "di_distance=2.csv", "--out", png)
     assert code == 0, err
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
@@ -417,7 +430,7 @@ def test_python_dash_m_runs_the_cli(tmp_path):
 
 
 def test_readme_cartpole_command_reaches_the_continuous_optimum(tmp_path, capsys):
-    """`colloc solve problems/cartpole.py --intervals 100 --plot` (README); C1, PROBLEMS.md:
+    """`colloc solve problems/cartpole.py --intervals 100 --plot` (README); C1, docs/problems.md:
     continuous optimum 58.807667 [COMPUTED], asserted to 1e-3 relative as the issue asks."""
     from pathlib import Path
 
@@ -497,14 +510,14 @@ def test_verify_rebuilds_with_the_parameters_the_file_records(tmp_path, script, 
     out = tmp_path / "d2"
     assert cli.main(["solve", str(script), "--set", "distance=2.0", "--quiet", "--out", str(out)]) == 0
     capsys.readouterr()
-    assert cli.main(["verify", str(out / "di.csv"), str(script)]) == 0
+    assert cli.main(["verify", str(out / "di_distance=2.0.csv"), str(script)]) == 0
     text = capsys.readouterr().out
     assert "distance=2.0" in text
     final = float(next(line for line in text.splitlines() if "final state error" in line).split()[3])
     assert final < 1e-6, text  # the double integrator's HS solution is exact (u is linear in t)
     # an explicit --set wins (and the recorded values are not announced): the file then misses
     # the final condition of the distance=1 problem, so verification fails and says where
-    assert cli.main(["verify", str(out / "di.csv"), str(script), "--set", "distance=1.0"]) == 1
+    assert cli.main(["verify", str(out / "di_distance=2.0.csv"), str(script), "--set", "distance=1.0"]) == 1
     text = capsys.readouterr().out
     assert "build parameters from the file" not in text
     assert "verification failed: final: `mass.x` is 2" in text
@@ -571,3 +584,52 @@ def test_set_value_checked_against_annotation_and_bool_default(tmp_path, capsys)
     assert code == 2 and "--set `distance` expects a number (it is annotated so) but got the text `far`." in err
     code, _, err = run(capsys, "solve", path, "--set", "distance=1", "--set", "free=1")
     assert code == 2 and "--set `free` expects True or False (its default is False) but got `1` (int)." in err
+
+
+# -- file names ---------------------------------------------------------------------------------
+def test_a_solve_with_other_set_values_writes_its_own_file(tmp_path, script, capsys):
+    assert run(capsys, "solve", script, "--out", tmp_path)[0] == 0
+    assert run(capsys, "solve", script, "--set", "distance=2", "--out", tmp_path)[0] == 0
+    assert cl.Trajectory.read(tmp_path / "di.csv").metadata["objective"] == pytest.approx(12.0, rel=1e-6)  # not replaced
+    assert cl.Trajectory.read(tmp_path / "di_distance=2.csv").metadata["objective"] == pytest.approx(48.0, rel=1e-6)
+
+
+def test_result_names_list_the_set_values_in_name_order():
+    from colloc.outputs import MAX_STEM, result_name
+
+    assert result_name("swingup", {}) == "swingup"
+    assert result_name("swingup", {"mode": "time", "duration": 1.5}) == "swingup_duration=1.5_mode=time"
+    assert result_name("s", {"b": 1, "a": True}) == result_name("s", {"a": True, "b": 1}) == "s_a=True_b=1"
+    # characters a file name should not hold are replaced, and a hash keeps "a b" and "a/b" apart
+    one, two = result_name("s", {"k": "a b"}), result_name("s", {"k": "a/b"})
+    assert one != two and re.fullmatch(r"s_k=a-b-[0-9a-f]{8}", one)
+    long = result_name("s", {"k": "x" * 300})
+    assert len(long) == MAX_STEM and long != result_name("s", {"k": "x" * 299})
+
+
+def test_the_readme_shows_the_verdicts_colloc_verify_prints(tmp_path, capsys):
+    """README's `verify` listing (the tutorial's swing-up) has the checks and verdicts the command prints."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    start = readme.index('"""Pendulum swing-up')
+    script = write(tmp_path, "swingup.py", readme[start:readme.index("```", start)])
+    assert cli.main(["solve", str(script), "--quiet", "--out", str(tmp_path)]) == 0
+    capsys.readouterr()
+    assert cli.main(["verify", str(tmp_path / "swingup.csv"), str(script)]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    block = readme[readme.index("  checks (constraints:"):]
+    shown = [line.strip() for line in block[:block.index("```")].splitlines() if line.strip()]
+    verdicts = lambda lines: [line.split()[:2] for line in lines if line.split()[:1] in (["pass"], ["FAIL"])]  # noqa: E731
+    assert verdicts(shown) == verdicts(printed) and len(verdicts(shown)) == 8
+    assert shown[0].split(":")[0] == printed[0].split(":")[0] and shown[-1] == printed[-1] == "verified: every check passed."
+
+
+def test_colloc_plot_of_a_solved_file_draws_the_bounds_it_records(tmp_path, capsys, monkeypatch):
+    root = Path(__file__).resolve().parents[1]
+    assert run(capsys, "solve", root / "problems" / "double_integrator_time.py", "--intervals", 10, "--quiet", "--out", tmp_path)[0] == 0
+    traj = cl.Trajectory.read(tmp_path / "double_integrator_time.csv")
+    assert traj.metadata["bounds"]["mass.u"] == [-1.0, 1.0]
+    figures = []
+    monkeypatch.setattr(cli, "save_figure", lambda fig, path, close=False: figures.append(fig) or str(path))
+    assert run(capsys, "plot", tmp_path / "double_integrator_time.csv")[0] == 0
+    ax = next(a for a in figures[0].axes if a.get_title() == "mass.u")
+    assert sorted(line.get_ydata()[0] for line in ax.lines if line.get_linestyle() == "--") == [-1.0, 1.0]

@@ -11,11 +11,11 @@ Every constrained problem script in ``problems/`` names its minimal-coordinate (
 * each formulation reaches its twin's optimum (relative gap < 1e-6 at 100 Hermite–Simpson intervals,
   shrinking with the mesh);
 * multipliers match their analytic values (the point mass on a line: Moco's ``testMocoConstraints.cpp``
-  "Multipliers are correct", checked there to 1e-5; the Cartesian pendulum: PROBLEMS.md D1);
+  "Multipliers are correct", checked there to 1e-5; the Cartesian pendulum: docs/problems.md D1);
 * from its default guess, each constrained problem needs at most 3× its twin's IPOPT iterations;
 * declaring a constraint and its hand-written derivative is a ModelError.
 
-Sign convention (DESIGN.md §3): ``M a + c − τ − Gᵀλ = 0``, so ``+Gᵀλ`` is the constraint force; Simbody
+Sign convention (docs/design.md §2): ``M a + c − τ − Gᵀλ = 0``, so ``+Gᵀλ`` is the constraint force; Simbody
 and Moco write ``M u̇ + Gᵀλ = f`` and their multipliers have the opposite sign.
 """
 from __future__ import annotations
@@ -275,7 +275,7 @@ def _pendulum_multiplier_errors(method, meshes=(25, 50, 100)):
     """Rod multiplier of the Cartesian D1 against the value implied by the minimal solution.
 
     φ̈ = 2(x ẍ + y ÿ + ẋ² + ẏ²) = 0 with ẍ = u y + 2λx, ÿ = −g − u x + 2λy and x² + y² = 1 gives
-    λ = (g y − ẋ² − ẏ²)/2 = −y₄ (Betts's algebraic state, PROBLEMS.md D1), i.e. with x = cos φ,
+    λ = (g y − ẋ² − ẏ²)/2 = −y₄ (Betts's algebraic state, docs/problems.md D1), i.e. with x = cos φ,
     y = sin φ: λ = (g sin φ − φ̇²)/2 from the twin's states.
     """
     errors = []

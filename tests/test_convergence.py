@@ -1,4 +1,4 @@
-"""Convergence order as the mesh refines, on Kirk's problem (PROBLEMS.md A8).
+"""Convergence order as the mesh refines, on Kirk's problem (docs/problems.md A8).
 
 The error is the largest state error at the mesh points against the analytic
 solution (Kirk 1998 eqs. 5.1-69/70); the slope of log(error) against log(h) is
@@ -55,6 +55,6 @@ def test_radau_3_order():
 
 
 def test_objective_converges_to_the_analytic_value():
-    # J* = 16.7507233968 [DERIVED], PROBLEMS.md A8
+    # J* = 16.7507233968 [DERIVED], docs/problems.md A8
     gaps = [abs(cl.solve(kirk.build(), intervals=n, ipopt={"tol": 1e-12}).objective - 16.7507233968) for n in (5, 10, 20, 40)]
     assert (np.diff(gaps) < 0).all() and gaps[-1] < 1e-6, gaps

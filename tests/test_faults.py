@@ -290,18 +290,22 @@ def test_a_run_finding_its_name_claimed_writes_a_new_name(tmp_path, capsys):
 
 
 def test_two_concurrent_solves_into_one_folder_keep_both_results(tmp_path):
-    """Two processes solving at once (each build waits for the other to start) both keep their result."""
+    """Two processes solving at once (each build waits for the other to start) both keep their result.
+
+    Both have the same file name (no --set: the distance comes from the environment), so the second must
+    find the name claimed and write ``di-2.csv``."""
     out = tmp_path / "out"
     gate = tmp_path / "gate"
     gate.mkdir()
-    hook = (f"import os, time; open(os.path.join({str(gate)!r}, str(distance)), 'w').close()\n"
+    hook = (f"import os, time; distance = float(os.environ['DI_DISTANCE']); open(os.path.join({str(gate)!r}, str(distance)), 'w').close()\n"
             f"    t = time.time()\n    while len(os.listdir({str(gate)!r})) < 2 and time.time() - t < 60: time.sleep(0.02)")
     path = script(tmp_path, hook=hook)
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    procs = [subprocess.Popen([sys.executable, "-m", "colloc", "solve", str(path), "--set", f"distance={d}", "--quiet",
-                               "--out", str(out)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for d in (1.0, 2.0)]
+    procs = [subprocess.Popen([sys.executable, "-m", "colloc", "solve", str(path), "--quiet", "--out", str(out)],
+                              env={**os.environ, "PYTHONPATH": str(ROOT), "DI_DISTANCE": str(d)}, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE) for d in (1.0, 2.0)]
     results = [p.communicate(timeout=120) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], results
+    assert sorted(f.name for f in out.glob("di*.csv")) == ["di-2.csv", "di.csv"]
     objectives = sorted(cl.Trajectory.read(f).metadata["objective"] for f in out.glob("di*.csv"))
     assert objectives == pytest.approx([12.0, 48.0], rel=1e-8)  # J* = 12 d²: both results are there
     assert not list(out.glob(".*"))  # no lock or temporary file left

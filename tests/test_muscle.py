@@ -1,7 +1,7 @@
 """DeGroote–Fregly 2016 muscles: curves, errors, equilibrium, twins, redundancy, verification, files, plots.
 
 References: the curves' constants are those of OpenSim 4's DeGrooteFregly2016Muscle
-(shared/reference MUSCLES.md, De Groote et al., Ann. Biomed. Eng. 44(10), 2016, corrected);
+(docs/muscles.md, De Groote et al., Ann. Biomed. Eng. 44(10), 2016, corrected);
 the equilibrium height is the scalar root derived in problems/hanging_mass_muscle.py; the
 redundancy torque is Multibody.inverse_dynamics of the muscle-free skeleton.
 """
@@ -36,7 +36,7 @@ REDUNDANCY = load("muscle_redundancy")
 
 
 # -- curves ------------------------------------------------------------------------------------
-# The published forms re-typed from MUSCLES.md / OpenSim's DeGrooteFregly2016Muscle.cpp, independently
+# The published forms re-typed from docs/muscles.md / OpenSim's DeGrooteFregly2016Muscle.cpp, independently
 # of colloc/muscle.py, so a typo in either shows up at many points.
 def _published_fl(l):
     rows = [(0.8150671134243542, 1.055033428970575, 0.162384573599574, 0.063303448465465),
@@ -442,7 +442,7 @@ def test_colloc_verify_command_agrees_on_a_muscle_driven_solution(tmp_path, caps
     out = tmp_path / mode
     assert cli.main(["solve", str(script), "--set", f"tendon_compliance={mode}", "--intervals", "30", "--quiet", "--out", str(out)]) == 0
     capsys.readouterr()
-    assert cli.main(["verify", str(out / "hanging_mass_muscle.csv"), str(script)]) == 0
+    assert cli.main(["verify", str(out / "hanging_mass_muscle_tendon_compliance=explicit.csv"), str(script)]) == 0
     text = capsys.readouterr().out
     assert "cvodes" in text
     final = float(next(line for line in text.splitlines() if "final state error" in line).split()[3])

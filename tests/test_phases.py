@@ -1,9 +1,9 @@
 """Multi-phase problems, events (guards), impacts (Newton restitution), jump maps and periodicity.
 
 Reference solves compare with closed forms (bouncing ball, two-phase rocket, harmonic
-oscillator period) or published values (PROBLEMS.md E1, Garcia's simplest walker), with IPOPT
+oscillator period) or published values (docs/problems.md E1, Garcia's simplest walker), with IPOPT
 ``tol`` at least 100× tighter than the assertion.  The biped's impact map is checked against
-Kelly's five angular-momentum conservations (PROBLEMS.md C2) at fixed numbers.
+Kelly's five angular-momentum conservations (docs/problems.md C2) at fixed numbers.
 """
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ def test_ball_restitution_reverses_the_normal_speed(ball):
 
 
 def _kelly_impact(fb):
-    """Kelly's heel-strike map: five angular-momentum conservations (PROBLEMS.md C2), as a Function."""
+    """Kelly's heel-strike map: five angular-momentum conservations (docs/problems.md C2), as a Function."""
     def cross(a, b):
         return a[0] * b[1] - a[1] * b[0]
 
@@ -114,7 +114,7 @@ def test_simplest_walker_long_gait_fixed_point():
     res = solve_phases(sw.build(), scheme="radau-4", intervals=20, ipopt=TIGHT)
     assert res.success, res.message
     step = res.phases[0]
-    theta, theta_dot = sw.FIXED_POINTS["long"]  # PROBLEMS.md E1 [SEEN], Garcia's code to 1e-10
+    theta, theta_dot = sw.FIXED_POINTS["long"]  # docs/problems.md E1 [SEEN], Garcia's code to 1e-10
     assert abs(step["walker.theta"][0] - theta) <= 1e-6
     assert abs(step["walker.theta_dot"][0] - theta_dot) <= 1e-6
     assert res.durations[0] == pytest.approx(sw.PERIODS["long"], abs=1e-5)  # [COMPUTED], 8 digits
@@ -163,7 +163,7 @@ def test_biped_periodic_step_converges_from_the_straight_line_guess(biped):
 
 @pytest.mark.slow
 def test_biped_schemes_agree(biped):
-    # No published cost (PROBLEMS.md C2 [NOT FOUND]): self-consistency across schemes and meshes.
+    # No published cost (docs/problems.md C2 [NOT FOUND]): self-consistency across schemes and meshes.
     a = solve_phases(biped.build(), scheme="hermite-simpson", intervals=50, ipopt={"tol": 1e-10})
     b = solve_phases(biped.build(), scheme="radau-3", intervals=40, ipopt={"tol": 1e-10})
     assert a.success and b.success
@@ -255,7 +255,7 @@ def test_shared_parameter_and_user_link():
 
 
 def test_continuity_of_a_constrained_model_matches_the_single_phase_optimum():
-    # PROBLEMS.md D1 (Betts 10.103, Cartesian pendulum with a rod) split at t = 1.5 s: the same optimum.
+    # docs/problems.md D1 (Betts 10.103, Cartesian pendulum with a rod) split at t = 1.5 s: the same optimum.
     # Continuity implies phase two's rod rows at its start; they are left out (else posa2016 crawls).
     pc = load("pendulum_cartesian")
     whole = pc.build()

@@ -99,14 +99,48 @@ def test_names_select_columns_in_order():
     assert titles(fig) == ["a.u", "a.x.dot"]
 
 
-def test_bounds_drawn_dashed_when_near_the_data():
+def test_every_finite_bound_is_dashed_and_far_ones_are_named_beyond_the_clipped_axis():
     # data: a.x = sin t in [0, 1]; a.u = sin(t + 1); a.rod.lambda = sin(t + 2) in [-0.76, 0.91]
     fig = plot_trajectory(make_traj(), bounds={"a.x": (-0.2, 1.0), "a.u": (-1e3, 1e3), "a.rod.lambda": (-np.inf, 1.5)})
     ax_x, ax_u, ax_lam = fig.axes
     assert dashed_levels(ax_x) == [-0.2, 1.0]
-    assert dashed_levels(ax_u) == []  # far from the data: would squash the curve
-    assert dashed_levels(ax_lam) == [1.5]
+    lo, hi = ax_x.get_ylim()
+    assert lo < -0.2 and hi > 1.0  # near bounds are in view
+    assert dashed_levels(ax_u) == [-1e3, 1e3]  # drawn, but beyond the axis, which stays on the data
     assert ax_u.get_ylim()[1] < 10
+    assert sorted(t.get_text() for t in ax_u.texts) == ["↑ 1000", "↓ -1000"]
+    assert dashed_levels(ax_lam) == [1.5] and len(ax_lam.texts) == 0
+
+
+def test_controls_are_drawn_as_their_grid_values_and_never_pass_a_bound_the_grid_respects():
+    from problems import double_integrator_time as di
+
+    prob = di.build()
+    traj = cl.solve(prob, intervals=10, ipopt={"tol": 1e-10}).trajectory
+    u = traj["mass.u"]
+    assert np.max(np.abs(u)) <= 1 + 1e-7  # every grid value within |u| ≤ 1
+    polynomial = traj.sample(np.linspace(0, traj.time[-1], 2001))["mass.u"]
+    assert np.max(np.abs(polynomial)) > 1.1  # the Hermite–Simpson control polynomial overshoots between grid points
+    fig = plot_trajectory(traj, bounds=prob.bounds)
+    ax = fig.axes[titles(fig).index("mass.u")]
+    curve = ax.lines[0]
+    np.testing.assert_array_equal(curve.get_xdata(), traj.time)  # straight lines between the grid values
+    assert np.max(np.abs(curve.get_ydata())) <= 1 + 1e-7
+    assert dashed_levels(ax) == [-1.0, 1.0]
+    held = cl.Trajectory(traj.time, {"mass.u": u}, {"mass.u": "control"}, metadata={"scheme": "midpoint-vi"})
+    t, y = plot_trajectory(held).axes[0].lines[0].get_data()
+    assert t.size > traj.time.size and set(np.round(y, 12)) <= set(np.round(u, 12))  # midpoint-vi: held values
+
+
+def test_parameters_are_in_the_title_of_one_trajectory_and_in_the_legend_of_several():
+    a, b = make_traj(), make_traj(2.0)
+    a.parameters, b.parameters = {"arm.k": 1.2345678}, {"arm.k": 2.5}
+    a.metadata.update(problem="arm", params={"length": 0.5})
+    b.metadata.update(problem="arm", params={"length": 1.5})
+    assert plot_trajectory(a)._suptitle.get_text() == "arm (length=0.5; arm.k = 1.23457)"
+    texts = [t.get_text() for t in plot_trajectory([a, b], labels=["arm_00", "arm_01"]).legends[0].get_texts()]
+    assert texts == ["arm_00 (length=0.5; arm.k = 1.23457)", "arm_01 (length=1.5; arm.k = 2.5)"]
+    assert plot_trajectory(make_traj())._suptitle is None  # nothing to say: no title
 
 
 @pytest.mark.parametrize("kwargs, match", [
@@ -370,3 +404,18 @@ def test_cartpole_swing_up_gif_has_one_frame_per_sample(tmp_path):
     path = animate(res.trajectory, points, tmp_path / "cartpole.gif", fps=10)
     with Image.open(path) as gif:
         assert gif.n_frames == 21
+
+
+def test_colloc_plot_of_sweep_files_labels_each_with_its_swept_values_and_parameters(tmp_path, monkeypatch):
+    from colloc import cli
+
+    paths = []
+    for i, (length, k) in enumerate([(0.5, 1.25), (1.5, 2.0)]):
+        traj = make_traj(1.0 + i)
+        traj.parameters = {"arm.k": k}
+        traj.metadata.update(problem="arm", params={"length": length})
+        paths.append(traj.write(tmp_path / f"arm_{i}.csv"))
+    figures = []
+    monkeypatch.setattr(cli, "save_figure", lambda fig, path, close=False: figures.append(fig) or str(path))
+    assert cli.main(["plot", *paths]) == 0
+    assert [t.get_text() for t in figures[0].legends[0].get_texts()] == ["arm_0 (length=0.5; arm.k = 1.25)", "arm_1 (length=1.5; arm.k = 2)"]

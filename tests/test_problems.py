@@ -5,7 +5,7 @@ is solved with its ``SOLVE`` defaults (a few dozen intervals) and IPOPT ``tol`` 
 tighter than the relative ``tolerance`` asserted.  ``quantity`` is ``"objective"`` (the
 default: the value the solver reports, so a maximization's reference is the negative of the
 maximized quantity) or ``"final NAME"`` (the value of variable ``NAME`` at the final time).
-The sources of the values are in each script's docstring and in PROBLEMS.md (entry ids cited there).
+The sources of the values are in each script's docstring and in docs/problems.md (entry ids cited there).
 """
 from __future__ import annotations
 
@@ -115,12 +115,12 @@ def test_kirk_exact_states_meet_the_boundary_conditions():
     x1, x2 = kirk.exact_states([0.0, 2.0])
     np.testing.assert_allclose(x1, [0.0, 5.0], atol=1e-12)
     np.testing.assert_allclose(x2, [0.0, 2.0], atol=1e-12)
-    # PROBLEMS.md A8 [DERIVED]
+    # docs/problems.md A8 [DERIVED]
     np.testing.assert_allclose(kirk.constants(), [-7.29179207419799, -6.10482735969732], rtol=1e-12)
 
 
 def test_kirk_states_match_the_analytic_solution():
-    # Moco's testMocoAnalytic.cpp checks these states to 1e-5 with 50 mesh intervals (PROBLEMS.md A8).
+    # Moco's testMocoAnalytic.cpp checks these states to 1e-5 with 50 mesh intervals (docs/problems.md A8).
     kirk = load("kirk")
     traj = solve(kirk, intervals=50).trajectory
     x1, x2 = kirk.exact_states(traj.time)
@@ -130,14 +130,14 @@ def test_kirk_states_match_the_analytic_solution():
 
 def test_linear_tangent_steering_analytic_values():
     lts = load("linear_tangent_steering")
-    # PROBLEMS.md B8m [DERIVED]
+    # docs/problems.md B8m [DERIVED]
     assert lts.theta0() == pytest.approx(1.17017700561676, rel=1e-12)
     assert lts.exact_final_speed() == pytest.approx(-lts.REFERENCE["value"], rel=1e-12)
 
 
 def test_bryson_denham_formula():
     bd = load("bryson_denham")
-    # PROBLEMS.md A3 [SEEN]: 4 for ell = 1/9, Breakwell 40/9 for ell = 0.1, 2 for ell >= 1/4
+    # docs/problems.md A3 [SEEN]: 4 for ell = 1/9, Breakwell 40/9 for ell = 0.1, 2 for ell >= 1/4
     assert bd.exact_objective() == pytest.approx(bd.REFERENCE["value"], rel=1e-15)
     assert bd.exact_objective(0.1) == pytest.approx(40.0 / 9.0, rel=1e-15)
     assert bd.exact_objective(0.3) == 2.0

@@ -1,14 +1,14 @@
 """Adaptive mesh refinement (colloc.refine), the vectorised interpolant, and non-uniform meshes.
 
-References (PROBLEMS.md):
+References (docs/problems.md):
 * B4a hyper-sensitive, t_f = 50: PSOPT prints J = 1.330826 [SEEN].  The converged optimum is
   J* = 1.3308069049 [COMPUTED here: radau-5 × 600 and radau-6 × 1000 uniform intervals, IPOPT tol
-  1e-13, agree to 1e-12; PROBLEMS.md's 1.3308077 (radau-4, N = 200) was not converged].  PSOPT's
+  1e-13, agree to 1e-12; docs/problems.md's 1.3308077 (radau-4, N = 200) was not converged].  PSOPT's
   figure is 1.43e-5 relative above it, so no converged answer is within 1e-5 of PSOPT: the refined
   J is checked against J* to 1e-5 and against PSOPT to 2e-5.
 * B4b, t_f = 10: PROPT's J = 6.723925391388357 [SEEN]; converged 6.7239253889 [COMPUTED here,
   radau-5 × 400 and × 800], 4e-10 relative from PROPT.
-* B1 Goddard: continuous optimum h(t_f) ≈ 1.01284 ± 5e-6 [COMPUTED, PROBLEMS.md].
+* B1 Goddard: continuous optimum h(t_f) ≈ 1.01284 ± 5e-6 [COMPUTED, docs/problems.md].
 
 Grid points against accuracy on B4a (measured for this file, IPOPT tol 1e-12/1e-13; relative error
 of J against J*):
@@ -179,7 +179,7 @@ def test_error_estimate_and_refinement_of_a_nonlinear_implicit_residual():
 
 
 def test_hypersensitive_refined_beats_uniform_meshes():
-    # PROBLEMS.md B4a: PSOPT 1.330826 [SEEN]; converged J* = 1.3308069049 [COMPUTED], module docstring
+    # docs/problems.md B4a: PSOPT 1.330826 [SEEN]; converged J* = 1.3308069049 [COMPUTED], module docstring
     res = solve_adaptive(hypersensitive.build(), scheme="hermite-simpson", intervals=10, tolerance=1e-6, ipopt=TIGHT)
     assert res.success, res.message
     refined_error = abs(res.objective - J_B4A) / J_B4A
@@ -201,7 +201,7 @@ def test_hypersensitive_refined_radau():
 
 
 def test_hypersensitive_short_horizon_matches_propt():
-    # PROBLEMS.md B4b: PROPT 6.723925391388357 [SEEN]; converged 6.7239253889 [COMPUTED]
+    # docs/problems.md B4b: PROPT 6.723925391388357 [SEEN]; converged 6.7239253889 [COMPUTED]
     ref = hypersensitive.REFERENCE_B4B
     res = solve_adaptive(hypersensitive.build(tf=10, weight=1, x0=1, xf=1.5), intervals=10, tolerance=1e-7, ipopt=TIGHT)
     assert res.success
@@ -215,7 +215,7 @@ def test_hypersensitive_solve_defaults_are_refinement_options():
 
 
 def test_goddard_with_refinement():
-    # PROBLEMS.md B1: continuous optimum h(t_f) ≈ 1.01284 ± 5e-6 [COMPUTED]; COPS 1.01283 [SEEN]
+    # docs/problems.md B1: continuous optimum h(t_f) ≈ 1.01284 ± 5e-6 [COMPUTED]; COPS 1.01283 [SEEN]
     res = solve_adaptive(goddard.build(), intervals=20, tolerance=1e-6, ipopt={"tol": 1e-10})
     assert res.success, res.message
     assert res.trajectory.final("rocket.h") == pytest.approx(1.01284, abs=1e-5)
@@ -262,7 +262,7 @@ def test_first_mesh_may_be_given():
 
 @pytest.mark.parametrize("scheme", ["trapezoidal", "hermite-simpson", "radau-3"])
 def test_non_uniform_mesh_solves_kirk(scheme):
-    # PROBLEMS.md A8: J* = 16.7507233968 [DERIVED]
+    # docs/problems.md A8: J* = 16.7507233968 [DERIVED]
     mesh = np.sort(np.concatenate([[0.0, 1.0], np.random.default_rng(3).uniform(0, 1, 39)]))
     res = cl.solve(kirk.build(), scheme=scheme, mesh=mesh, ipopt=TIGHT)
     assert res.success and res.trajectory.metadata["intervals"] == 40
@@ -278,3 +278,19 @@ def test_graded_mesh_beats_uniform_on_the_hypersensitive_problem():
     graded = cl.solve(hypersensitive.build(), mesh=mesh, ipopt=TIGHT)
     uniform = cl.solve(hypersensitive.build(), intervals=mesh.size - 1, ipopt=TIGHT)
     assert abs(graded.objective - J_B4A) < 1e-3 * abs(uniform.objective - J_B4A)
+
+
+def test_refinement_summaries_tell_an_error_just_above_the_tolerance_from_one_just_below():
+    import numpy as np
+
+    from colloc.refine import summary
+    from colloc.trajectory import SolveResult, Status, Trajectory
+
+    records = [dict(iteration=i, intervals=n, grid_points=2 * n + 1, max_error=e, objective=1.0, iterations=5, seconds=0.1)
+               for i, (n, e) in enumerate([(10, 1.003e-6), (12, 0.996e-6)])]
+    table = summary(records)
+    assert "1.003e-06" in table and "9.960e-07" in table
+    traj = Trajectory(np.linspace(0, 1, 3), {"a.x": np.zeros(3)}, {"a.x": "state"})
+    res = SolveResult(traj, True, Status.SOLVED, "", 1.0, {}, 5, 0.0, 0.0, {}, refinement=records)
+    line = next(line for line in res.summary().splitlines() if "mesh refinement" in line)
+    assert "10 (1.003e-06) → 12 (9.960e-07)" in line

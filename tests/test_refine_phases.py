@@ -1,7 +1,7 @@
 """Mesh refinement of multi-phase problems: each phase judged by its own error and refined on its own.
 
 References nobody here wrote: Garcia et al. 1998's fixed point of the simplest walker (θ* =
-0.20031090049483 at γ = 0.009, PROBLEMS.md E1) and the closed-form two-phase rocket apex
+0.20031090049483 at γ = 0.009, docs/problems.md E1) and the closed-form two-phase rocket apex
 (problems/two_phase_rocket.py, Tsiolkovsky with gravity loss).  IPOPT ``tol`` is 1e-12.
 """
 from __future__ import annotations
@@ -49,7 +49,7 @@ def test_rocket_refines_only_the_phase_whose_error_is_large():
 
 @pytest.mark.slow
 def test_biped_refined_hermite_simpson_agrees_with_radau():
-    """No published cost (PROBLEMS.md C2): refined Hermite–Simpson against Radau-3 on 40 intervals."""
+    """No published cost (docs/problems.md C2): refined Hermite–Simpson against Radau-3 on 40 intervals."""
     biped = load("five_link_biped")
     radau = cl.solve(biped.build(), scheme="radau-3", intervals=40, ipopt={"tol": 1e-10})
     coarse = cl.solve(biped.build(), scheme="hermite-simpson", intervals=10, ipopt={"tol": 1e-10})

@@ -113,3 +113,27 @@ def test_readme_and_ci_run_the_same_test_command():
     ci = (root / ".ci" / "run").read_text().strip().splitlines()[-1]
     command = ci.split("-e \".[test]\" && ", 1)[1]
     assert "-m slow" in command and f'python -m pip install -e ".[test]" && {command}' in (root / "README.md").read_text()
+
+
+def test_every_document_the_code_and_docs_cite_is_in_the_repository():
+    """Citations such as `docs/problems.md C1` or `docs/design.md §2` name a file shipped here, and the
+    entry or section they cite exists in it; nothing cites a document kept elsewhere."""
+    import re
+
+    root = PACKAGE.parent
+    files = [p for pattern in ("colloc/**/*.py", "problems/*.py", "scripts/*.py", "tests/*.py", "docs/*.md", "README.md")
+             for p in root.glob(pattern)]
+    problems = (root / "docs" / "problems.md").read_text()
+    design = (root / "docs" / "design.md").read_text()
+    cited = set()
+    for path in files:
+        text = path.read_text()
+        assert not re.search(r"(?<![\w/])(DESIGN|PROBLEMS|MUSCLES|MOCO_NOTES)\.md", text), f"{path} cites a document not shipped"
+        for name in re.findall(r"docs/([\w.-]+\.(?:md|png|gif))", text):
+            assert (root / "docs" / name).is_file(), f"{path} cites docs/{name}, which does not exist"
+            cited.add(name)
+        for entry in re.findall(r"docs/problems\.md,? (?:entry )?([A-E]\d+[a-z]*)", text):  # a section or a sub-item
+            assert f"### {entry}. " in problems or f"**{entry} " in problems, f"{path} cites docs/problems.md {entry}, not in it"
+        for section in re.findall(r"docs/design\.md §(\d)", text):
+            assert re.search(rf"^## {section}\. ", design, re.M), f"{path} cites docs/design.md §{section}, not in it"
+    assert {"design.md", "problems.md"} <= cited

@@ -2,7 +2,7 @@
 
 Reference value: the double integrator x'' = u, x(0) = v(0) = 0, x(T) = d, v(T) = 0,
 minimize ∫₀ᵀ u² dt has u* = (d/T²)(6 − 12 t/T) and J* = 12 d²/T³ (Kelly, SIAM Review
-59(4), 2017, §2; PROBLEMS.md A4a); x* is cubic, so Hermite–Simpson reproduces J* to
+59(4), 2017, §2; docs/problems.md A4a); x* is cubic, so Hermite–Simpson reproduces J* to
 round-off on any mesh and the assertions use rel=1e-8 (IPOPT tol 1e-8 on a QP that
 it solves in one Newton step).
 """
@@ -248,7 +248,7 @@ def test_unreachable_scheduler_exits_2_and_leaves_no_folder(tmp_path, capsys, mo
     import importlib
     import socket
 
-    module = importlib.import_module("colloc.sweep")  # the module, even if colloc exports a function `sweep`
+    module = importlib.import_module("colloc.cluster")  # where sweeps and multi-starts connect
     with socket.socket() as s:  # a free port nobody listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -296,3 +296,21 @@ def test_cartpole_sweep_of_six_and_continuation_saves_iterations(tmp_path, capsy
         assert len(list(out.glob("cartpole_[0-9]*.csv"))) == 6
         totals[mode] = sum(r["iterations"] for r in rows)
     assert totals["continuation"] < totals["cold"], totals
+
+
+def test_without_a_terminal_the_progress_bar_prints_a_line_every_few_seconds(monkeypatch):
+    import io
+
+    from colloc import sweep_runner
+
+    clock = [0.0]
+    monkeypatch.setattr(sweep_runner._time, "perf_counter", lambda: clock[0])
+    log = io.StringIO()  # not a tty
+    bar = sweep_runner._TextBar(100, ["k"], stream=log)
+    for i in range(100):  # a point every 0.25 s: 25 s in all
+        clock[0] = 0.25 * (i + 1)
+        bar.update(dict(params={"k": i}, success=True, status="solved"))
+    lines = log.getvalue().splitlines()
+    assert sweep_runner.LOG_PERIOD == 5.0
+    # the first point (0.25 s), then every 5 s (5.25, 10.25, 15.25, 20.25 s), then the last point (25 s)
+    assert [line.split("/100")[0].split()[-1] for line in lines] == ["1", "21", "41", "61", "81", "100"]

@@ -68,14 +68,15 @@ def faulty(tmp_path):
 
 
 def test_crashing_hanging_and_failing_points_all_end_up_in_the_summary(tmp_path, faulty):
-    """Points 0 and 5 solve; 1 calls os._exit; 2 segfaults; 3 hangs (time limit 2 s); 4 raises."""
+    """Points 0 and 5 solve; 1 calls os._exit; 2 segfaults; 3 hangs (time limit 6 s: a solving point on a loaded
+    2-core machine, its worker importing CasADi first, can take more than 2 s); 4 raises."""
     out = tmp_path / "out"
     seen = []
-    rows = sweep(faulty, {"mode": [0, 1, 2, 3, 4, 0]}, workers=2, out=out, progress=seen.append, point_timeout=2.0)
+    rows = sweep(faulty, {"mode": [0, 1, 2, 3, 4, 0]}, workers=2, out=out, progress=seen.append, point_timeout=6.0)
     status = [r["status"] for r in rows]
     assert status == ["solved", "crashed", "crashed", "timed-out", "error", "solved"], rows
     assert rows[0]["objective"] == pytest.approx(12.0, rel=1e-8) and rows[5]["objective"] == pytest.approx(12.0, rel=1e-8)
-    assert "worker process" in rows[1]["message"] and "time limit of 2 s" in rows[3]["message"]
+    assert "worker process" in rows[1]["message"] and "time limit of 6 s" in rows[3]["message"]
     assert "no such rig" in rows[4]["message"]
     assert sorted(r["index"] for r in seen) == list(range(6))  # every point reported as it ended
     summary = read_summary(out / "faulty_sweep.csv")

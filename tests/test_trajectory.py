@@ -194,3 +194,9 @@ def test_every_solver_outcome_becomes_a_flagged_result(monkeypatch, code, status
     assert res.status == status and not res.success
     assert hint in res.message
     assert res.trajectory.metadata["status"] == status.value and np.isfinite(res.trajectory["m.x"]).all()
+
+
+def test_the_summary_lists_the_optimized_parameters(result):
+    # min ∫u² + (k − 1.5)²: k* = 1.5 exactly, inside its bounds (0.5, 2)
+    line = next(line for line in result.summary().splitlines() if line.strip().startswith("parameters"))
+    assert line.split() == ["parameters", "m.k", "=", "1.5"]

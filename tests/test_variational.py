@@ -218,7 +218,7 @@ def test_midpoint_vi_converges_at_second_order_on_a_smooth_problem():
         assert res.success, res.message
         idx = np.arange(0, 641, 640 // n)  # HS grid: mesh points at even columns
         errors.append(max(np.abs(res.trajectory[s] - fine.trajectory[s][idx]).max() for s in ("pend.phi", "pend.omega")))
-        gaps.append(abs(res.objective - 12.8738888777))  # PROBLEMS.md D1
+        gaps.append(abs(res.objective - 12.8738888777))  # docs/problems.md D1
     h = 3.0 / np.array(meshes)
     assert slope(h, errors) >= 1.8, errors  # measured 1.95
     assert slope(h, gaps) >= 1.8, gaps  # measured 2.00

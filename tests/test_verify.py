@@ -1,7 +1,7 @@
 """Forward simulation of solutions (colloc.verify).
 
-Kirk's problem (PROBLEMS.md A8) is smooth, so the simulated states must approach the collocated
-ones as the mesh refines, at the scheme's order; the Cartesian pendulum (PROBLEMS.md D1) exercises
+Kirk's problem (docs/problems.md A8) is smooth, so the simulated states must approach the collocated
+ones as the mesh refines, at the scheme's order; the Cartesian pendulum (docs/problems.md D1) exercises
 IDAS with the multiplier as an algebraic variable, and a residual nonlinear in ẏ exercises IDAS
 with the derivative as one.
 """

@@ -3,24 +3,26 @@
 A backend turns a built :class:`~colloc.nlp.NLP` into an :class:`Outcome`; it
 knows nothing of problems, schemes or trajectories (an iterate becomes a
 Trajectory only through the ``to_trajectory`` callable the driver hands it,
-for checkpoints).  A second backend (e.g. FATROP, which wants the stage-wise
-variable ordering) implements the same three functions: ``options``,
-``run`` and ``outcome``.
+for checkpoints).  The FATROP backend (:mod:`.fatrop`) implements the same
+functions: ``options``, ``check``, ``run`` and ``outcome``.
 """
 from __future__ import annotations
 
 import os
 import re
 import signal
+import sys
 import threading
 import time as _time
+import warnings
 from functools import lru_cache
 from typing import NamedTuple
 
 import casadi as ca
 import numpy as np
 
-from ..errors import OptionError, did_you_mean
+from ..errors import FileFormatError, OptionError, did_you_mean
+from ..nonfinite import EvaluationWatch
 from ..trajectory import Status
 
 _STATUS = {
@@ -148,8 +150,13 @@ def _check_linear_solver(opts):
 
 def _check_ipopt_options(opts):
     """Refuse unknown or ill-typed IPOPT options by name before anything is built (a tiny probe solver)."""
+    key = _hashable(opts)
+    if key is not None and key in _ACCEPTED:  # creating the probe solver costs more than a small solve's own set-up
+        return
     _check_linear_solver(opts)
     text = _probe(opts)
+    if text is None and key is not None:
+        _ACCEPTED.add(key)
     if text is None:
         return
     for key, value in opts.items():
@@ -162,6 +169,20 @@ def _check_ipopt_options(opts):
     raise _ipopt_option_error(text, opts)
 
 
+#: Option sets IPOPT has already accepted in this process (as sorted ``(key, value)`` tuples).
+_ACCEPTED: set = set()
+
+
+def _hashable(opts):
+    """``opts`` as a sorted tuple of items, or ``None`` when a value cannot be hashed (then it is probed every time)."""
+    try:
+        key = tuple(sorted(opts.items()))
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
 def run_ipopt(nlp, ipopt_opts, expand, progress, checkpoint, to_trajectory, start):
     """Create the IPOPT solver of ``nlp`` and run it from its guess, interruptibly.
 
@@ -170,6 +191,9 @@ def run_ipopt(nlp, ipopt_opts, expand, progress, checkpoint, to_trajectory, star
     iterate into a Trajectory for checkpoints.
     """
     monitor = _Monitor(nlp, progress, checkpoint, to_trajectory)
+    log = _IpoptLog(monitor, hidden=bool(progress) and ipopt_opts.get("print_level") == 0)
+    if log.hidden:  # IPOPT's table gives its own iteration numbers to the progress lines; the log itself is not shown
+        ipopt_opts = {**ipopt_opts, "print_level": 5}
     try:
         solver = ca.nlpsol("colloc", "ipopt", {"x": nlp.w, "f": nlp.f, "g": nlp.g},
                            {"ipopt": ipopt_opts, "expand": bool(expand), "print_time": False, "error_on_fail": False,
@@ -178,11 +202,15 @@ def run_ipopt(nlp, ipopt_opts, expand, progress, checkpoint, to_trajectory, star
         raise _ipopt_option_error(str(e), ipopt_opts) from None
     build_seconds = _time.perf_counter() - start
     lay = nlp.layout
-    start = _time.perf_counter()
-    with _interruptible(monitor):
+    start, cpu = _time.perf_counter(), _time.process_time()
+    # CasADi reports each NaN/inf evaluation at a trial point as a warning on stderr: collect them instead
+    with _interruptible(monitor), EvaluationWatch(lambda: monitor.iteration) as watch, log:
         sol = solver(x0=lay.vector("guess"), lbx=lay.vector("lower"), ubx=lay.vector("upper"), lbg=nlp.rows.lower, ubg=nlp.rows.upper)
     solve_seconds = _time.perf_counter() - start
     stats = solver.stats()
+    stats["solve_cpu_seconds"] = _time.process_time() - cpu  # moves less than wall time when the machine is shared
+    stats["nonfinite_evaluations"] = watch.events
+    stats["previous_iterate"] = monitor.before_last
     if monitor.interrupted:
         stats["return_status"] = "User_Requested_Stop"
     return sol, stats, build_seconds, solve_seconds
@@ -210,17 +238,22 @@ def outcome(nlp, sol, stats, terms) -> Outcome:
     g = np.asarray(sol["g"]).ravel()
     ret = stats.get("return_status", "unknown")
     status, message = _STATUS.get(ret, (Status.FAILED, f"IPOPT stopped with `{ret}`; inspect the worst violated rows and try a better guess."))
+    objective = float(sol["f"])
     if status == Status.INVALID_NUMBER:
-        message += _locate_non_finite(nlp, w)
         # IPOPT hands back no constraint values when it stops on a non-finite one: evaluate them here, so
         # the violations report the NaN/inf rows as such instead of IPOPT's placeholder zeros
         g = np.asarray(ca.Function("g", [nlp.w], [nlp.g])(w), dtype=float).ravel()
-    values = {}
-    if terms:
-        out = ca.Function("terms", [nlp.w], list(terms.values()))(w)
-        values = {k: float(v) for k, v in zip(terms, out if isinstance(out, (list, tuple)) else [out])}
-    return Outcome(w, g, status, message, status in (Status.SOLVED, Status.ACCEPTABLE), float(sol["f"]), values,
+        objective = float(ca.Function("f", [nlp.w], [nlp.f])(w))  # nor the objective (0 stands in for it)
+    return Outcome(w, g, status, message, status in (Status.SOLVED, Status.ACCEPTABLE), objective, outcome_terms(nlp, w, terms),
                    int(stats.get("iter_count", 0)))
+
+
+def outcome_terms(nlp, w, terms) -> dict:
+    """Each cost term (an expression in ``nlp.w``) evaluated at ``w``."""
+    if not terms:
+        return {}
+    out = ca.Function("terms", [nlp.w], list(terms.values()))(w)
+    return {k: float(v) for k, v in zip(terms, out if isinstance(out, (list, tuple)) else [out])}
 
 
 def _ipopt_option_error(text, given):
@@ -232,18 +265,6 @@ def _ipopt_option_error(text, given):
     bad = [k for k in given if k in text]
     name = bad[0] if bad else (m.group(1) if m else "?")
     return OptionError(f"IPOPT refused option `{name}`: {text.strip().splitlines()[-1]}")
-
-
-def _locate_non_finite(nlp, w):
-    """Name the constraint rows (label and grid point) that are NaN/inf at the last iterate or the guess."""
-    gfun = ca.Function("g", [nlp.w], [nlp.g])
-    for point in (w, nlp.layout.vector("guess")):
-        g = np.asarray(gfun(point)).ravel()
-        if not np.isfinite(g).all():
-            labels = nlp.rows.labels()
-            bad = [labels[i] for i in np.flatnonzero(~np.isfinite(g))[:3]]
-            return f" Non-finite values first appear in: {', '.join(bad)}."
-    return ""
 
 
 class _Monitor(ca.Callback):
@@ -265,6 +286,8 @@ class _Monitor(ca.Callback):
             checkpoint = (os.fspath(path), every)
         self.checkpoint = checkpoint
         self.iteration, self.previous, self.interrupted = 0, None, False
+        self.log, self.in_eval, self._pending = None, False, None  # IPOPT's log (its iteration numbers); an unreported iterate
+        self.last = self.before_last = None  # the last two iterates: where a non-finite objective is looked for
         self._nlp, self._grad = nlp, None
         self.construct("colloc_monitor", {})
 
@@ -292,38 +315,130 @@ class _Monitor(ca.Callback):
 
     def get_sparsity_in(self, i):
         name = ca.nlpsol_out(i)
-        if not self.progress and not self.checkpoint:  # only a stop flag: CasADi copies nothing per iteration
+        if name == "x":  # kept always (a copy per iteration): the last step tells where a NaN came from
+            return ca.Sparsity.dense(self.nx)
+        if not self.progress and not self.checkpoint:  # only a stop flag and the iterate
             return ca.Sparsity(0, 0)
         if name == "f":
             return ca.Sparsity.scalar()
-        if name in ("x", "lam_x"):
+        if name == "lam_x":
             return ca.Sparsity.dense(self.nx)
         if name in ("g", "lam_g"):
             return ca.Sparsity.dense(self.ng)
         return ca.Sparsity(0, 0)
 
     def eval(self, arg):
+        w = np.asarray(arg[0]).ravel()
+        if w.size == self.nx:
+            self.last, self.before_last = w.copy(), self.last
         if not self.progress and not self.checkpoint:  # only watching for a stop request: keep it cheap
             self.iteration += 1
             return [1 if self.interrupted else 0]
-        w = np.asarray(arg[0]).ravel()
+        arg = [np.array(a, dtype=float).ravel() for a in arg]  # CasADi's buffers are valid during this call only
+        if self.log is not None and self.log.active:
+            # IPOPT prints this iteration's row right after this call: report it then, with IPOPT's number
+            self._pending = (w, arg)
+            return [1 if self.interrupted else 0]
+        self._emit(w, arg, self.iteration, False)
+        return [1 if self.interrupted else 0]
+
+    def row(self, number, restoration):
+        """IPOPT printed the row of iteration ``number``: report the iterate the callback just received.
+
+        A callback that no row follows (IPOPT calls it once more at the end of a restoration phase
+        without counting an iteration) is never reported.
+        """
+        if self._pending is not None:
+            (w, arg), self._pending = self._pending, None
+            self._emit(w, arg, number, restoration)
+        else:
+            self.iteration = number + 1
+
+    def _emit(self, w, arg, number, restoration):
+        self.iteration, self.in_eval = number, True
+        try:
+            self._report(w, arg, restoration)
+        finally:
+            self.in_eval = False
+        self.previous = w
+        self.iteration = number + 1
+
+    def _report(self, w, arg, restoration):
+        """One progress line (or a call of the progress function) and the checkpoint, for iteration ``self.iteration``."""
         g = np.asarray(arg[2]).ravel()
         viol = float(np.max(np.maximum(np.maximum(self.lower - g, g - self.upper), 0.0), initial=0.0))
         step = float(np.abs(w - self.previous).max()) if self.previous is not None and w.size else 0.0
-        info = dict(iteration=self.iteration, objective=float(arg[1]), violation=viol, step=step)
+        info = dict(iteration=self.iteration, objective=float(np.ravel(arg[1])[0]), violation=viol, step=step)
         if self.progress:
             info["dual"] = self._dual_infeasibility(w, np.asarray(arg[4]).ravel(), np.asarray(arg[3]).ravel())
+        info["restoration"] = restoration
         if self.progress is True:
-            if self.iteration == 0:
+            if self.previous is None:
                 print(f"{'iter':>5} {'objective':>16} {'primal':>9} {'dual':>9} {'step':>9}", flush=True)
-            print(f"{self.iteration:5d} {info['objective']:16.9g} {viol:9.2e} {info['dual']:9.2e} {step:9.2e}", flush=True)
+            mark = "r" if restoration else " "  # as IPOPT marks its restoration steps
+            print(f"{self.iteration:4d}{mark} {info['objective']:16.9g} {viol:9.2e} {info['dual']:9.2e} {step:9.2e}", flush=True)
         elif callable(self.progress):
             self.progress(info)
         if self.checkpoint and self.iteration and self.iteration % self.checkpoint[1] == 0:
-            self.to_trajectory(w).write(self.checkpoint[0])
-        self.previous = w
-        self.iteration += 1
-        return [1 if self.interrupted else 0]
+            try:
+                self.to_trajectory(w).write(self.checkpoint[0])
+            except (OSError, FileFormatError) as e:  # a full disk must not cost the solve: its result is written after it
+                if not getattr(self, "_checkpoint_failed", False):
+                    warnings.warn(f"Could not write a checkpoint ({e}); the solve goes on without checkpoints.", stacklevel=2)
+                self._checkpoint_failed = True
+
+
+class _IpoptLog:
+    """Read IPOPT's iteration numbers from its log while a solve runs (CasADi writes it to ``sys.stdout``).
+
+    IPOPT calls the iteration callback once more than it counts iterations at the end of a restoration
+    phase, so counting callbacks drifts from IPOPT's own count; its log's table (``  40r -6.06e+00 …``)
+    gives the number and whether the iteration is a restoration step.  Active only with ``hidden``:
+    colloc raised the print level to read the table, so the log itself is not shown; the progress
+    lines (written while the monitor reports) pass through.
+    """
+
+    _ROW = re.compile(r"^\s*(\d+)(r?)\s*[-+]?\d\.\d+e[-+]\d+")
+
+    def __init__(self, monitor, hidden):
+        self.monitor, self.hidden, self.active = monitor, hidden, False
+        self._buffer, self._stream, self.error = "", None, None
+        monitor.log = self
+
+    def __enter__(self):
+        self.active = self.hidden
+        if self.active:
+            self._stream, sys.stdout = sys.stdout, self
+        return self
+
+    def __exit__(self, *exc):
+        if self.active:
+            if sys.stdout is self:
+                sys.stdout = self._stream
+        self.active, self._buffer = False, ""
+        if self.error is not None and exc[0] is None:  # a progress function that raised, or a failed checkpoint
+            raise self.error
+        return False
+
+    def write(self, text):
+        if self.monitor.in_eval:  # the progress lines themselves, or a progress function that prints
+            return self._stream.write(text)
+        self._buffer += text
+        while "\n" in self._buffer:
+            line, self._buffer = self._buffer.split("\n", 1)
+            m = self._ROW.match(line)
+            if m and self.error is None:
+                try:
+                    self.monitor.row(int(m[1]), m[2] == "r")
+                except Exception as e:  # noqa: BLE001  CasADi would swallow it here: raised after the solve
+                    self.error = e
+        return len(text)
+
+    def flush(self):
+        self._stream.flush()
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
 
 
 class _interruptible:
@@ -352,5 +467,6 @@ class IpoptBackend:
 
     name = "ipopt"
     options = staticmethod(ipopt_options)
+    check = staticmethod(lambda transcription, progress=None, checkpoint=None: None)  # IPOPT takes every NLP colloc builds
     run = staticmethod(run_ipopt)
     outcome = staticmethod(outcome)

@@ -90,8 +90,13 @@ def point_function(problem, opts) -> tuple[ca.Function, dict]:
     return f, meta
 
 
-def transcribe(problem, mesh, scheme: Scheme, opts: Options, guess=None) -> NLP:
-    """Build the NLP of ``problem`` on ``mesh`` (normalised, increasing, 0 … 1) with ``scheme``."""
+def transcribe(problem, mesh, scheme: Scheme, opts: Options, guess=None, contact=None) -> NLP:
+    """Build the NLP of ``problem`` on ``mesh`` (normalised, increasing, 0 … 1) with ``scheme``.
+
+    ``contact``, if given, is called as ``contact(grid, residual_names)`` and returns the contact hooks
+    (:class:`colloc.transcription.contacts.ContactRows`): extra variables, the contact forces in the
+    residual, pre-impact interval ends and the complementarity rows.
+    """
     model = problem.model
     grid = Grid(mesh, scheme)
     mesh, tau, n, ngrid = grid.mesh, grid.tau, grid.num_intervals, grid.num_points
@@ -100,11 +105,16 @@ def transcribe(problem, mesh, scheme: Scheme, opts: Options, guess=None) -> NLP:
 
     layout = _variables(problem, opts, meta, ngrid, n)
     method.add_variables(layout)
+    hooks = contact(grid, meta["res_names"]) if contact is not None else None
+    if hooks:
+        hooks.add_variables(layout)
     initial_guess(problem, layout, tau, guess)
     if guess is None:  # a warm start is already consistent
         t0g = problem.t0_value
         project_guess(problem, layout, t0g + tau * (guess_final_time(problem) - t0g), point, opts)
     method.guess(layout)
+    if hooks:
+        hooks.guess(layout)
 
     w = ca.MX.sym("w", layout.size)
     V = layout.symbols(w)
@@ -114,11 +124,14 @@ def transcribe(problem, mesh, scheme: Scheme, opts: Options, guess=None) -> NLP:
     H = (tf - t0) * ca.DM(np.diff(mesh)).T
     X, Z, U, LAM, P = V["x"], V["z"], V["u"], V["lam"], V["p"]
 
-    pmap = point.map(ngrid, opts.parallelization, opts.threads) if opts.parallelization != "serial" else point.map(ngrid)
-    XD, RES, PATH, ACC, LQ = pmap(T, X, Z, U, LAM, P)
+    XD, RES, PATH, ACC, LQ = map_points(point, ngrid, (T, X, Z, U, LAM, P), opts)
+    if hooks:
+        RES = hooks.adjust_residual(RES, V, X)
     rows = Rows()
     nx = len(model.states)
     ends = method.interval_ends(V, T, X, XD, point)
+    if hooks:
+        ends = hooks.interval_ends(ends, V, T, point)
     node_cols = [list(grid.node(j)) for j in range(scheme.num_nodes - 1)]
     X_nodes = [X[:, c] for c in node_cols] + [ends.X]
     F_nodes = [XD[:, c] for c in node_cols] + [ends.XD]
@@ -137,13 +150,41 @@ def transcribe(problem, mesh, scheme: Scheme, opts: Options, guess=None) -> NLP:
     if opts.control_interpolation == "linear" and U.numel() and grid.stride > 1:
         _control_interpolation(rows, grid, U, [c.name for c in model.controls])
     method.add_rows(rows, V, T, X)
+    if hooks:
+        hooks.add_rows(rows, V, T, X)
 
     terms = _costs(problem, rows, V, tf, t0, T, LQ, grid.weights, layout)
     terms.update(method.cost_terms(V, X))
     if opts.control_interpolation == "free" and U.numel():
         terms.update(_dangling_controls(grid, U))
     f = sum(terms.values()) if terms else ca.MX(0)
-    return NLP(w, f, rows, layout, terms, mesh=mesh, grid=grid, point=point, method=method)
+    return NLP(w, f, rows, layout, terms, mesh=mesh, grid=grid, point=point, method=method, contact=hooks)
+
+
+def map_points(point, count, args, opts=None):
+    """``point`` evaluated at ``count`` grid points (one column each), through a mapped copy that keeps
+    only the inputs it uses and the outputs it has.
+
+    Every input and output of a mapped call costs pointer set-up at every point, in the function
+    and in each of its derivatives, so the empty blocks of a model without multipliers, implicit
+    derivatives, parameters or path constraints, and a time the dynamics never read, would make the
+    NLP's evaluations slower than a hand-written map of the same equations.
+    """
+    sx = point.sx_in()
+    out = point.call(sx)
+    used = ca.vertcat(*[ca.vec(o) for o in out]) if out else ca.SX(0, 1)
+    keep_in = [i for i in range(point.n_in()) if point.nnz_in(i) and ca.depends_on(used, sx[i])]
+    keep_out = [i for i in range(point.n_out()) if point.nnz_out(i)]
+    lean = ca.Function(point.name(), [sx[i] for i in keep_in], [out[i] for i in keep_out],
+                       [point.name_in(i) for i in keep_in], [point.name_out(i) for i in keep_out])
+    threaded = opts is not None and opts.parallelization != "serial"
+    mapped = lean.map(count, opts.parallelization, opts.threads) if threaded else lean.map(count)
+    values = mapped(*[args[i] for i in keep_in])
+    values = values if isinstance(values, (list, tuple)) else [values]
+    result = [ca.MX(point.size1_out(i), count) for i in range(point.n_out())]
+    for i, v in zip(keep_out, values):
+        result[i] = v
+    return result
 
 
 def _variables(problem, opts, meta, ngrid, n) -> Layout:
@@ -151,15 +192,15 @@ def _variables(problem, opts, meta, ngrid, n) -> Layout:
     L = Layout()
     if problem.free_final_time:
         lo, hi = problem.tf_bounds
-        L.add("tf", ["tf"], 1, lo, hi)
-    L.add("p", [v.name for v in model.parameters], 1, *_bounds(problem, model.parameters, 1))
-    L.add("x", [v.name for v in model.states], ngrid, *_bounds(problem, model.states, ngrid, endpoints=True))
+        L.add("tf", ["tf"], 1, lo, hi, per="problem")
+    L.add("p", [v.name for v in model.parameters], 1, *_bounds(problem, model.parameters, 1), per="problem")
+    L.add("x", [v.name for v in model.states], ngrid, *_bounds(problem, model.states, ngrid, endpoints=True), per="point")
     zb = opts.derivative_bounds
-    L.add("z", meta["z_names"], ngrid, -zb, zb)
-    L.add("u", [v.name for v in model.controls], ngrid, *_bounds(problem, model.controls, ngrid, endpoints=True))
+    L.add("z", meta["z_names"], ngrid, -zb, zb, per="point")
+    L.add("u", [v.name for v in model.controls], ngrid, *_bounds(problem, model.controls, ngrid, endpoints=True), per="point")
     lo, hi = _bounds(problem, model.multipliers, ngrid, endpoints=True)
     mb = opts.multiplier_bounds
-    L.add("lam", [v.name for v in model.multipliers], ngrid, np.maximum(lo, -mb), np.minimum(hi, mb))
+    L.add("lam", [v.name for v in model.multipliers], ngrid, np.maximum(lo, -mb), np.minimum(hi, mb), per="point")
     return L
 
 
@@ -213,7 +254,9 @@ def _dangling_controls(grid, U):
     average = np.zeros((owners.size, index.size))
     average[np.flatnonzero(keep), np.searchsorted(index, owners[keep])] = 1.0
     average /= average.sum(axis=0)  # where two intervals meet, their mean
-    want = ca.mtimes(ca.horzcat(*pieces), ca.DM(average))
+    # sparse: a dense averaging matrix would couple every such control with every other in the Hessian
+    # (and stage-wise solvers would not see that the pattern couples only the controls of one interval)
+    want = ca.mtimes(ca.horzcat(*pieces), ca.sparsify(ca.DM(average)))
     return {"control-polynomial": DANGLING_CONTROL_WEIGHT * ca.sumsqr(U[:, list(index)] - want)}
 
 
@@ -247,7 +290,7 @@ def _costs(problem, rows, V, tf, t0, T, LQ, W, layout):
     for c in problem.costs:
         term = ca.MX(0)
         if c.integral is not None:
-            term = term + (tf - t0) * ca.mtimes(LQ[k, :], ca.DM(W))
+            term = term + (tf - t0) * ca.mtimes(LQ[k, :], ca.sparsify(ca.DM(W)))  # zero weights add no Hessian entries
             k += 1
         if c.final is not None:
             term = term + endpoint_function(problem, c.final)(t0, tf, e0, ef, P)

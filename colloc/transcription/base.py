@@ -45,6 +45,10 @@ def slack_warnings(slacks) -> list:
 class Transcription(ABC):
     """One problem with its settings, turned into an NLP and read back; see the module docstring."""
 
+    #: Whether the NLP's layout says which mesh point or interval every variable belongs to (``Block.per``), so
+    #: that a stage-wise backend (FATROP) can order it; only single-phase collocation does.
+    stagewise = False
+
     def warm_start(self, guess):
         """The user's ``guess`` (Trajectory, SolveResult, path or None) as :meth:`build` takes it."""
         return as_trajectory(guess)

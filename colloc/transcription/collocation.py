@@ -32,6 +32,8 @@ class Collocation(Transcription):
         Transcription options (:class:`colloc.transcription.Options`).
     """
 
+    stagewise = True
+
     def __init__(self, problem, scheme="hermite-simpson", intervals=None, mesh=None, **options):
         self.problem = problem
         self.scheme = get_scheme(scheme)
@@ -50,10 +52,59 @@ class Collocation(Transcription):
     def slacks(self, nlp, w) -> dict:
         return nlp.method.slacks(nlp.layout.unpack(w))
 
+    def cost_parts(self, nlp, w) -> list:
+        """Sentences naming each cost term's non-finite integrand values (grid point, time) and final part at ``w``."""
+        from ..nonfinite import locate_cost
+        from . import endpoint_function, endpoint_vectors
+
+        problem, values = self.problem, nlp.layout.unpack(w)
+        t0 = problem.t0_value
+        tf = float(values["tf"][0, 0]) if "tf" in values else problem.tf_bounds[0]
+        times = t0 + nlp.grid.tau * (tf - t0)
+        X, Z, U, LAM, P = values["x"], values["z"], values["u"], values["lam"], values["p"]
+        L = np.asarray(nlp.point.map(times.size)(times[None, :], X, Z, U, LAM, P)[4], dtype=float).reshape(-1, times.size)
+        e0, ef = endpoint_vectors(problem, values, "t0"), endpoint_vectors(problem, values, "tf")
+        out, k = [], 0
+        for c in problem.costs:
+            integrand = None
+            if c.integral is not None:
+                integrand, k = L[k], k + 1
+            final = None if c.final is None else float(endpoint_function(problem, c.final)(t0, tf, e0, ef, P))
+            out += locate_cost(c.name, integrand, final, times)
+        return out
+
     def result(self, nlp, w, trajectory, **fields):
         # a control zig-zagging between grid points (a singular arc) passes every other check
         fields["warnings"] = list(fields.get("warnings", [])) + oscillation.warnings(trajectory, nlp.grid)
+        fields["between_mesh_points"] = between_mesh_points(self.problem, trajectory, nlp.grid)
         return super().result(nlp, w, trajectory, **fields)
+
+
+def between_mesh_points(problem, trajectory, grid) -> dict:
+    """Largest |φ|, |φ̇|, |ψ| at the grid points between mesh points, by row label (``nonholonomic:skate.blade``).
+
+    The position- and velocity-level kinematic constraints are rows at mesh points only (and the
+    acceleration level holds at the collocation points), so between mesh points — at Hermite–Simpson
+    midpoints, at Radau's interior roots — they hold only to the scheme's accuracy.  The summary
+    reports this beside the rows' own violation, so that a mesh-point value of 1e-14 is not read as the
+    whole truth.
+    """
+    model = problem.model
+    idx = grid.interior_points
+    if not model.constraints or not idx.size:
+        return {}
+    cols = lambda names: np.array([trajectory[n][idx] for n in names]).reshape(len(names), idx.size)  # noqa: E731
+    args = [trajectory.time[None, idx], cols([v.name for v in model.states]), cols([v.name + ".dot" for v in model.states]),
+            cols([v.name for v in model.controls]), cols([v.name for v in model.multipliers]),
+            np.array([[trajectory.parameters[v.name]] for v in model.parameters]).reshape(-1, 1) * np.ones((1, idx.size))]
+    out = {}
+    for level in ("position", "velocity"):
+        f, labels = model.constraint_function(level)
+        if labels:
+            err = np.abs(np.asarray(f.map(idx.size)(*args), dtype=float)).reshape(len(labels), idx.size)
+            for label, row in zip(labels, err):
+                out[label] = max(out.get(label, 0.0), float(np.max(row)))
+    return out
 
 
 def reconstruct(problem, nlp, values, meta=None) -> Trajectory:

@@ -146,9 +146,9 @@ class Bordalba2023(ConstraintMethod):
         cols = self.grid.interval_ends
         lo = np.array([self.problem.bounds[r][0] for r in x.row_names]).reshape(-1, 1)
         hi = np.array([self.problem.bounds[r][1] for r in x.row_names]).reshape(-1, 1)
-        layout.add("xp", [f"{r}.projection" for r in x.row_names], self.n, lo, hi, col_index=cols)
+        layout.add("xp", [f"{r}.projection" for r in x.row_names], self.n, lo, hi, col_index=cols, per="interval")
         sb = self.opts.projection_slack_bounds
-        layout.add("mu", [f"{lab.split(':', 1)[1]}.mu" for lab in self.labels], self.n, -sb, sb, col_index=cols)
+        layout.add("mu", [f"{lab.split(':', 1)[1]}.mu" for lab in self.labels], self.n, -sb, sb, col_index=cols, per="interval")
 
     def guess(self, layout):
         layout["xp"].guess[:] = layout["x"].guess[:, self.grid.interval_ends]
@@ -210,7 +210,7 @@ class Posa2016(ConstraintMethod):
 
     def add_variables(self, layout):
         gb = self.opts.velocity_correction_bounds
-        layout.add("gamma", [f"{lab.split(':', 1)[1]}.gamma" for lab in self.pos_labels], self.n, -gb, gb, col_index=self.grid.node(1))
+        layout.add("gamma", [f"{lab.split(':', 1)[1]}.gamma" for lab in self.pos_labels], self.n, -gb, gb, col_index=self.grid.node(1), per="interval")
 
     def adjust_derivatives(self, F_nodes, V, T, X):
         # q̇ at the midpoints gets Φ_qᵀ γ (it enters the Simpson defect only)

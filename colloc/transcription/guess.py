@@ -119,19 +119,41 @@ def _check_columns(problem, guess):
     known |= {s.name + ".dot" for s in problem.model.states}
     for name in guess.names:
         if name not in known:
-            source = guess.metadata.get("problem", "the guess")
+            source = getattr(guess, "source", None) or guess.metadata.get("problem", "the guess")
+            if name == "phase":
+                raise FileFormatError(f"The guess `{source}` is a multi-phase result; single-phase problem `{problem.name}` "
+                                      "cannot start from it (take one phase: PhasedTrajectory.split(traj).phase(name)).")
             raise FileFormatError(f"Guess column `{name}` (from `{source}`) is not a variable of problem `{problem.name}`.{did_you_mean(name, known)}")
     for name in guess.parameters:
         if name not in known:
             raise FileFormatError(f"Guess parameter `{name}` is not a parameter of problem `{problem.name}`.{did_you_mean(name, known)}")
+    check_times(guess)
     for name in guess.names:
-        if not np.all(np.isfinite(guess[name])):
-            raise FileFormatError(f"Guess column `{name}` holds NaN or infinite values; a guess must be finite.")
-    if not np.all(np.isfinite(guess.time)):
-        raise FileFormatError("The guess's times are not all finite; a guess must have finite, ordered times.")
-    if np.any(np.diff(guess.time) < 0):
-        raise FileFormatError("The guess's times decrease; a guess must be ordered in time.")
+        bad = np.flatnonzero(~np.isfinite(guess[name]))
+        if bad.size:
+            k = int(bad[0])
+            value = "NaN" if np.isnan(guess[name][k]) else f"{guess[name][k]:g}"
+            raise FileFormatError(f"Guess column `{name}` {_source(guess)}is {value} at t = {guess.time[k]:.6g} "
+                                  f"(row {k + 1}); a guess must be finite.")
     missing = [v.name for v in problem.model.variables if v.kind in ("state", "control") and v.name not in guess.names]
     if missing:
         warnings.warn(f"The guess has no column for {', '.join(f'`{m}`' for m in missing)}; "
                       "the problem's own guess is used for them.", stacklevel=4)
+
+
+def _source(guess) -> str:
+    return f"of `{guess.source}` " if getattr(guess, "source", None) else ""
+
+
+def check_times(trajectory, what="guess"):
+    """Refuse a trajectory whose times are not finite or decrease (a repeated time, as at a phase junction, is
+    fine): interpolating it would draw or start from something that was never computed."""
+    t, source = trajectory.time, _source(trajectory)
+    bad = np.flatnonzero(~np.isfinite(t))
+    if bad.size:
+        raise FileFormatError(f"The {what} {source}has time {t[bad[0]]} in row {bad[0] + 1}; a {what} must have finite, ordered times.")
+    back = np.flatnonzero(np.diff(t) < 0)
+    if back.size:
+        k = int(back[0])
+        raise FileFormatError(f"The times of the {what} {source}decrease from row {k + 1} to {k + 2} "
+                              f"({t[k]:.6g} → {t[k + 1]:.6g}); a {what} must be ordered in time.")

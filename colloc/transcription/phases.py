@@ -368,6 +368,14 @@ class MultiPhase(Transcription):
         return out
 
     def result(self, nlp, w, trajectory, **fields) -> MultiPhaseResult:
+        from .collocation import between_mesh_points
+
+        between = {}
+        for ph, sub, traj in zip(self.problem.phases, nlp.nlps, trajectory.phases):
+            for label, v in between_mesh_points(ph.problem, traj, sub.grid).items():
+                kind, _, name = label.partition(":")
+                between[f"{kind}:{ph.name}/{name}"] = v  # labelled as the phase's rows are
+        fields["between_mesh_points"] = between
         _, links = nlp.split(w)
         return MultiPhaseResult(trajectory=trajectory, **fields, phases=list(trajectory.phases),
                                 phase_names=[p.name for p in self.problem.phases],
@@ -403,7 +411,8 @@ def _phase_guesses(mp, guess):
         if g is not None:  # to the phase's own clock
             shift = ph.problem.t0_value - g.time[0]
             cols = {k: g[k] for k in g.names}
-            g = Trajectory(g.time + shift, cols, g.kinds, g.parameters, g.metadata)
+            own = {v.name for v in ph.problem.model.parameters}  # a result file holds every phase's parameters
+            g = Trajectory(g.time + shift, cols, g.kinds, {k: v for k, v in g.parameters.items() if k in own}, g.metadata)
         out.append(g)
     return out
 

@@ -1,0 +1,361 @@
+"""Contact-implicit collocation: contact forces and impulses as variables, complementarity as rows.
+
+For every contact declared with :meth:`colloc.Multibody.contact` (gap ``φ(q)``,
+normal Jacobian ``W_n``, tangential Jacobian ``W_t``, friction ``μ``,
+restitution ``e``) the transcription adds:
+
+* a normal force ``λ_i ≥ 0`` per mesh interval, constant on it, entering the
+  multibody residual as a generalised force ``W_nᵀ λ``
+  (``M a + c − τ − W_nᵀλ − W_tᵀ(β⁺ − β⁻) = 0``);
+* ``φ ≥ 0`` at every grid point (row ``gap``) and ``φ_j λ_i ≤ ε`` for every
+  grid point j of interval i (rows ``complementarity``): a force acts only
+  while the contact is closed wherever it shapes the motion (with ``φ_k λ_k``
+  at single points a force could launch a hop or stand in for an impact);
+* planar Coulomb friction by maximal dissipation (Stewart & Trinkle, IJNME 39
+  (1996); Posa, Cantu & Tedrake, IJRR 33 (2014)): ``β⁺, β⁻, γ ≥ 0`` with
+  ``γ ± ṡ ≥ 0``, ``μλ − β⁺ − β⁻ ≥ 0`` (rows ``friction``) and the products
+  ``(μλ − β⁺ − β⁻)γ ≤ ε`` per interval, and at every grid point j of it
+  ``γ ≥ |ṡ_j|``, ``β⁺ ṡ_j ≤ ε``, ``−β⁻ ṡ_j ≤ ε`` (``ṡ = W_t v``): the
+  interval sticks at every point or slides one way with the cone saturated;
+  a reversal falls on a mesh point;
+
+and at every **interior mesh point** an impact: the interval that ends there
+closes its defects on pre-impact speeds ``v⁻`` (variables), the mesh point's
+state holds ``v⁺``, and
+
+* ``M(q)(v⁺ − v⁻) − W_nᵀ P − W_tᵀ(P⁺ − P⁻) = 0`` (rows ``impact``; the
+  variables are ``P/h̄``, force units, ``h̄`` the mean interval),
+  ``P ≥ 0``, ``φ P ≤ ε``, ``|(ẏ⁺ + e ẏ⁻) P| ≤ ε`` (Newton's law), and the
+  same maximal-dissipation rows for the tangential impulse with ``ṡ⁺``.
+
+So no interval integrates through an impact (Posa et al. 2014, §III).  ``ε``
+is the Scholtes relaxation (Scholtes, SIAM J. Optim. 11 (2001)): every
+``complementarity`` row has bounds ``[−∞, ε]`` or ``[−ε, ε]``, which
+:mod:`colloc.contact_implicit` drives to its tolerance over warm-started solves
+by changing only the row bounds.
+
+Legend: ``lam`` normal force, ``beta`` friction-force facets, ``gamma``
+sliding speed, ``P`` impulses, ``y`` gap, ``s`` tangential position.
+"""
+from __future__ import annotations
+
+import casadi as ca
+import numpy as np
+
+from ..contact import contacts_of
+from ..errors import OptionError
+from ..multibody import Multibody
+from ..trajectory import Trajectory
+from . import transcribe
+from .base import as_trajectory
+from .collocation import Collocation, reconstruct
+
+#: The one contact handling colloc offers besides none.
+CONTACT_MODES = ("implicit",)
+COMPLEMENTARITY = "complementarity"
+
+
+def contact_bodies(model):
+    """``[(body, contacts)]`` of the model's multibody components that declare contacts."""
+    return [(c, contacts_of(c)) for c in model.components if isinstance(c, Multibody) and contacts_of(c)]
+
+
+def check_contact_problem(problem, scheme_name, options):
+    """Refuse, with one sentence, what contact-implicit collocation cannot transcribe."""
+    mode = options.get("contact")
+    if mode not in CONTACT_MODES:
+        raise OptionError(f"Unknown contact handling `{mode}`; the only one is contact='implicit'.")
+    if not contact_bodies(problem.model):
+        raise OptionError(f"contact='implicit' needs contacts, but the model of `{problem.name}` declares none; declare them with `body.contact(name, gap, ...)`.")
+    if problem.model.constraints:
+        raise OptionError(f"contact='implicit' does not combine with kinematic constraints yet; `{problem.model.constraints[0].name}` is one.")
+    if options.get("mode", "default") == "explicit":
+        raise OptionError("contact='implicit' needs the accelerations as variables; use mode='default' or 'implicit', not 'explicit'.")
+    if scheme_name == "midpoint-vi":
+        raise OptionError("contact='implicit' works with the collocation schemes; the contact-implicit midpoint-vi equations are not available.")
+
+
+class ContactRows:
+    """The contact variables and rows of one transcription (hooks called by :func:`transcribe`).
+
+    Stores nothing between calls but the numeric setup made in ``__init__``.
+    """
+
+    def __init__(self, problem, grid, res_names, relaxation, impacts=True):
+        model = problem.model
+        self.grid, self.eps, self.impacts = grid, float(relaxation), bool(impacts)
+        state_names = [s.name for s in model.states]
+        self.nx = len(state_names)
+        self.contacts = [c for _, cs in contact_bodies(model) for c in cs]
+        self.frictional = [i for i, c in enumerate(self.contacts) if c.friction > 0]
+        bodies = [b for b, _ in contact_bodies(model)]
+        self.speed_rows = [state_names.index(model.lookup(s).name) for b in bodies for s in b.speeds]
+        self.speed_names = [state_names[i] for i in self.speed_rows]
+        x, p = model.vector("state"), model.vector("parameter")
+        nc, nf = len(self.contacts), len(self.frictional)
+        lam, bp, bm = ca.SX.sym("lam", nc), ca.SX.sym("bp", nf), ca.SX.sym("bm", nf)
+        force = ca.SX.zeros(len(res_names), 1)
+        momentum, gap, yd, sd, before = [], [], [], [], []
+        vminus = ca.SX.sym("vminus", len(self.speed_rows))
+        xminus = ca.SX(x)
+        xminus[self.speed_rows] = vminus
+        for b in bodies:
+            rows = [res_names.index(model.lookup(s).name) for s in b.speeds]
+            gen = ca.SX.zeros(b.num_speeds, 1)
+            for i, c in enumerate(self.contacts):
+                if c.body is not b:
+                    continue
+                gen += c.normal_jacobian.T * lam[i]
+                if i in self.frictional:
+                    j = self.frictional.index(i)
+                    gen += c.tangent_jacobian.T * (bp[j] - bm[j])
+            force[rows] = force[rows] + gen
+            M = b.equations().mass_matrix
+            momentum.append(ca.mtimes(M, b.v - ca.substitute(b.v, x, xminus)) - gen)
+            before.append(b.v - ca.solve(M, gen))  # v⁻ = v⁺ − M⁻¹(W_nᵀP + W_tᵀP_t), for warm starts
+        for c in self.contacts:
+            gap.append(c.gap)
+            yd.append(ca.mtimes(c.normal_jacobian, c.body.v))
+        for i in self.frictional:
+            c = self.contacts[i]
+            sd.append(ca.mtimes(c.tangent_jacobian, c.body.v))
+        col = lambda e: ca.vertcat(*e) if e else ca.SX(0, 1)  # noqa: E731
+        self.point = ca.Function("contact_point", [x, p, lam, bp, bm], [force, col(gap), col(yd), col(sd)])
+        # impact: (x⁺, v⁻, P, P⁺, P⁻) -> momentum rows and ẏ⁻, the pre-impact normal speeds
+        yd_minus = ca.substitute(col(yd), x, xminus)
+        self.impact = ca.Function("contact_impact", [x, vminus, p, lam, bp, bm], [col(momentum), yd_minus])
+        self.pre_impact = ca.Function("pre_impact", [x, p, lam, bp, bm], [col(before)])
+        self.mu = np.array([self.contacts[i].friction for i in self.frictional]).reshape(-1, 1)
+        self.e = np.array([c.restitution for c in self.contacts]).reshape(-1, 1)
+
+    # -- names ---------------------------------------------------------------------------------
+    def _names(self, suffix, frictional=False):
+        which = [self.contacts[i] for i in self.frictional] if frictional else self.contacts
+        return [f"{c.name}.{suffix}" for c in which]
+
+    @property
+    def impact_points(self):
+        """Grid indices of the interior mesh points, where impulses act (none with ``impacts=False``)."""
+        return self.grid.mesh_points[1:-1] if self.impacts else self.grid.mesh_points[:0]
+
+    # -- hooks ---------------------------------------------------------------------------------
+    def add_variables(self, layout):
+        n, ni, starts = self.grid.num_intervals, self.impact_points.size, self.grid.interval_starts
+        layout.add("cn", self._names("normal_force"), n, 0.0, np.inf, col_index=starts)
+        layout.add("cbp", self._names("friction_plus", True), n, 0.0, np.inf, col_index=starts)
+        layout.add("cbm", self._names("friction_minus", True), n, 0.0, np.inf, col_index=starts)
+        layout.add("cg", self._names("sliding_speed", True), n, 0.0, np.inf, col_index=starts)
+        layout.add("vm", [f"{n}.pre_impact" for n in self.speed_names], ni, col_index=self.impact_points)
+        layout.add("pn", self._names("impulse"), ni, 0.0, np.inf, col_index=self.impact_points)
+        layout.add("pbp", self._names("friction_impulse_plus", True), ni, 0.0, np.inf, col_index=self.impact_points)
+        layout.add("pbm", self._names("friction_impulse_minus", True), ni, 0.0, np.inf, col_index=self.impact_points)
+        layout.add("pg", self._names("impact_sliding_speed", True), ni, 0.0, np.inf, col_index=self.impact_points)
+
+    @property
+    def interpolation(self) -> np.ndarray:
+        """``E``, shape (num_points, num_intervals): forces on the grid ``F_grid = F_intervals Eᵀ``.
+
+        Forces are constant on each interval (a mesh point takes the force of the interval it starts;
+        the last one the last interval's), as the impulses of a time-stepping scheme are (Stewart &
+        Trinkle 1996).  Free forces at every grid point would let the normal force alternate between
+        mesh and interior points while the gap stays closed (the defects leave that mode undetermined),
+        and a friction force at a point where the block is momentarily at rest could push it forward
+        over the whole next interval; an interval's friction opposes that interval's mean sliding speed.
+        """
+        g = self.grid
+        owner = np.minimum(np.arange(g.num_points) // g.stride, g.num_intervals - 1)
+        E = np.zeros((g.num_points, g.num_intervals))
+        E[np.arange(g.num_points), owner] = 1.0
+        return E
+
+    def guess(self, layout):
+        layout["vm"].guess[:] = layout["x"].guess[self.speed_rows][:, self.impact_points]
+
+    def interval_ends(self, ends, V, T, point):
+        """The pre-impact state closes every interval that ends at an interior mesh point."""
+        if not self.impact_points.size:
+            return ends
+        n = self.grid.num_intervals
+        Xe = ca.MX(ends.X)
+        inner = list(range(n - 1))
+        Xe[self.speed_rows, inner] = V["vm"]
+        cols = self.grid.interval_ends
+        XDe = point.map(n)(T[:, cols], Xe, V["z"][:, cols], V["u"][:, cols], V["lam"][:, cols], V["p"])[0]
+        return ends._replace(X=Xe, XD=XDe)
+
+    def _on_grid(self, M):
+        return ca.mtimes(M, ca.DM(self.interpolation.T))
+
+    def adjust_residual(self, RES, V, X):
+        """The residual with the contact forces' generalised force: ``R − Σ (W_nᵀλ + W_tᵀ(β⁺ − β⁻))``."""
+        F = self.point.map(self.grid.num_points)(X, V["p"], *(self._on_grid(V[b]) for b in ("cn", "cbp", "cbm")))[0]
+        return RES - F
+
+    def add_rows(self, rows, V, T, X):
+        eps, g = self.eps, self.grid
+        nc, nf, ng = len(self.contacts), len(self.frictional), g.num_points
+        gap = self.point.map(ng)(X, V["p"], ca.DM.zeros(nc, ng), ca.DM.zeros(nf, ng), ca.DM.zeros(nf, ng))[1]
+        lam = V["cn"]
+        rows.add("gap", self._names("gap"), gap, np.arange(ng), 0.0, np.inf)
+        # an interval's force acts only while the contact is closed at every grid point of that interval
+        for j in range(g.scheme.num_nodes):
+            rows.add(COMPLEMENTARITY, self._names(f"gap@{j}*normal_force"), gap[:, list(g.node(j))] * lam, g.node(j), -np.inf, eps)
+        if self.frictional:
+            self._interval_friction(rows, lam, X, V)
+        ip = self.impact_points
+        if not ip.size:
+            return
+        Xi = X[:, list(ip)]
+        # impulse variables are in force units, Π = P / h̄ (h̄ the mean interval): their products with gaps
+        # and speeds then relax like the forces' do; with P itself, ε would let small impulses hold a body up
+        hbar = (T[0, -1] - T[0, 0]) / self.grid.num_intervals
+        mom, yd_minus = self.impact.map(ip.size)(Xi, V["vm"], V["p"], *(hbar * V[b] for b in ("pn", "pbp", "pbm")))
+        _, gap_i, yd_plus, sd_plus = self.point.map(ip.size)(Xi, V["p"], V["pn"], V["pbp"], V["pbm"])
+        P = V["pn"]
+        rows.add("impact", [f"{n}.momentum" for n in self.speed_names], mom, ip)
+        rows.add(COMPLEMENTARITY, self._names("gap*impulse"), gap_i * P, ip, -np.inf, eps)
+        newton = yd_plus + ca.repmat(ca.DM(self.e), 1, ip.size) * yd_minus
+        rows.add(COMPLEMENTARITY, self._names("restitution*impulse"), newton * P, ip, -eps, eps)
+        self._friction(rows, P, sd_plus, V["pbp"], V["pbm"], V["pg"], ip, "impulse_")
+
+    def _interval_friction(self, rows, lam, X, V):
+        """Maximal dissipation over each interval: its friction force opposes the sliding at every grid point of it.
+
+        ``γ_i ≥ |ṡ_j|`` for the grid points j of interval i, ``μλ_i − β⁺_i − β⁻_i ≥ 0 ⊥ γ_i`` (an
+        unsaturated cone sticks the whole interval), ``β⁺_i ṡ_j ≤ ε`` and ``−β⁻_i ṡ_j ≤ ε`` (the force
+        never pushes along the motion).  A force at a single point with the block momentarily at rest
+        could otherwise push it forward for the whole interval, and a zero mean speed could hide a wiggle.
+        """
+        eps, g, nf = self.eps, self.grid, len(self.frictional)
+        nc, ng = len(self.contacts), g.num_points
+        sd = self.point.map(ng)(X, V["p"], ca.DM.zeros(nc, ng), ca.DM.zeros(nf, ng), ca.DM.zeros(nf, ng))[3]
+        bp, bm, gamma = V["cbp"], V["cbm"], V["cg"]
+        cone = ca.repmat(ca.DM(self.mu), 1, g.num_intervals) * lam[self.frictional, :] - bp - bm
+        rows.add("friction", self._names("cone", True), cone, g.interval_starts, 0.0, np.inf)
+        rows.add(COMPLEMENTARITY, self._names("cone*sliding_speed", True), cone * gamma, g.interval_starts, -np.inf, eps)
+        for j in range(g.scheme.num_nodes):
+            sj = sd[:, list(g.node(j))]
+            rows.add("friction", self._names(f"slip_plus@{j}", True), gamma + sj, g.node(j), 0.0, np.inf)
+            rows.add("friction", self._names(f"slip_minus@{j}", True), gamma - sj, g.node(j), 0.0, np.inf)
+            rows.add(COMPLEMENTARITY, self._names(f"speed@{j}*friction_plus", True), sj * bp, g.node(j), -np.inf, eps)
+            rows.add(COMPLEMENTARITY, self._names(f"speed@{j}*friction_minus", True), -sj * bm, g.node(j), -np.inf, eps)
+
+    def _friction(self, rows, normal, sd, bp, bm, gamma, points, tag):
+        """Maximal dissipation on the polyhedral cone ``{β⁺, β⁻}`` (one tangent): Stewart–Trinkle's rows."""
+        if not self.frictional:
+            return
+        eps = self.eps
+        cone = ca.repmat(ca.DM(self.mu), 1, len(points)) * normal[self.frictional, :] - bp - bm
+        plus, minus = gamma + sd, gamma - sd
+        for name, expr in (("slip_plus", plus), ("slip_minus", minus), ("cone", cone)):
+            rows.add("friction", self._names(tag + name, True), expr, points, 0.0, np.inf)
+        for name, expr in (("slip_plus*friction_plus", plus * bp), ("slip_minus*friction_minus", minus * bm), ("cone*sliding_speed", cone * gamma)):
+            rows.add(COMPLEMENTARITY, self._names(tag + name, True), expr, points, -np.inf, eps)
+
+    # -- reading back --------------------------------------------------------------------------
+    def columns(self, values, duration):
+        """Trajectory columns on the grid: normal and friction forces, impulses (0 off the impact points)."""
+        hbar = duration / self.grid.num_intervals
+        ng, E = self.grid.num_points, self.interpolation
+        cols = {}
+        for i, name in enumerate(self._names("normal_force")):
+            cols[name] = E @ values["cn"][i]
+        for j, i in enumerate(self.frictional):
+            cols[f"{self.contacts[i].name}.friction_force"] = E @ (values["cbp"][j] - values["cbm"][j])
+        for i, name in enumerate(self._names("impulse")):
+            col = np.zeros(ng)
+            col[self.impact_points] = hbar * values["pn"][i]
+            cols[name] = col
+        for j, i in enumerate(self.frictional):
+            col = np.zeros(ng)
+            col[self.impact_points] = hbar * (values["pbp"][j] - values["pbm"][j])
+            cols[f"{self.contacts[i].name}.friction_impulse"] = col
+        return cols
+
+    def gaps(self, X, P):
+        """``φ`` at every grid point, shape ``(num_contacts, num_points)`` (numeric)."""
+        nc, nf, ng = len(self.contacts), len(self.frictional), X.shape[1]
+        out = self.point.map(ng)(X, P, np.zeros((nc, ng)), np.zeros((nf, ng)), np.zeros((nf, ng)))[1]
+        return np.asarray(out).reshape(nc, ng)
+
+
+class ContactCollocation(Collocation):
+    """Single-phase collocation with contact-implicit rows (``contact="implicit"``); see the module docstring.
+
+    ``relaxation`` is the initial Scholtes ``ε`` of the complementarity rows; ``impacts=False`` leaves out
+    the impulses (for motions whose contacts never close with a speed, e.g. a block that stays on its floor:
+    fewer degenerate complementarity pairs).
+    """
+
+    def __init__(self, problem, scheme="hermite-simpson", intervals=None, mesh=None, contact="implicit", relaxation=1e-6,
+                 impacts=True, **options):
+        check_contact_problem(problem, scheme if isinstance(scheme, str) else scheme.name, dict(options, contact=contact))
+        super().__init__(problem, scheme, intervals, mesh, **options)
+        if not (isinstance(relaxation, (int, float)) and relaxation >= 0):
+            raise OptionError(f"`relaxation` of the complementarity rows must be a number ≥ 0; got {relaxation!r}.")
+        if not isinstance(impacts, bool):
+            raise OptionError(f"`impacts` must be True or False; got {impacts!r}.")
+        self.relaxation, self.impacts = float(relaxation), impacts
+
+    def warm_start(self, guess):
+        """A warm start without its contact columns (those are sampled onto the contact blocks by :meth:`build`)."""
+        traj = as_trajectory(guess)
+        if traj is None:
+            return None
+        known = {v.name for v in self.problem.model.variables} | {s.name + ".dot" for s in self.problem.model.states}
+        keep = [n for n in traj.names if n in known]
+        self._contact_guess = {n: traj[n] for n in traj.names if n not in known}, traj.time
+        return Trajectory(traj.time, {n: traj[n] for n in keep}, {n: traj.kinds[n] for n in keep}, traj.parameters, traj.metadata)
+
+    def build(self, guess=None):
+        nlp = transcribe(self.problem, self.mesh, self.scheme, self.options, guess, contact=self.hooks)
+        if guess is not None and getattr(self, "_contact_guess", None):
+            _fill_contact_guess(nlp, *self._contact_guess)
+        return nlp
+
+    def hooks(self, grid, res_names):
+        return ContactRows(self.problem, grid, res_names, self.relaxation, self.impacts)
+
+    def trajectory(self, nlp, w, meta=None):
+        values = nlp.layout.unpack(w)
+        traj = reconstruct(self.problem, nlp, values, meta)
+        for name, col in nlp.contact.columns(values, traj.duration).items():
+            traj._columns[name] = col
+            traj.kinds[name] = "multiplier"
+        traj.metadata["contact"] = "implicit"
+        return traj
+
+    def result_metadata(self):
+        return dict(super().result_metadata(), contact="implicit")
+
+
+def _fill_contact_guess(nlp, columns, time):
+    """Contact forces of a warm start, sampled at each interval's midpoint; impulses moved to the nearest impact point.
+
+    An impulse ``P`` of the warm start becomes ``Π = P/h̄`` at the new impact point nearest in time, and the
+    pre-impact speeds there ``v⁻ = v⁺ − M⁻¹(W_nᵀP)`` from the state guessed at that point.
+    """
+    lay, grid, rows = nlp.layout, nlp.grid, nlp.contact
+    span = time[-1] - time[0]
+    tm = time[0] + span * 0.5 * (grid.mesh[:-1] + grid.mesh[1:])
+    for i, c in enumerate(rows.contacts):
+        if f"{c.name}.normal_force" in columns:
+            lay["cn"].guess[i] = np.maximum(np.interp(tm, time, columns[f"{c.name}.normal_force"]), 0.0)
+        if i in rows.frictional and f"{c.name}.friction_force" in columns:
+            j = rows.frictional.index(i)
+            f = np.interp(tm, time, columns[f"{c.name}.friction_force"])
+            lay["cbp"].guess[j], lay["cbm"].guess[j] = np.maximum(f, 0.0), np.maximum(-f, 0.0)
+    ip = rows.impact_points
+    if not ip.size:
+        return
+    t_ip, hbar, hit = time[0] + span * grid.tau[ip], span / grid.num_intervals, set()
+    for i, c in enumerate(rows.contacts):
+        P = columns.get(f"{c.name}.impulse")
+        for k in (np.flatnonzero(P > 0) if P is not None else []):
+            m = int(np.argmin(np.abs(t_ip - time[k])))
+            lay["pn"].guess[i, m] = P[k] / hbar
+            hit.add(m)
+    x, p = lay["x"].guess, lay["p"].guess[:, 0]
+    nf = len(rows.frictional)
+    for m in hit:
+        lay["vm"].guess[:, m] = np.asarray(rows.pre_impact(x[:, ip[m]], p, lay["pn"].guess[:, m] * hbar, np.zeros(nf), np.zeros(nf))).ravel()

@@ -1,0 +1,213 @@
+"""Contact-implicit collocation (``contact="implicit"``): analytic optima, rows, schedule, verification, errors.
+
+References: the pushed block's optimum is derived in ``problems/pushed_block.py``
+(J(T') = 12 m²d²/T'³ + (μmg)² T'); the bouncing ball's in ``problems/bounce_to_target.py``.
+"""
+from __future__ import annotations
+
+import math
+
+import casadi as ca
+import numpy as np
+import pytest
+
+import colloc as cl
+from colloc import cli
+from colloc.driver import build_nlp
+from colloc.errors import OptionError
+
+from test_problems import load
+
+IPOPT = {"tol": 1e-10}
+
+
+@pytest.fixture(scope="module")
+def block():
+    return load("pushed_block")
+
+
+@pytest.fixture(scope="module")
+def block_result(block):
+    return cl.solve(block.build(duration=2.0), intervals=10, contact="implicit", impacts=False, ipopt=IPOPT)
+
+
+def test_block_sliding_throughout_reaches_the_analytic_optimum(block, block_result):
+    # T = 2 < T* = 2.473: J* = 12/8 + 0.981²·2 = 3.424722 (derived); measured 3.4247216 (error 3e-7)
+    res = block_result
+    assert res.success
+    assert res.objective == pytest.approx(block.optimum(2.0), abs=1e-5)
+    assert block.optimum(2.0) == pytest.approx(3.42472, abs=1e-5)
+
+
+def test_block_reports_complementarity_and_the_schedule(block_result):
+    info = block_result.contact
+    assert info["complementarity"]["block.floor"] <= 1e-7
+    spans = info["schedule"]["block.floor"]
+    slides = [(a, b) for a, b, m in spans if m == "slide"]
+    assert len(slides) == 1 and slides[0][0] <= 0.1 + 1e-9 and slides[0][1] >= 1.9 - 1e-9  # slides throughout
+    assert block_result.trajectory.metadata["contact"] == "implicit"
+    text = block_result.summary()
+    assert "complementarity" in text and "slide" in text
+    friction = block_result.trajectory["block.floor.friction_force"]
+    assert np.allclose(friction, -0.1 * 9.81, atol=1e-6)  # μmg against the motion
+
+
+@pytest.mark.parametrize("scheme", ["radau-3"])
+def test_block_optimum_with_other_schemes(block, scheme):
+    res = cl.solve(block.build(duration=2.0), scheme=scheme, intervals=10, contact="implicit", impacts=False, ipopt=IPOPT)
+    assert res.objective == pytest.approx(block.optimum(2.0), abs=1e-5)
+
+
+@pytest.mark.slow
+def test_block_with_a_long_horizon_finds_a_stick_phase(block):
+    # T = 4 > T*: J* = 3.173349 with a stick phase of T − T* = 1.53. The homotopy from the default guess finds
+    # a local optimum that sticks first and last (20 intervals: 3.2418); its error falls as O(h) (0.175, 0.068,
+    # 0.058, 0.025 at 10, 20, 40, 80 intervals), far from 1e-4: the push jumps where the stick phase ends.
+    res = cl.solve(block.build(duration=4.0), intervals=20, contact="implicit", impacts=False, ipopt=IPOPT)
+    stick = sum(b - a for a, b, m in res.contact["schedule"]["block.floor"] if m == "stick")
+    all_sliding = 12 / 4**3 + 0.981**2 * 4
+    assert block.optimum(4.0) == pytest.approx(3.173349, abs=1e-6)
+    assert block.optimum(4.0) - 1e-6 < res.objective < all_sliding - 0.5
+    assert stick > 1.0
+
+
+def test_exact_bounce_satisfies_every_contact_row():
+    # the analytic bouncing ball (impact placed on mesh point 8 of 20) is feasible for the impact rows
+    bt = load("bounce_to_target")
+    J, v0, _ = bt.reference()
+    g, N = 9.81, 20
+    w = math.sqrt(v0**2 + 2 * g)
+    t1 = (v0 + w) / g
+    T = t1 * N / 8
+    body = bt.ball()
+    x, y = body.coordinates
+    prob = cl.Problem([body], t0=0.0, tf=T, name="drop")
+    prob.initial({x: 0.0, y: 1.0, body.speeds[1]: v0})
+    nlp = build_nlp(prob, intervals=N, contact="implicit", relaxation=1e-12)
+    tt = nlp.grid.tau * T
+    before = tt < t1 - 1e-12
+    vals = nlp.layout.unpack(nlp.layout.vector("guess"))
+    vals["x"][:] = 0.0
+    vals["x"][1] = np.where(before, 1 + v0 * tt - g * tt**2 / 2, 0.9 * w * (tt - t1) - g * (tt - t1) ** 2 / 2)
+    vals["x"][3] = np.where(before, v0 - g * tt, 0.9 * w - g * (tt - t1))
+    vals["z"][:] = np.array([[0.0], [-g]])
+    vals["vm"][:] = vals["x"][2:, nlp.grid.mesh_points[1:-1]]
+    vals["vm"][1, 7] = -w  # pre-impact speed at mesh point 8
+    vals["pn"][:] = 0.0
+    vals["pn"][0, 7] = 1.9 * w / (T / N)  # m (e w + w) / h̄ (impulse variables are in force units)
+    vals["cn"][:] = 0.0
+    gv = np.asarray(ca.Function("g", [nlp.w], [nlp.g])(nlp.layout.pack(vals))).ravel()
+    viol = np.maximum(nlp.rows.lower - gv, gv - nlp.rows.upper)
+    assert viol.max() < 1e-12
+    labels = nlp.rows.labels()
+    assert any(lab.startswith("impact:ball.y_speed.momentum@k=16") for lab in labels)
+    assert any(lab.startswith("complementarity:ball.ground.restitution*impulse@k=16") for lab in labels)
+
+
+def test_two_phase_ball_matches_the_analytic_bounce():
+    bt = load("bounce_to_target")
+    J, _, tf = bt.reference()
+    assert J == pytest.approx(6.007974, abs=1e-6)
+    res = cl.solve(bt.build_two_phase(lift=False), intervals=10, ipopt={"tol": 1e-12})
+    assert res.success and res.objective == pytest.approx(J, abs=1e-7)
+    assert res.trajectory.time[-1] == pytest.approx(tf, abs=1e-7)
+
+
+def test_verify_resimulates_a_contact_implicit_file(block_result, tmp_path, capsys):
+    path = block_result.trajectory.write(tmp_path / "block.csv")
+    code = cli.main(["verify", str(path), str(load("pushed_block").__file__)])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "event-driven re-simulation" in out
+    sim = cl.contact_implicit.verify_contact(load("pushed_block").build(), cl.Trajectory.read(path))
+    assert sim["max_error"] < 1e-5  # measured 1.4e-7: the simulator slides the block with the same controls
+
+
+def test_info_lists_contact_rows(capsys):
+    code = cli.main(["info", str(load("pushed_block").__file__)])
+    out = capsys.readouterr().out
+    assert code == 0 and "complementarity" in out and "friction" in out
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(problem="plain"), "declares none"),
+    (dict(contact="explicit"), "only one is contact='implicit'"),
+    (dict(scheme="midpoint-vi"), "midpoint-vi"),
+    (dict(mode="explicit"), "accelerations as variables"),
+    (dict(refine={"tolerance": 1e-6}), "does not combine with contact"),
+    (dict(relaxation=-1.0), "relaxation"),
+    (dict(relaxation_factor=2.0), "relaxation_factor"),
+    (dict(impacts="yes"), "impacts"),
+])
+def test_bad_contact_input_is_one_sentence(block, kwargs, match):
+    kwargs = dict(kwargs)
+    if kwargs.pop("problem", None) == "plain":
+        c = cl.Component("m")
+        x = c.state("x")
+        c.derivative(x, 1.0)
+        prob = cl.Problem([c], tf=1.0)
+    else:
+        prob = block.build()
+    kwargs.setdefault("contact", "implicit")
+    with pytest.raises(OptionError, match=match):
+        cl.solve(prob, intervals=4, **kwargs)
+
+
+def test_two_phase_ball_with_lift_reference():
+    # the reference of the contact-implicit ball: Hermite–Simpson is exact here (40 and 80 intervals agree to 1e-15)
+    res = cl.solve(load("bounce_to_target").build_two_phase(), intervals=10, ipopt={"tol": 1e-12})
+    assert res.success and res.objective == pytest.approx(3.98359237, abs=1e-7)
+
+
+def test_contact_refused_for_multi_phase_problems():
+    with pytest.raises(OptionError, match="single-phase"):
+        cl.solve(load("bounce_to_target").build_two_phase(), intervals=4, contact="implicit")
+
+
+def test_contact_plot_and_ground_line(block_result, tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from colloc.contact_plot import plot_contacts
+
+    fig = plot_contacts(block_result.trajectory)
+    titles = [a.get_title() for a in fig.axes]
+    assert titles == ["contact forces", "contact schedule"]
+    assert any(p.get_facecolor()[:3] == matplotlib.colors.to_rgb("C3") for p in fig.axes[1].patches)  # a slide span
+    path = cl.plot.animate(block_result.trajectory, load("pushed_block").build(), tmp_path / "b.gif", fps=5)
+    assert path.endswith(".gif")
+    from colloc.plot import _has_contacts
+
+    assert _has_contacts(load("pushed_block").build()) and not _has_contacts(load("cartpole").build())
+    with pytest.raises(OptionError, match="contact-implicit"):
+        plot_contacts(cl.Trajectory([0.0, 1.0], {"a": [0.0, 1.0]}))
+
+
+@pytest.mark.slow
+def test_bar_landing_is_reproduced_by_the_event_driven_simulator():
+    # two contacts, plastic impacts placed on mesh points by the optimizer; the event-driven simulation with the
+    # result's controls finds its own impacts and ends where the file does (measured: final 1e-15, largest 0.35
+    # over time: the simulated first impact comes 0.06 s earlier than the mesh point the solve put it on)
+    bar = load("bar_landing")
+    res = cl.solve(bar.build(), intervals=20, contact="implicit", ipopt={"tol": 1e-9})
+    assert res.success
+    assert {i["contact"] for i in res.contact["impacts"]} == {"bar.left", "bar.right"}
+    sim = cl.contact_implicit.verify_contact(bar.build(), res.trajectory)
+    assert sim["final_error"] < 1e-6
+    assert {e["contact"] for e in sim["events"] if e["kind"] == "impact"} == {"bar.left", "bar.right"}
+
+
+def test_ball_warm_started_with_its_bounce_keeps_it_at_first_order():
+    # the contact-implicit ball does not find the bounce by itself; warm-started from the two-phase optimum with its
+    # impulse (moved onto a mesh point, pre-impact speeds from M⁻¹Wᵀ P) it keeps the bounce, and the gap to the
+    # two-phase optimum halves with the mesh (measured 6.2e-2, 3.0e-2: first order, the lift cannot jump there)
+    bt = load("bounce_to_target")
+    two = cl.solve(bt.build_two_phase(), intervals=20, ipopt={"tol": 1e-12})
+    gaps = []
+    for n in (10, 20):
+        guess, mesh = bt.warm_start(two, n)
+        res = cl.solve(bt.build(), mesh=mesh, contact="implicit", guess=guess, relaxation=1e-3, ipopt=IPOPT)
+        assert res.success and [i["contact"] for i in res.contact["impacts"]] == ["ball.ground"]
+        gaps.append(res.objective - two.objective)
+    assert 0 < gaps[1] < gaps[0] < 0.1
+    assert math.log2(gaps[0] / gaps[1]) == pytest.approx(1.0, abs=0.3)
