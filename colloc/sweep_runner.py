@@ -76,6 +76,10 @@ class Record:
         return self.table()
 
 
+def _import_colloc():
+    import colloc.driver  # noqa: F401  (CasADi and the transcription with it)
+
+
 class Runner:
     """Submits points and waits for them, turning every way a point can end into a row:
     its result; ``crashed`` when its worker process died; ``timed-out`` past the time limit
@@ -89,9 +93,20 @@ class Runner:
         self.started = {}   # key -> monotonic time first seen running
         self.was_interrupted = False
 
+    def warm(self):
+        """Import colloc on every worker before the first point, so that a point's time limit measures the
+        point and not its worker's first import of CasADi (seconds on a loaded machine)."""
+        if self.timeout is None:
+            return
+        try:
+            self.client.run(_import_colloc)
+        except Exception:  # noqa: BLE001  a worker that cannot import fails its points, with their own message
+            pass
+
     def parallel(self, solve_point, script, paths, options, tag):
         """Every point, at most one per worker thread in flight: the scheduler then never queues a point on a
         busy worker, so a worker that dies or is restarted takes only the point it was running with it."""
+        self.warm()
         queue = list(range(len(self.record.points)))[::-1]
 
         def feed():
@@ -117,6 +132,7 @@ class Runner:
     def chain(self, solve_chained, order, script, paths, options, tag):
         """One point at a time, each warm-started from the last finished link (crashed or timed-out links are skipped)."""
         previous = None
+        self.warm()
         for i in order:
             f = self.client.submit(solve_chained, previous, script, self.record.points[i], i, paths[i], options,
                                    pure=False, key=f"colloc-{tag}-{i}")
