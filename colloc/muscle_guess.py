@@ -54,6 +54,20 @@ def _check(muscles, times):
     return times, nv
 
 
+def _required(generalized_force, times, nv):
+    """The generalized forces as an SX function of time: an SX column of t, or a table (len(times), nv)."""
+    if isinstance(generalized_force, ca.SX):
+        others = [s.name() for s in ca.symvar(generalized_force) if not ca.is_equal(s, TIME)]
+        if generalized_force.shape != (nv, 1) or others:
+            raise ModelError(f"`generalized_force` of static_optimization must be an ({nv}, 1) expression of time alone; "
+                             f"got shape {generalized_force.shape}" + (f" using `{others[0]}`." if others else "."))
+        return generalized_force, None
+    table = np.asarray(generalized_force, dtype=float)
+    if table.size != times.size * nv:
+        raise ModelError(f"`generalized_force` of static_optimization needs {times.size}×{nv} values (one row per time); got shape {table.shape}.")
+    return ca.SX.zeros(nv, 1), np.reshape(table, (times.size, nv)).T
+
+
 def _share(coefficients, required, lower, reserve_weight):
     """Minimum Σa² + w‖s‖² with C_k a_k + s_k = d_k at every time k; ``coefficients`` (K, nv, M)."""
     K, nv, M = coefficients.shape
@@ -98,14 +112,13 @@ def static_optimization(muscles, times, generalized_force, reserve_weight=1e3) -
     times, nv = _check(muscles, times)
     terms = [_rigid_tendon_terms(m) for m in muscles]
     arms = [m.moment_arms * m.params["max_isometric_force"] for m in muscles]
-    need = ca.SX(generalized_force) if isinstance(generalized_force, (ca.SX, ca.MX)) else ca.SX.zeros(nv, 1)
+    need, table = _required(generalized_force, times, nv)
     f = ca.Function("static_terms", [TIME], [ca.vertcat(*[t[0] for t in terms]), ca.vertcat(*[t[1] for t in terms]),
                                              ca.horzcat(*arms), need]).map(times.size)
     active, passive, arm, required = (np.asarray(x) for x in f(times[None, :]))   # (M, K), (M, K), (nv, M·K), (nv, K)
     M, K = active.shape
     arm = np.reshape(arm, (nv, K, M)).transpose(1, 0, 2)               # (K, nv, M)
-    if not isinstance(generalized_force, (ca.SX, ca.MX)):
-        required = np.reshape(np.asarray(generalized_force, dtype=float), (K, nv)).T
+    required = required if table is None else table
     lower = np.array([m.params["minimum_activation"] for m in muscles])
     coefficients = arm * active.T[:, None, :]
     residual = required.T - np.einsum("knm,km->kn", arm, passive.T)

@@ -348,8 +348,16 @@ def test_static_optimization_shares_the_torque_by_minimum_sum_of_squares():
     for m, a in zip(muscles, activations.T):
         e = guess[m.excitation][1]
         np.testing.assert_allclose(mus.activation_rate(e, a), np.gradient(a, times), atol=1e-9)
+    # the same forces as a table give the same guess
+    table = np.array([REDUNDANCY.skeleton().inverse_dynamics(*[[x] for x in REDUNDANCY.motion(t)]) for t in times])
+    again = static_optimization(muscles, times, table, reserve_weight=1e9)
+    np.testing.assert_allclose(np.array([again[m.activation][1] for m in muscles]).T, activations, atol=1e-9)
     with pytest.raises(cl.ModelError, match="muscle `biceps` has no `prescribed_motion`"):
         static_optimization(ELBOW.add_muscles(ELBOW.skeleton())[:1], times, np.zeros((11, 1)))
+    with pytest.raises(cl.ModelError, match=r"needs 11×1 values \(one row per time\); got shape \(3,\)"):
+        static_optimization(muscles, times, np.zeros(3))
+    with pytest.raises(cl.ModelError, match=r"must be an \(1, 1\) expression of time alone; got shape \(1, 1\) using `m00.activation`"):
+        static_optimization(muscles, times, muscles[0].activation)
 
 
 def test_prescribed_motion_makes_path_speed_and_moment_arm_functions_of_time():
