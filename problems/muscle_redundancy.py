@@ -23,7 +23,7 @@ dynamics.  It starts IPOPT near the optimum, so ``SOLVE`` starts the barrier at 
 default 0.1, the barrier first drives every bounded variable to the middle of its range, J from 0.46
 to 11 with 40 muscles, and the guess is lost).  ``guess="constant"`` starts from 0.05 everywhere.
 The optimum does not depend on the guess: 6 and 40 muscles at 100 intervals reach the same J from
-both to 1e-11 (tol 1e-10).
+both to 1e-11 at tol 1e-10, and to 1.4e-7 with ``SOLVE``'s options.
 
 Objective
     minimize J = Σ_m ∫₀ᵀ a_m² dt + w Σ_m ∫₀ᵀ (e_m² + (dF̃_T,m/dt / 10)²) dt, w = 1e-3
@@ -34,8 +34,8 @@ Objective
     leaves the Hermite–Simpson defects unchanged, and likewise of the excitation through the
     activation rate, has almost no curvature (reduced-Hessian eigenvalues 1e-11 with 40
     muscles at 10 intervals; 6e-6 with the terms).  IPOPT then corrects the inertia at
-    most iterations and MUMPS's factorizations fill in: 40 muscles at 100 intervals took 84
-    iterations and ~110 s, and take 32–37 with the terms (scripts/benchmark.py muscles).
+    most iterations: 40 muscles at 100 intervals take 99 iterations without the terms and 19
+    with them (scripts/benchmark.py muscles).
     Implementations of the implicit formulation add such regularization terms for the same
     reason; ``regularization=0`` solves the bare Σ∫a² problem.
 States
@@ -63,11 +63,12 @@ import numpy as np
 import colloc as cl
 from colloc.muscle_guess import static_optimization
 
-#: tol 1e-10: many activations sit at their lower bound, and IPOPT's default 1e-8 stops at a barrier
-#: parameter (≈ 2.5e-9) whose bias on J (≈ μ per active bound) is 1e-5 relative and depends on the guess;
-#: mu_init 1e-6: the static-optimization guess is near the optimum; METIS ordering: 30 % less MUMPS time
-#: than colloc's default AMD on this KKT matrix (40 muscles, 100 intervals).
-SOLVE = dict(scheme="hermite-simpson", intervals=30, ipopt=dict(tol=1e-10, mu_init=1e-6, mumps_pivot_order=5))
+#: obj_scaling_factor 100: thousands of activations sit at their lower bound, and IPOPT's absolute tolerance stops
+#: at a barrier parameter μ whose bias on J (≈ μ per active bound) was 1e-5 of the unscaled J ≈ 0.07–0.45 and
+#: depended on the guess; scaled, J is within 2.5e-7 of its tol-1e-11 value from either guess.  mu_init 1e-6: the
+#: static-optimization guess is near the optimum.  METIS ordering: 30 % less MUMPS time than colloc's default AMD
+#: on this KKT matrix (40 muscles, 100 intervals).
+SOLVE = dict(scheme="hermite-simpson", intervals=30, ipopt=dict(obj_scaling_factor=100.0, mu_init=1e-6, mumps_pivot_order=5))
 
 GRAVITY = 9.81
 ARM = dict(forearm_mass=1.5, com_distance=0.17, forearm_length=0.35, load=1.0)
