@@ -66,9 +66,8 @@ from colloc.muscle_guess import static_optimization
 #: obj_scaling_factor 100: thousands of activations sit at their lower bound, and IPOPT's absolute tolerance stops
 #: at a barrier parameter μ whose bias on J (≈ μ per active bound) was 1e-5 of the unscaled J ≈ 0.07–0.45 and
 #: depended on the guess; scaled, J is within 2.5e-7 of its tol-1e-11 value from either guess.  mu_init 1e-6: the
-#: static-optimization guess is near the optimum.  METIS ordering: 30 % less MUMPS time than colloc's default AMD
-#: on this KKT matrix (40 muscles, 100 intervals).
-SOLVE = dict(scheme="hermite-simpson", intervals=30, ipopt=dict(obj_scaling_factor=100.0, mu_init=1e-6, mumps_pivot_order=5))
+#: static-optimization guess is near the optimum.
+SOLVE = dict(scheme="hermite-simpson", intervals=30, ipopt=dict(obj_scaling_factor=100.0, mu_init=1e-6))
 
 GRAVITY = 9.81
 ARM = dict(forearm_mass=1.5, com_distance=0.17, forearm_length=0.35, load=1.0)
