@@ -267,8 +267,8 @@ def test_elbow_reach_balances_gravity_at_both_ends():
 # -- muscle redundancy ---------------------------------------------------------------------------
 @pytest.mark.parametrize("prescribe", ["time", "constraint"])
 def test_redundancy_muscle_torque_equals_inverse_dynamics_at_every_mesh_point(prescribe):
-    """Σ_m r_m F_T,m = ID(θ_ref, θ̇_ref, θ̈_ref) of the skeleton at every mesh point (measured 4e-15 N·m); with the
-    motion prescribed as a function of time, at every grid point (the balance is a path constraint there)."""
+    """Σ_m r_m F_T,m = ID(θ_ref, θ̇_ref, θ̈_ref) of the skeleton at every mesh point (measured 3e-15 N·m); with the
+    motion prescribed as a function of time, at every grid point (the balance is a path constraint there; 2e-15)."""
     prob = REDUNDANCY.build(6, prescribe=prescribe)
     res = cl.solve(prob, intervals=20, constraint_method="posa2016", ipopt=dict(print_level=0, tol=1e-10))
     assert res.success
