@@ -161,6 +161,11 @@ class DeGrooteFregly2016Muscle(Component):
     tendon_compliance : {"rigid", "explicit", "implicit"}
     minimum_activation : float
         Lower bound of the activation (0.01 keeps the explicit form's division by a f_L finite).
+    prescribed_motion : casadi.SX, shape (nq, 1), optional
+        q_ref(t): ``body``'s coordinates as functions of time (a motion the muscles must reproduce, as in
+        the muscle-redundancy problem).  The path length, its lengthening speed and the moment arms are
+        then functions of time, the muscle applies nothing to ``body`` (which stays out of the problem)
+        and its :attr:`generalized_force` enters the problem's own balance (a path constraint).
 
     Attributes
     ----------
@@ -170,6 +175,8 @@ class DeGrooteFregly2016Muscle(Component):
         Tendon force F_T (N), an expression for costs, bounds and path constraints.
     fiber_length, normalized_fiber_length, normalized_fiber_velocity, moment_arms : casadi.SX
         l_M, l̃_M, ṽ_M and ``−N ᵀ(∂l/∂q)ᵀ`` (shape (nv, 1)).
+    generalized_force : casadi.SX
+        ``moment_arms · tension`` (nv, 1), what the muscle applies to ``body``.
     """
 
     def __init__(self, name, body=None, length=None, max_isometric_force=None, optimal_fiber_length=None,
@@ -177,7 +184,7 @@ class DeGrooteFregly2016Muscle(Component):
                  tendon_strain_at_one_norm_force=0.049, passive_fiber_strain_at_one_norm_force=0.6,
                  activation_time_constant=0.015, deactivation_time_constant=0.060,
                  activation_dynamics_smoothing=0.1, fiber_damping=0.0, tendon_compliance="implicit",
-                 minimum_activation=0.01):
+                 minimum_activation=0.01, prescribed_motion=None):
         super().__init__(name)
         self.params = _check_parameters(name, dict(
             max_isometric_force=max_isometric_force, optimal_fiber_length=optimal_fiber_length,
@@ -191,15 +198,14 @@ class DeGrooteFregly2016Muscle(Component):
         self.body = body
         self.tendon_compliance = tendon_compliance
         self.length = _check_length(name, body, length)
+        self.prescribed_motion = _check_motion(name, body, prescribed_motion)
         P = self.params
         self.excitation = self.control("excitation", bounds=(0.0, 1.0))
         self.activation = self.state("activation", bounds=(minimum_activation, 1.0))
         self.derivative(self.activation, activation_rate(
             self.excitation, self.activation, P["activation_time_constant"], P["deactivation_time_constant"],
             P["activation_dynamics_smoothing"]))
-        path_jacobian = ca.mtimes(ca.jacobian(self.length, body.q), body.kinematic_matrix)  # (1, nv)
-        self.lengthening_speed = ca.mtimes(path_jacobian, body.v) + ca.jacobian(self.length, TIME)
-        self.moment_arms = -path_jacobian.T
+        self._path(body)
         self.normalized_tendon_force = None
         if tendon_compliance == "rigid":
             norm_force = self._rigid()
@@ -208,10 +214,24 @@ class DeGrooteFregly2016Muscle(Component):
             norm_force = self.normalized_tendon_force
             (self._explicit if tendon_compliance == "explicit" else self._implicit)()
         self.tension = P["max_isometric_force"] * norm_force
-        body.apply_generalized_force(name, self.moment_arms * self.tension)
+        self.generalized_force = self.moment_arms * self.tension
+        if self.prescribed_motion is None:
+            body.apply_generalized_force(name, self.generalized_force)
         # columns of every solution and result file, drawn with the excitation and states by `colloc plot`
         for key in ("fiber_length", "normalized_fiber_length", "normalized_fiber_velocity", "tension"):
             self.output(key, getattr(self, key))
+
+    def _path(self, body):
+        """Lengthening speed l̇_MT = (∂l/∂q) N v + ∂l/∂t and moment arms −Nᵀ(∂l/∂q)ᵀ; on a prescribed
+        motion q_ref(t), l_MT(q_ref(t), t), its time derivative and the arms at q_ref(t), functions of t only."""
+        path_jacobian = ca.mtimes(ca.jacobian(self.length, body.q), body.kinematic_matrix)  # (1, nv)
+        self.moment_arms = -path_jacobian.T
+        if self.prescribed_motion is None:
+            self.lengthening_speed = ca.mtimes(path_jacobian, body.v) + ca.jacobian(self.length, TIME)
+            return
+        self.length = ca.substitute(self.length, body.q, self.prescribed_motion)
+        self.moment_arms = ca.substitute(self.moment_arms, body.q, self.prescribed_motion)
+        self.lengthening_speed = ca.jacobian(self.length, TIME)
 
     # -- curves with this muscle's constants ----------------------------------------------------
     def active_force_length(self, norm_fiber_length):
@@ -363,6 +383,22 @@ def _check_length(name, body, length):
         raise ModelError(f"`length` of muscle `{name}` does not depend on the coordinates of `{body.name}`, so the muscle cannot act on it.")
     if ca.depends_on(expr, ca.vertcat(body.v, body.a)):
         raise ModelError(f"`length` of muscle `{name}` depends on the speeds of `{body.name}`; a path length is a function of the coordinates and time.")
+    return expr
+
+
+def _check_motion(name, body, motion):
+    """q_ref(t) as an (nq, 1) SX column of time alone, or None."""
+    if motion is None:
+        return None
+    try:
+        expr = ca.vec(ca.SX(motion))
+    except (NotImplementedError, TypeError, RuntimeError):
+        raise ModelError(f"`prescribed_motion` of muscle `{name}` must be a CasADi SX expression of time; got {type(motion).__name__}.") from None
+    if expr.numel() != body.q.numel():
+        raise ModelError(f"`prescribed_motion` of muscle `{name}` needs one row per coordinate of `{body.name}` ({body.q.numel()}); got {expr.numel()}.")
+    others = [s.name() for s in ca.symvar(expr) if not ca.is_equal(s, TIME)]
+    if others:
+        raise ModelError(f"`prescribed_motion` of muscle `{name}` must be a function of time alone; it uses `{others[0]}`.")
     return expr
 
 

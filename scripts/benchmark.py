@@ -1174,27 +1174,28 @@ def run_robots(sizes=(50, 100)):
 # ======================================================================== muscles (separate study)
 # The muscle-redundancy problem (problems/muscle_redundancy.py): a prescribed elbow motion reproduced by
 # M DeGroote–Fregly 2016 muscles with implicit tendons, minimum Σ∫a² plus the script's small regularization of
-# the excitations and tendon-force rates (both sides), Hermite–Simpson.  colloc solves the
-# script as written (a Multibody whose flexion follows the motion through a holonomic constraint with a
-# zero multiplier, posa2016); the hand-written NLP is what a CasADi user writes for the paper's formulation:
-# per grid point the states (a, F̃_T) of every muscle, the excitations and dF̃_T/dt, the equilibrium
-# residuals and one torque row Σ r_m(θ_ref) F_T,m = ID(t), with θ_ref(t) substituted analytically.  The two
-# are the same continuous problem but not the same NLP (colloc also carries θ, θ̇, θ̈ and the multiplier,
-# and its midpoint angles follow the collocation polynomial rather than θ_ref), so the objectives agree
-# to the discretisation error, not to round-off.
+# the excitations and tendon-force rates (``--regularization 0``: Σ∫a² alone), Hermite–Simpson.  colloc solves
+# the script as written: muscles on the prescribed motion θ_ref(t) (``prescribed_motion``), the torque balance
+# Σ r_m F_T,m = ID(t) as a path constraint, started from the script's static-optimization guess.  The
+# hand-written NLP is what a CasADi user writes for the paper's formulation: per grid point the states
+# (a, F̃_T) of every muscle, the excitations and dF̃_T/dt, the equilibrium residuals and one torque row, with
+# θ_ref(t) substituted analytically; its guess is the same static-optimization guess sampled on its grid (its
+# time excludes computing it) and ``expand`` selects SX expansion of the whole NLP or the mapped point function.
+# Both sides run the script's IPOPT options (SOLVE["ipopt"]); times are CPU seconds (time.process_time).
 #
-#     python scripts/benchmark.py muscles [--muscles 6 40] [--intervals 100] [--reps 1]
+#     python scripts/benchmark.py muscles [--muscles 6 40] [--intervals 100] [--reps 1] [--regularization W]
 
 
 def muscle_problem_module():
     return importlib.import_module("problems.muscle_redundancy")
 
 
-def muscle_hand_nlp(num_muscles, n, duration=1.0):
-    """The hand-written NLP of the redundancy problem: ``(nlp, args)`` for ``ca.nlpsol``."""
+def muscle_hand_nlp(num_muscles, n, duration=1.0, regularization=None):
+    """The hand-written NLP of the redundancy problem: ``(nlp, args)`` for ``ca.nlpsol`` (constant guess 0.05)."""
     from colloc import muscle as mus
 
     red = muscle_problem_module()
+    weight = red.REGULARIZATION if regularization is None else regularization
     tab = tables("hermite-simpson")
     rows = red.muscle_table(num_muscles)
     M, ngrid = num_muscles, 2 * n + 1
@@ -1220,7 +1221,7 @@ def muscle_hand_nlp(num_muscles, n, duration=1.0):
         lm_n = lm / lopt
         res.append(F[k] - (a[k] * mus.active_force_length(lm_n) * mus.force_velocity(vm) + mus.passive_force_length(lm_n)))
         torque = torque - dl * fmax * F[k]
-    cost = ca.sumsqr(a) + red.REGULARIZATION * (ca.sumsqr(e) + ca.sumsqr(Fdot / red.RATE_SCALE))  # the script's objective
+    cost = ca.sumsqr(a) + weight * (ca.sumsqr(e) + ca.sumsqr(Fdot / red.RATE_SCALE))  # the script's objective
     point = ca.Function("point", [t, ca.vertcat(a, F), e, Fdot],
                         [ca.vertcat(*adot, Fdot), ca.vertcat(*res, torque - inverse_dynamics), cost])
     nw = 4 * M
@@ -1241,28 +1242,56 @@ def muscle_hand_nlp(num_muscles, n, duration=1.0):
     return {"x": w, "f": f, "g": g}, args
 
 
-def muscle_compare(num_muscles, n=100):
-    """One colloc solve and one hand-written solve of the redundancy problem: a dict per side."""
+def muscle_hand_guess(problem, num_muscles, n, duration=1.0):
+    """The problem's guess (``problem.guesses``) on the hand-written grid, in its layout (a, F̃_T, e, dF̃_T/dt per point).
+
+    As colloc fills it: each column interpolated linearly and clipped to its bounds, dF̃_T/dt = np.gradient of F̃_T.
+    """
+    times = duration * grid(tables("hermite-simpson"), n)
+    names = [f"m{k:02d}" for k in range(num_muscles)]
+
+    def column(name, lo, hi):
+        kind, data = problem.guesses[name]       # ("constant", value) or ("table", (times, values))
+        vals = np.full(times.size, float(data)) if kind == "constant" else np.interp(times, *data)
+        return np.clip(vals, lo, hi)
+
+    a = [column(f"{m}.activation", 0.01, 1.0) for m in names]
+    force = [column(f"{m}.normalized_tendon_force", 0.0, 5.0) for m in names]
+    e = [column(f"{m}.excitation", 0.0, 1.0) for m in names]
+    rate = [np.clip(np.gradient(x, times), -1000.0, 1000.0) for x in force]
+    return np.vstack(a + force + e + rate).T.ravel()
+
+
+def muscle_compare(num_muscles, n=100, regularization=None, expand_hand=(False, True)):
+    """One colloc solve and the hand-written solves of the redundancy problem: a dict per side (CPU seconds)."""
     import colloc as cl
 
     red = muscle_problem_module()
+    weight = red.REGULARIZATION if regularization is None else regularization
+    options = {k: v for k, v in red.SOLVE.items() if k != "intervals"}
+    ipopt = ipopt_options(options.pop("ipopt", {}))
     out = {}
-    start = time.perf_counter()
-    res = cl.solve(red.build(num_muscles), intervals=n, constraint_method=red.SOLVE["constraint_method"])
-    wall = time.perf_counter() - start
-    out["colloc"] = dict(build_s=res.build_seconds, solve_s=res.solve_seconds, other_s=wall - res.build_seconds - res.solve_seconds,
-                         iterations=res.iterations, objective=res.objective, status=res.status.value,
-                         variables=res.nlp_size.get("variables"), constraints=res.nlp_size.get("constraints"))
-    start = time.perf_counter()
-    nlp, args = muscle_hand_nlp(num_muscles, n)
-    solver = ca.nlpsol("hand", "ipopt", nlp, {"ipopt": ipopt_options(), "expand": True, "print_time": False, "error_on_fail": False})
-    build = time.perf_counter() - start
-    start = time.perf_counter()
-    sol = solver(**args)
-    solve = time.perf_counter() - start
-    stats = solver.stats()
-    out["hand"] = dict(build_s=build, solve_s=solve, other_s=0.0, iterations=int(stats.get("iter_count", -1)),
-                       objective=float(sol["f"]), status=_status(stats), variables=int(args["x0"].size), constraints=int(args["lbg"].size))
+    cpu = time.process_time()
+    prob = red.build(num_muscles, regularization=weight)
+    res = cl.solve(prob, intervals=n, ipopt=ipopt, **options)
+    total = time.process_time() - cpu
+    solve = res.stats.get("solve_cpu_seconds", res.solve_seconds)
+    out["colloc"] = dict(build_s=total - solve, solve_s=solve, iterations=res.iterations, objective=res.objective,
+                         status=res.status.value, variables=res.nlp_size.get("variables"), constraints=res.nlp_size.get("constraints"))
+    x0 = muscle_hand_guess(prob, num_muscles, n)
+    for expand in expand_hand:
+        cpu = time.process_time()
+        nlp, args = muscle_hand_nlp(num_muscles, n, regularization=weight)
+        args["x0"] = x0
+        solver = ca.nlpsol("hand", "ipopt", nlp, {"ipopt": ipopt, "expand": expand, "print_time": False, "error_on_fail": False})
+        build = time.process_time() - cpu
+        cpu = time.process_time()
+        sol = solver(**args)
+        solve = time.process_time() - cpu
+        stats = solver.stats()
+        out["hand-sx" if expand else "hand-map"] = dict(
+            build_s=build, solve_s=solve, iterations=int(stats.get("iter_count", -1)), objective=float(sol["f"]),
+            status=_status(stats), variables=int(args["x0"].size), constraints=int(args["lbg"].size))
     return out
 
 
@@ -1271,21 +1300,28 @@ def muscle_main(argv=None):
     ap.add_argument("--muscles", type=int, nargs="+", default=[6, 40])
     ap.add_argument("--intervals", type=int, default=100)
     ap.add_argument("--reps", type=int, default=1, help="repetitions (medians are reported)")
+    ap.add_argument("--regularization", type=float, default=None, help="weight of the regularization (default: the script's)")
     args = ap.parse_args(argv)
-    print(f"casadi {ca.__version__}; Hermite–Simpson, implicit tendons, {args.intervals} intervals; medians of {args.reps}")
-    print(f"{'muscles':>7} {'side':>6} | {'build':>7} {'solve':>7} {'iter':>5} {'vars':>6} {'cons':>6} | {'objective':>14} {'status'}")
+    red = muscle_problem_module()
+    print(f"casadi {ca.__version__}; Hermite–Simpson, implicit tendons, {args.intervals} intervals; IPOPT {red.SOLVE.get('ipopt', {})}; "
+          f"regularization {red.REGULARIZATION if args.regularization is None else args.regularization}; CPU seconds, medians of {args.reps}")
+    print(f"{'muscles':>7} {'side':>8} | {'build':>7} {'solve':>7} {'total':>7} {'iter':>5} {'vars':>6} {'cons':>6} | {'objective':>16} {'status'}")
     for m in args.muscles:
-        runs = [muscle_compare(m, args.intervals) for _ in range(args.reps)]
+        runs = [muscle_compare(m, args.intervals, args.regularization) for _ in range(args.reps)]
+        sides = list(runs[0])
         med = {side: {k: (statistics.median(r[side][k] for r in runs) if isinstance(runs[0][side][k], float) else runs[0][side][k])
-                      for k in runs[0][side]} for side in ("colloc", "hand")}
-        for side in ("colloc", "hand"):
+                      for k in runs[0][side]} for side in sides}
+        for side in sides:
             r = med[side]
-            print(f"{m:>7} {side:>6} | {r['build_s']:7.2f} {r['solve_s']:7.2f} {r['iterations']:>5} {r['variables']:>6} {r['constraints']:>6} | "
-                  f"{r['objective']:14.10f} {r['status']}")
-        c, h = med["colloc"], med["hand"]
-        print(f"{m:>7}  ratio | build× {_ratio(c['build_s'], h['build_s']):.2f}  solve× {_ratio(c['solve_s'], h['solve_s']):.2f}  "
-              f"s/it× {_ratio(c['solve_s'] / max(c['iterations'], 1), h['solve_s'] / max(h['iterations'], 1)):.2f}  "
-              f"objective rel.diff {rel(c['objective'], h['objective']):.1e}", flush=True)
+            print(f"{m:>7} {side:>8} | {r['build_s']:7.2f} {r['solve_s']:7.2f} {r['build_s'] + r['solve_s']:7.2f} {r['iterations']:>5} "
+                  f"{r['variables']:>6} {r['constraints']:>6} | {r['objective']:16.12f} {r['status']}")
+        c = med["colloc"]
+        for side in sides[1:]:
+            h = med[side]
+            print(f"{m:>7} {'÷ ' + side:>8} | build× {_ratio(c['build_s'], h['build_s']):.2f}  solve× {_ratio(c['solve_s'], h['solve_s']):.2f}  "
+                  f"total× {_ratio(c['build_s'] + c['solve_s'], h['build_s'] + h['solve_s']):.2f}  "
+                  f"s/it× {_ratio(c['solve_s'] / max(c['iterations'], 1), h['solve_s'] / max(h['iterations'], 1)):.2f}  "
+                  f"objective rel.diff {rel(c['objective'], h['objective']):.1e}", flush=True)
 
 
 if __name__ == "__main__":

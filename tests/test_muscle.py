@@ -265,19 +265,123 @@ def test_elbow_reach_balances_gravity_at_both_ends():
 
 
 # -- muscle redundancy ---------------------------------------------------------------------------
-def test_redundancy_muscle_torque_equals_inverse_dynamics_at_every_mesh_point():
-    """Σ_m r_m F_T,m = ID(θ_ref, θ̇_ref, θ̈_ref) of the skeleton at every mesh point (measured 4e-15 N·m)."""
-    prob = REDUNDANCY.build(6)
+@pytest.mark.parametrize("prescribe", ["time", "constraint"])
+def test_redundancy_muscle_torque_equals_inverse_dynamics_at_every_mesh_point(prescribe):
+    """Σ_m r_m F_T,m = ID(θ_ref, θ̇_ref, θ̈_ref) of the skeleton at every mesh point (measured 3e-15 N·m); with the
+    motion prescribed as a function of time, at every grid point (the balance is a path constraint there; 2e-15)."""
+    prob = REDUNDANCY.build(6, prescribe=prescribe)
     res = cl.solve(prob, intervals=20, constraint_method="posa2016", ipopt=dict(print_level=0, tol=1e-10))
     assert res.success
     traj = res.trajectory
-    mesh = slice(None, None, 2)  # Hermite–Simpson: mesh points are every other grid point
-    torque = REDUNDANCY.muscle_torque(traj, prob)[mesh]
+    points = slice(None) if prescribe == "time" else slice(None, None, 2)  # Hermite–Simpson mesh points: every other
+    torque = REDUNDANCY.muscle_torque(traj, prob)[points]
     skeleton = REDUNDANCY.skeleton()
-    inverse = np.array([skeleton.inverse_dynamics(*[[x] for x in REDUNDANCY.motion(t)])[0] for t in traj.time[mesh]])
+    inverse = np.array([skeleton.inverse_dynamics(*[[x] for x in REDUNDANCY.motion(t)])[0] for t in traj.time[points]])
     assert np.max(np.abs(inverse)) > 5.0
     np.testing.assert_allclose(torque, inverse, rtol=0, atol=1e-8)
-    assert np.max(np.abs(traj["arm.prescribed.lambda"])) == 0.0
+    if prescribe == "constraint":
+        assert np.max(np.abs(traj["arm.prescribed.lambda"])) == 0.0
+
+
+def test_redundancy_optimum_does_not_depend_on_the_guess():
+    """From the static-optimization guess (barrier started at 1e-6) and from the constant one (IPOPT's default
+    start) the same J: measured equal to 1e-11 at 20 intervals (tol 1e-10; at tol 1e-8 they differ by the
+    barrier's bias, 1e-5)."""
+    options = {k: v for k, v in REDUNDANCY.SOLVE.items() if k not in ("intervals", "ipopt")}
+    values = []
+    for guess, start in (("static", dict(mu_init=1e-6)), ("constant", {})):
+        res = cl.solve(REDUNDANCY.build(6, guess=guess), intervals=20, ipopt=dict(print_level=0, tol=1e-10, **start), **options)
+        assert res.success
+        values.append(res.objective)
+    assert values[0] == pytest.approx(values[1], rel=1e-9)
+
+
+def test_prescribed_and_held_motion_are_the_same_continuous_problem():
+    """The motion as a function of time (the paper's NLP) and as states held by a holonomic constraint (whose
+    midpoint angles follow the collocation polynomial, not θ_ref) differ only by the discretisation: measured
+    3.5e-4 relative at 20 intervals and 2.2e-5 at 40, fourth order."""
+    gaps = []
+    for n in (20, 40):
+        values = [cl.solve(REDUNDANCY.build(6, prescribe=p), intervals=n, constraint_method="posa2016", ipopt=IPOPT).objective
+                  for p in ("time", "constraint")]
+        gaps.append(abs(values[0] - values[1]) / values[0])
+    assert gaps[0] < 1e-3 and gaps[1] < gaps[0] / 4, gaps
+
+
+def _closed_form_rigid_share(t):
+    """Static optimization of the 6-muscle arm at time t from the closed forms (independent of colloc):
+    minimize Σa² subject to Σ_m c_m a_m = d, a ∈ [0.01, 1], solved by its KKT conditions a_m = clip(ν c_m / 2)
+    with the scalar ν found by bisection (Σ c_m a_m(ν) increases with ν)."""
+    theta, speed, _ = REDUNDANCY.motion(t)
+    c, passive = [], 0.0
+    for _, kind, o, i, force, share in REDUNDANCY.muscle_table(6):
+        rest = REDUNDANCY.path_length(kind, o, i, REDUNDANCY.REFERENCE_ANGLE)
+        sign = 1.0 if kind == "flexor" else -1.0
+        length = REDUNDANCY.path_length(kind, o, i, theta)
+        arm = sign * o * i * math.sin(theta) / length                  # r = −∂l/∂θ
+        fiber = (length - (1.0 - share) * rest) / (share * rest)
+        velocity = -arm * speed / (10.0 * share * rest)
+        c.append(arm * force * _published_fl(fiber) * _published_fv(velocity))
+        passive += arm * force * _published_fpe(fiber)
+    c = np.array(c)
+    d = REDUNDANCY.skeleton().inverse_dynamics([theta], [speed], [REDUNDANCY.motion(t)[2]])[0] - passive
+    lo, hi = -1e6, 1e6                                               # ν < 0 when the extensors must pull
+    for _ in range(200):
+        nu = 0.5 * (lo + hi)
+        lo, hi = (nu, hi) if c @ np.clip(nu * c / 2, 0.01, 1.0) < d else (lo, nu)
+    return np.clip(nu * c / 2, 0.01, 1.0)
+
+
+def test_static_optimization_shares_the_torque_by_minimum_sum_of_squares():
+    from colloc.muscle import muscles_of
+    from colloc.muscle_guess import static_optimization
+
+    prob = REDUNDANCY.build(6, guess="constant")
+    muscles = muscles_of(prob)
+    times = np.linspace(0.0, 1.0, 11)
+    guess = static_optimization(muscles, times, REDUNDANCY.inverse_dynamics(cl.Component("x").time), reserve_weight=1e9)
+    activations = np.array([guess[m.activation][1] for m in muscles]).T
+    expected = np.array([_closed_form_rigid_share(t) for t in times])
+    assert expected.max() > 0.1
+    np.testing.assert_allclose(activations, expected, atol=1e-6)
+    # the excitations reproduce the activations' rates through the activation dynamics
+    for m, a in zip(muscles, activations.T):
+        e = guess[m.excitation][1]
+        np.testing.assert_allclose(mus.activation_rate(e, a), np.gradient(a, times), atol=1e-9)
+    # the same forces as a table give the same guess
+    table = np.array([REDUNDANCY.skeleton().inverse_dynamics(*[[x] for x in REDUNDANCY.motion(t)]) for t in times])
+    again = static_optimization(muscles, times, table, reserve_weight=1e9)
+    np.testing.assert_allclose(np.array([again[m.activation][1] for m in muscles]).T, activations, atol=1e-9)
+    with pytest.raises(cl.ModelError, match="muscle `biceps` has no `prescribed_motion`"):
+        static_optimization(ELBOW.add_muscles(ELBOW.skeleton())[:1], times, np.zeros((11, 1)))
+    with pytest.raises(cl.ModelError, match=r"needs 11×1 values \(one row per time\); got shape \(3,\)"):
+        static_optimization(muscles, times, np.zeros(3))
+    with pytest.raises(cl.ModelError, match=r"must be an \(1, 1\) expression of time alone; got shape \(1, 1\) using `m00.activation`"):
+        static_optimization(muscles, times, muscles[0].activation)
+
+
+def test_prescribed_motion_makes_path_speed_and_moment_arm_functions_of_time():
+    body = REDUNDANCY.skeleton()
+    t = body.time
+    theta_ref, speed_ref, _ = REDUNDANCY.motion(t)
+    m = cl.DeGrooteFregly2016Muscle("m", body=body, length=REDUNDANCY.path_length("flexor", 0.3, 0.045, body.coordinates[0]),
+                                    max_isometric_force=600, optimal_fiber_length=0.15, tendon_slack_length=0.18,
+                                    prescribed_motion=theta_ref)
+    f = ca.Function("f", [t], [m.length, m.lengthening_speed, m.moment_arms[0]])
+    for time in (0.0, 0.3, 0.77):
+        theta, speed, _ = REDUNDANCY.motion(time)
+        length, rate, arm = (float(x) for x in f(time))
+        closed = REDUNDANCY.path_length("flexor", 0.3, 0.045, theta)
+        assert length == pytest.approx(closed, rel=1e-14)
+        assert arm == pytest.approx(0.3 * 0.045 * math.sin(theta) / closed, rel=1e-13)
+        assert rate == pytest.approx(-arm * speed, rel=1e-13)
+    assert body.generalized_force is None  # the muscle applies nothing to the body, which stays out of the problem
+    bad = dict(max_isometric_force=600, optimal_fiber_length=0.15, tendon_slack_length=0.18)
+    length = REDUNDANCY.path_length("flexor", 0.3, 0.045, body.coordinates[0])
+    with pytest.raises(cl.ModelError, match="`prescribed_motion` of muscle `n` must be a function of time alone; it uses `arm.flexion`"):
+        cl.DeGrooteFregly2016Muscle("n", body=body, length=length, prescribed_motion=body.coordinates[0] * t, **bad)
+    with pytest.raises(cl.ModelError, match=r"`prescribed_motion` of muscle `n` needs one row per coordinate of `arm` \(1\); got 2"):
+        cl.DeGrooteFregly2016Muscle("n", body=body, length=length, prescribed_motion=ca.vertcat(t, t), **bad)
 
 
 # -- files, plots, chattering ------------------------------------------------------------------
@@ -450,13 +554,12 @@ def test_colloc_verify_command_agrees_on_a_muscle_driven_solution(tmp_path, caps
     assert final < 1e-3 and height < 1e-5, text
 
 
-def test_benchmark_redundancy_sides_solve_the_same_continuous_problem():
-    """scripts/benchmark.py muscles: colloc's optimum, handed to the hand-written NLP as its guess, is (to the
-    discretisation difference) an optimum of it too.  The problem is not convex: from the shared constant guess
-    the two sides may stop in different local minima (40 intervals: 0.070028 vs 0.070354), so the comparison
-    starts the hand-written side where colloc ended.  The remaining difference is the discretisation's (colloc's
-    midpoint angles follow the collocation polynomial, the hand-written ones θ_ref): measured 3.5e-4 relative at
-    20 intervals and 2.2e-5 at 40, fourth order (both sides minimize Σ∫a² plus the script's regularization)."""
+def test_benchmark_redundancy_sides_solve_the_same_nlp():
+    """scripts/benchmark.py muscles: the hand-written NLP (θ_ref substituted, equations written out) and colloc's
+    (muscles on a prescribed motion, the torque balance as a path constraint) have the same size and, from the same
+    static-optimization guess, reach the same J: measured equal to 1e-16 relative at 20 intervals, with and without
+    the regularization (the bare problem is not convex: from different guesses the two could stop in different
+    local minima, so both start from the one guess)."""
     import sys
 
     path = Path(__file__).resolve().parents[1] / "scripts" / "benchmark.py"
@@ -464,19 +567,17 @@ def test_benchmark_redundancy_sides_solve_the_same_continuous_problem():
     bench = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = bench  # dataclasses look their module up
     spec.loader.exec_module(bench)
-    count, gaps = 6, []
-    for n in (20, 40):
-        res = cl.solve(REDUNDANCY.build(count), intervals=n, constraint_method="posa2016", ipopt=IPOPT)
-        nlp, args = bench.muscle_hand_nlp(count, n)
-        tr = res.trajectory
-        names = [f"m{k:02d}.{s}" for s in ("activation", "normalized_tendon_force", "excitation", "normalized_tendon_force.dot")
-                 for k in range(count)]
-        args["x0"] = np.array([tr[name] for name in names]).T.ravel()
-        solver = ca.nlpsol("hand", "ipopt", nlp, {"ipopt": bench.ipopt_options({"tol": 1e-10}), "print_time": False})
+    count, n = 6, 20
+    for weight in (REDUNDANCY.REGULARIZATION, 0.0):
+        prob = REDUNDANCY.build(count, regularization=weight)
+        res = cl.solve(prob, intervals=n, ipopt=dict(REDUNDANCY.SOLVE["ipopt"], print_level=0))
+        nlp, args = bench.muscle_hand_nlp(count, n, regularization=weight)
+        args["x0"] = bench.muscle_hand_guess(prob, count, n)
+        solver = ca.nlpsol("hand", "ipopt", nlp, {"ipopt": bench.ipopt_options(REDUNDANCY.SOLVE["ipopt"]), "print_time": False})
         hand = float(solver(**args)["f"])
-        assert solver.stats()["success"]
-        gaps.append(abs(res.objective - hand) / hand)
-    assert gaps[0] < 1e-3 and gaps[1] < gaps[0] / 4, gaps
+        assert res.success and solver.stats()["success"]
+        assert (res.nlp_size["variables"], res.nlp_size["constraints"]) == (args["x0"].size, args["lbg"].size)
+        assert res.objective == pytest.approx(hand, rel=1e-9)
 
 
 # -- costs on state rates (the redundancy problem's regularization) ------------------------------
@@ -508,3 +609,28 @@ def test_midpoint_vi_refuses_a_cost_on_state_derivatives():
     prob.minimize(integral=u**2 + body.dot(omega) ** 2)
     with pytest.raises(cl.OptionError, match="Cost `cost0` weighs state derivatives, which scheme `midpoint-vi` has no variables for"):
         cl.solve(prob, scheme="midpoint-vi", intervals=5)
+
+
+def test_static_optimization_produces_the_requested_forces_on_two_coordinates():
+    """Five pennate muscles on a point moving in a plane (two coordinates): the guess's rigid-tendon forces,
+    mapped through the moment arms, give the requested generalized forces (measured 8e-6 N of 20)."""
+    from colloc.muscle_guess import static_optimization
+
+    body = cl.Multibody("b", coordinates=["x", "y"])
+    x, y = body.coordinates
+    t = body.time
+    motion = ca.vertcat(0.3 + 0.05 * ca.sin(2 * t), 0.2 + 0.04 * ca.cos(3 * t))
+    anchors = [(-0.05, 0.2), (0.65, 0.2), (0.3, -0.15), (0.3, 0.55), (0.05, -0.05)]
+    muscles = [cl.DeGrooteFregly2016Muscle(f"m{k}", body=body, length=ca.sqrt((x - ax) ** 2 + (y - ay) ** 2),
+                                           max_isometric_force=500, optimal_fiber_length=0.2, tendon_slack_length=0.15,
+                                           pennation_angle_at_optimal=0.2, prescribed_motion=motion)
+               for k, (ax, ay) in enumerate(anchors)]
+    times = np.linspace(0.0, 1.0, 7)
+    wanted = np.column_stack([20 * np.sin(times), 10 + 5 * np.cos(times)])
+    guess = static_optimization(muscles, times, wanted, reserve_weight=1e9)
+    produced = np.zeros_like(wanted)
+    for m in muscles:
+        arm = ca.Function("r", [t], [m.moment_arms * m.params["max_isometric_force"]])
+        produced += np.array([np.asarray(arm(s)).ravel() for s in times]) * guess[m.normalized_tendon_force][1][:, None]
+    np.testing.assert_allclose(produced, wanted, atol=1e-4)
+    assert max(guess[m.activation][1].max() for m in muscles) > 0.2
