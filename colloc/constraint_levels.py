@@ -183,6 +183,8 @@ def _row(expr, i):
 
 
 def _as_sx(value, what):
+    if isinstance(value, ca.SX):
+        return value
     if isinstance(value, (list, tuple)):
         value = ca.vertcat(*value)
     try:

@@ -364,14 +364,13 @@ class Model:
             if s.name not in self._rows:
                 raise ModelError(f"State `{s.name}` has no residual or derivative; give it exactly one row with `residual` or `derivative`.")
         known = {v.symbol.name() for v in self.variables} | {s.dot.name() for s in self.states} | {TIME.name()}
-        for name, (_, expr) in self._rows.items():
-            self._check_symbols(expr, f"the dynamics of `{name}`", known)
-        for k in self.constraints:
-            for e in (k.position, k.velocity, k.acceleration):
-                if e is not None:
-                    self._check_symbols(e, f"constraint `{k.name}`", known)
-        for name, expr in self.outputs.items():
-            self._check_symbols(expr, f"output `{name}`", known)
+        exprs = [(expr, f"the dynamics of `{name}`") for name, (_, expr) in self._rows.items()]
+        exprs += [(e, f"constraint `{k.name}`") for k in self.constraints for e in (k.position, k.velocity, k.acceleration) if e is not None]
+        exprs += [(expr, f"output `{name}`") for name, expr in self.outputs.items()]
+        # one symvar over everything (each CasADi call costs tens of µs); expression by expression only to name a culprit
+        if not exprs or not all(isinstance(e, ca.SX) for e, _ in exprs) or not {s.name() for s in ca.symvar(ca.veccat(*[e for e, _ in exprs]))} <= known:
+            for expr, where in exprs:
+                self._check_symbols(expr, where, known)
         for name, expr in self._equivalents.items():
             self._check_symbols(expr, f"the explicit equivalent of `{name}`", known - {s.dot.name() for s in self.states})
         self._check_singular()
@@ -422,6 +421,14 @@ class Model:
         return rows, ca.vertcat(*[s.dot for s in imp])
 
     # -- functions -----------------------------------------------------------------------------
+    def _once(self, key, make):
+        """``make()``, built once per model: the model's rows and constraints are fixed when it is built,
+        and a solve (or a refinement's or sweep's many solves) asks for the same functions again."""
+        cache = self.__dict__.setdefault("_functions", {})
+        if key not in cache:
+            cache[key] = make()
+        return cache[key]
+
     def dynamics(self, mode="default") -> ca.Function:
         """Whole-model dynamics ``(t, x, z, u, lam, p) -> (xdot, res)``.
 
@@ -432,8 +439,8 @@ class Model:
         substituted by their right-hand sides.
         """
         if mode == "explicit":
-            return self._explicit_dynamics()
-        return self._dynamics(mode)
+            return self._once(("dynamics", mode), self._explicit_dynamics)
+        return self._once(("dynamics", mode), lambda: self._dynamics(mode))
 
     def _dynamics(self, mode, equivalents=False):
         imp = self.implicit_states(mode)
@@ -490,6 +497,10 @@ class Model:
         ``"acceleration"`` (φ̈, ψ̇, α). The function maps ``(t, x, xdot, u, lam, p)``
         to the stacked errors; derivative symbols are replaced by ``xdot``.
         """
+        f, labels = self._once(("constraint", level), lambda: self._constraint_function(level))
+        return f, list(labels)
+
+    def _constraint_function(self, level):
         exprs, labels = [], []
         suffix = {"position": "", "velocity": ".dot", "acceleration": ".ddot"}
         for k in self.constraints:

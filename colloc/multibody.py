@@ -146,20 +146,28 @@ class Multibody(ConstraintLevels, Component):
         """Scalar symbols of the speeds, in declaration order."""
         return list(self._v)
 
+    def _column(self, key, make):
+        """A column built once: the symbols never change after ``__init__`` (and each CasADi call costs
+        tens of microseconds, a declaration asks for these columns dozens of times)."""
+        cache = self.__dict__.setdefault("_columns", {})
+        if key not in cache:
+            cache[key] = make()
+        return cache[key]
+
     @property
     def q(self) -> ca.SX:
         """Coordinates as a column, shape (nq, 1)."""
-        return ca.vertcat(*self._q)
+        return self._column("q", lambda: ca.vertcat(*self._q))
 
     @property
     def v(self) -> ca.SX:
         """Speeds as a column, shape (nv, 1)."""
-        return ca.vertcat(*self._v)
+        return self._column("v", lambda: ca.vertcat(*self._v))
 
     @property
     def a(self) -> ca.SX:
         """Accelerations ``a = v̇`` (the speeds' derivative symbols), shape (nv, 1)."""
-        return ca.vertcat(*[self.dot(s) for s in self._v])
+        return self._column("a", lambda: ca.vertcat(*[self.dot(s) for s in self._v]))
 
     @property
     def kinematic_matrix(self) -> ca.SX:
@@ -169,7 +177,7 @@ class Multibody(ConstraintLevels, Component):
     @property
     def qdot(self) -> ca.SX:
         """``q̇ = N(q) v``, shape (nq, 1)."""
-        return ca.mtimes(self._N, self.v)
+        return self._column("qdot", lambda: ca.mtimes(self._N, self.v))
 
     @property
     def num_coordinates(self) -> int:

@@ -67,8 +67,11 @@ def project_guess(problem, layout, times, point, opts):
     zeros = [ca.DM.zeros(model.dots.shape)]
     phi = fp(t, x, zeros[0], u, lam, p)
     vel = fv(t, x, zeros[0], u, lam, p)
-    F = ca.Function("consistency", [t, x, z, u, lam, p], [
-        phi, ca.jacobian(phi, x), vel, ca.jacobian(vel, x), acc, ca.jacobian(acc, z), res, ca.jacobian(res, lam)])
+    outs = [phi, ca.jacobian(phi, x), vel, ca.jacobian(vel, x), acc, ca.jacobian(acc, z), res, ca.jacobian(res, lam)]
+    # one stacked output: a mapped call returns one matrix, converted to numpy once per evaluation
+    F = ca.Function("consistency", [t, x, z, u, lam, p], [ca.veccat(*outs)])
+    shapes = [e.shape for e in outs]
+    offsets = np.cumsum([0] + [r * c for r, c in shapes])
 
     X, Z, U, L, P = (layout[b].guess for b in ("x", "z", "u", "lam", "p"))
     xlo, xhi = layout["x"].lower, layout["x"].upper
@@ -77,13 +80,14 @@ def project_guess(problem, layout, times, point, opts):
     free = (xlo < xhi).T  # (K, nx): entries fixed at a grid point (e.g. initial values) are not moved
     K = times.size
     Fmap = F.map(K)
-    nx, nz, nl = X.shape[0], Z.shape[0], L.shape[0]
+    nl = L.shape[0]
 
     def evaluate():
-        """Every output of F at every grid point; Jacobians stacked as (K, rows, cols)."""
-        out = [np.asarray(o) for o in Fmap(times[None, :], X, Z, U, L, P)]
-        stack = lambda M, n: M.reshape(M.shape[0], K, n).transpose(1, 0, 2)  # noqa: E731
-        return out[0], stack(out[1], nx), out[2], stack(out[3], nx), out[4], stack(out[5], nz), out[6], stack(out[7], nl)
+        """Every part of F at every grid point: values (rows, K), Jacobians stacked as (K, rows, cols)."""
+        out = np.asarray(Fmap(times[None, :], X, Z, U, L, P))
+        blocks = [out[a:b] for a, b in zip(offsets[:-1], offsets[1:])]
+        # a Jacobian's column-major entries at each point, as (K, rows, cols)
+        return [B if i % 2 == 0 else B.T.reshape(K, c, r).transpose(0, 2, 1) for i, (B, (r, c)) in enumerate(zip(blocks, shapes))]
 
     def project(value, jac, rows, movable, target, iterations, tol=1e-12):
         for _ in range(iterations):
