@@ -34,7 +34,25 @@ def _lstsq_steps(J, r, movable=None):
         return np.zeros((J.shape[0], J.shape[2]))
     if movable is not None:
         J = J * movable[:, None, :]
+    # where every J_k has well-conditioned full rank, the normal equations give the pseudo-inverse's
+    # step (a batched Cholesky and solve cost a fraction of a batched SVD): d = −Jᵀ (J Jᵀ)⁻¹ r with
+    # full row rank, d = −(Jᵀ J)⁻¹ Jᵀ r with full column rank
+    JT = J.transpose(0, 2, 1)
+    wide = J.shape[1] <= J.shape[2]
+    A = J @ JT if wide else JT @ J
+    try:
+        diag = np.diagonal(np.linalg.cholesky(A), axis1=1, axis2=2)
+    except np.linalg.LinAlgError:
+        diag = None
+    if diag is not None and (diag.min(axis=1) > _WELL_CONDITIONED * diag.max(axis=1)).all():
+        if wide:
+            return -(JT @ np.linalg.solve(A, r[:, :, None]))[:, :, 0]
+        return -np.linalg.solve(A, JT @ r[:, :, None])[:, :, 0]
     return -np.einsum("kij,kj->ki", np.linalg.pinv(J, rcond=1e-12), r)
+
+
+#: Smallest ratio of the Cholesky factor's diagonal entries (≈ √ of J Jᵀ's condition) for the normal equations.
+_WELL_CONDITIONED = 1e-4
 
 
 def _multibody_parts(model):
@@ -60,7 +78,11 @@ def project_guess(problem, layout, times, point, opts):
     z_names = layout["z"].row_names
     zv_rows = [z_names.index(names[i] + ".dot") for i in v_rows if names[i] + ".dot" in z_names]
 
-    t, x, z, u, lam, p = [ca.SX.sym(k, *s.size_in(i)) for i, k, s in zip(range(6), ["t", "x", "z", "u", "lam", "p"], [point] * 6)]
+    # one input (every block of a grid point stacked, p repeated) and one output (every part stacked): a
+    # numpy ↔ CasADi conversion costs tens of microseconds, and an evaluation would otherwise make fourteen
+    sizes = [point.size1_in(i) for i in range(6)]
+    W = ca.SX.sym("w", sum(sizes))
+    t, x, z, u, lam, p = ca.vertsplit(W, np.cumsum([0] + sizes).tolist())
     xdot, res, _, acc, _ = point(t, x, z, u, lam, p)
     fp, _ = model.constraint_function("position")
     fv, _ = model.constraint_function("velocity")
@@ -68,8 +90,6 @@ def project_guess(problem, layout, times, point, opts):
     phi = fp(t, x, zeros[0], u, lam, p)
     vel = fv(t, x, zeros[0], u, lam, p)
     outs = [phi, ca.jacobian(phi, x), vel, ca.jacobian(vel, x), acc, ca.jacobian(acc, z), res, ca.jacobian(res, lam)]
-    # one stacked output: a mapped call returns one matrix, converted to numpy once per evaluation
-    F = ca.Function("consistency", [t, x, z, u, lam, p], [ca.veccat(*outs)])
     shapes = [e.shape for e in outs]
     offsets = np.cumsum([0] + [r * c for r, c in shapes])
 
@@ -79,12 +99,12 @@ def project_guess(problem, layout, times, point, opts):
 
     free = (xlo < xhi).T  # (K, nx): entries fixed at a grid point (e.g. initial values) are not moved
     K = times.size
-    Fmap = F.map(K)
+    Fmap = ca.Function("consistency", [W], [ca.veccat(*outs)]).map(K)
     nl = L.shape[0]
 
     def evaluate():
         """Every part of F at every grid point: values (rows, K), Jacobians stacked as (K, rows, cols)."""
-        out = np.asarray(Fmap(times[None, :], X, Z, U, L, P))
+        out = np.asarray(Fmap(np.vstack([times[None, :], X, Z, U, L, np.repeat(P.reshape(-1, 1), K, axis=1)])))
         blocks = [out[a:b] for a, b in zip(offsets[:-1], offsets[1:])]
         # a Jacobian's column-major entries at each point, as (K, rows, cols)
         return [B if i % 2 == 0 else B.T.reshape(K, c, r).transpose(0, 2, 1) for i, (B, (r, c)) in enumerate(zip(blocks, shapes))]
