@@ -408,6 +408,9 @@ class Model:
         return [s.dot for s in ex], [self._rows[s.name][1] for s in ex]
 
     def _implicit_rows(self, imp, equivalents=False):
+        return self._once(("implicit rows", tuple(s.name for s in imp), equivalents), lambda: self._make_implicit_rows(imp, equivalents))
+
+    def _make_implicit_rows(self, imp, equivalents):
         dots_ex, rhs_ex = self._explicit_substitution(imp)
         rows = []
         for s in imp:
@@ -500,7 +503,31 @@ class Model:
         f, labels = self._once(("constraint", level), lambda: self._constraint_function(level))
         return f, list(labels)
 
+    def mesh_levels(self):
+        """``F(t, x, p) = [φ; φ̇; ψ]`` (the position and velocity levels, imposed at mesh points) and its
+        Jacobian ``F_x``, built once: ``(Function (t, x, p) -> (F, Fx), labels, (F, Fx, t, x, p))``."""
+        return self._once(("mesh levels",), self._mesh_levels)
+
+    def _mesh_levels(self):
+        (ep, lp), (ev, lv) = self._constraint_exprs("position"), self._constraint_exprs("velocity")
+        t, x, p = TIME, self.vector("state"), self.vector("parameter")
+        F = ca.vertcat(ep, ev)
+        others = ca.vertcat(self.dots, self.vector("control"), self.vector("multiplier"))
+        if others.numel() and ca.depends_on(F, others):  # as the constraint functions are called: derivatives, u, λ = 0
+            F = ca.substitute(F, others, ca.DM.zeros(others.shape))
+        Fx = ca.jacobian(F, x)
+        return ca.Function("F", [t, x, p], [F, Fx], ["t", "x", "p"], ["F", "Fx"]), lp + lv, (F, Fx, t, x, p)
+
     def _constraint_function(self, level):
+        expr, labels = self._constraint_exprs(level)
+        x, xdot = self.vector("state"), self.dots
+        f = ca.Function(f"constraint_{level}", [TIME, x, xdot, self.vector("control"), self.vector("multiplier"), self.vector("parameter")], [expr], ["t", "x", "xdot", "u", "lam", "p"], ["err"])
+        return f, labels
+
+    def _constraint_exprs(self, level):
+        return self._once(("constraint expressions", level), lambda: self._stack_constraints(level))
+
+    def _stack_constraints(self, level):
         exprs, labels = [], []
         suffix = {"position": "", "velocity": ".dot", "acceleration": ".ddot"}
         for k in self.constraints:
@@ -516,10 +543,7 @@ class Model:
                 tag = ""
             n = int(e.numel())
             labels += [f"{k.kind}:{k.name}{tag}" + (f"[{i}]" if n > 1 else "") for i in range(n)]
-        expr = ca.vertcat(*exprs) if exprs else ca.SX(0, 1)
-        x, xdot = self.vector("state"), self.dots
-        f = ca.Function(f"constraint_{level}", [TIME, x, xdot, self.vector("control"), self.vector("multiplier"), self.vector("parameter")], [expr], ["t", "x", "xdot", "u", "lam", "p"], ["err"])
-        return f, labels
+        return (ca.vertcat(*exprs) if exprs else ca.SX(0, 1)), labels
 
     def __repr__(self):
         return f"Model({[c.name for c in self.components]})"

@@ -147,8 +147,8 @@ class Multibody(ConstraintLevels, Component):
         return list(self._v)
 
     def _column(self, key, make):
-        """A column built once: the symbols never change after ``__init__`` (and each CasADi call costs
-        tens of microseconds, a declaration asks for these columns dozens of times)."""
+        """A column (or fact about N) built once: the symbols and N never change after ``__init__`` (and each
+        CasADi call costs tens of microseconds; declarations ask for these dozens of times)."""
         cache = self.__dict__.setdefault("_columns", {})
         if key not in cache:
             cache[key] = make()
@@ -208,7 +208,8 @@ class Multibody(ConstraintLevels, Component):
 
     def _is_identity_kinematics(self):
         N = self._N
-        return N.is_constant() and N.shape[0] == N.shape[1] and np.array_equal(np.array(ca.DM(N)), np.eye(N.shape[0]))
+        return self._column("identity", lambda: N.is_constant() and N.shape[0] == N.shape[1]
+                            and np.array_equal(np.array(ca.DM(N)), np.eye(N.shape[0])))
 
     # -- dynamics terms ------------------------------------------------------------------------
     def _set_term(self, key, value, shape):
@@ -407,7 +408,7 @@ class Multibody(ConstraintLevels, Component):
             expr = expr.T
         if expr.shape not in ((2, 1), (3, 1)):
             raise ModelError(f"Point `{self.name}.{name}` must be a 2-D or 3-D position; got shape {expr.shape}.")
-        if ca.depends_on(expr, ca.vertcat(self.v, self.a)):
+        if ca.depends_on(expr, self._column("va", lambda: ca.vertcat(self.v, self.a))):
             raise ModelError(f"Point `{self.name}.{name}` depends on speeds or accelerations; a point is a position in the coordinates.")
         self.points[name] = expr
         return expr

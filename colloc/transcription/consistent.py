@@ -150,13 +150,23 @@ def fixed_endpoint_rows(problem, F_expr, t, x, p, which):
     fixed = np.array([n in bounds and bounds[n][0] == bounds[n][1] for n in names])
     if not fixed.any():
         return np.zeros(F_expr.numel(), bool)
-    J = ca.jacobian(F_expr, x).sparsity()
+    # which rows use which states, the parameters, the time: one sparsity pattern each (not a CasADi call per row)
+    rows, cols = (np.asarray(v, dtype=int) for v in ca.jacobian(F_expr, x).sparsity().get_triplet())
+    uses_p = _rows_using(F_expr, p)
+    timed = _rows_using(F_expr, t) if which == "tf" and problem.free_final_time else np.zeros(F_expr.numel(), bool)
     drop = np.zeros(F_expr.numel(), bool)
     for r in range(F_expr.numel()):
-        cols = [c for c in range(len(names)) if J.has_nz(r, c)]
-        timed = which == "tf" and problem.free_final_time and ca.depends_on(F_expr[r], t)
-        drop[r] = bool(cols) and fixed[cols].all() and not ca.depends_on(F_expr[r], p) and not timed
+        c = cols[rows == r]
+        drop[r] = bool(c.size) and fixed[c].all() and not uses_p[r] and not timed[r]
     return drop
+
+
+def _rows_using(F_expr, s):
+    """Which rows of ``F_expr`` depend on the symbols ``s`` (as ``ca.depends_on`` row by row)."""
+    out = np.zeros(F_expr.numel(), bool)
+    if s.numel():
+        out[np.asarray(ca.jacobian_sparsity(F_expr, s).get_triplet()[0], dtype=int)] = True
+    return out
 
 
 def check_fixed_consistency(problem, F_func, labels, drop, which, tol=1e-8):

@@ -33,14 +33,9 @@ from ..errors import OptionError
 from .consistent import check_fixed_consistency, fixed_endpoint_rows
 
 def _level_functions(model):
-    """``F(t, x, p) = [φ; φ̇; ψ]`` and its Jacobian ``F_x`` as SX Functions, with labels."""
-    fp, lp = model.constraint_function("position")
-    fv, lv = model.constraint_function("velocity")
-    t, x, p = model.inputs(ca.SX(0, 1))[0], model.vector("state"), model.vector("parameter")
-    zeros = [ca.DM.zeros(model.dots.shape), ca.DM.zeros(model.vector("control").shape), ca.DM.zeros(model.vector("multiplier").shape)]
-    F = ca.vertcat(fp(t, x, zeros[0], zeros[1], zeros[2], p), fv(t, x, zeros[0], zeros[1], zeros[2], p))
-    FF = ca.Function("F", [t, x, p], [F, ca.jacobian(F, x)], ["t", "x", "p"], ["F", "Fx"])
-    return FF, lp + lv, (F, t, x, p)
+    """``F(t, x, p) = [φ; φ̇; ψ]`` and its Jacobian ``F_x`` as SX Functions, with labels (built once per model)."""
+    FF, labels, (F, _, t, x, p) = model.mesh_levels()
+    return FF, list(labels), (F, t, x, p)
 
 
 def _add_mesh_rows(problem, rows, labels, values, mesh, F_func, F_sym):
@@ -173,9 +168,9 @@ class Bordalba2023(ConstraintMethod):
         Fval, _ = self.F.map(mesh.size)(T[:, mesh], X[:, mesh], V["p"])
         _add_mesh_rows(self.problem, rows, self.labels, Fval, mesh, self.F, self.F_sym)
         # projection x = x' + F_x(x)ᵀ μ: one SX Function of one interval end, mapped over the intervals
-        _, t, x, p = self.F_sym
+        _, Fx, t, x, p = self.model.mesh_levels()[2]
         xp, mu = ca.SX.sym("xp", x.numel()), ca.SX.sym("mu", len(self.labels))
-        proj = ca.Function("projection", [t, x, xp, mu, p], [x - xp - ca.mtimes(self.F(t, x, p)[1].T, mu)])
+        proj = ca.Function("projection", [t, x, xp, mu, p], [x - xp - ca.mtimes(Fx.T, mu)])
         ends = self.grid.interval_ends
         rows.add("projection", [s.name for s in self.model.states], proj.map(self.n)(T[:, ends], X[:, ends], V["xp"], V["mu"], V["p"]), ends)
 
