@@ -79,17 +79,15 @@ def project_guess(problem, layout, times, point, opts):
     zv_rows = [z_names.index(names[i] + ".dot") for i in v_rows if names[i] + ".dot" in z_names]
 
     # one input (every block of a grid point stacked, p repeated) and one output (every part stacked): a
-    # numpy ↔ CasADi conversion costs tens of microseconds, and an evaluation would otherwise make fourteen
-    sizes = [point.size1_in(i) for i in range(6)]
-    W = ca.SX.sym("w", sum(sizes))
-    t, x, z, u, lam, p = ca.vertsplit(W, np.cumsum([0] + sizes).tolist())
-    xdot, res, _, acc, _ = point(t, x, z, u, lam, p)
-    fp, _ = model.constraint_function("position")
-    fv, _ = model.constraint_function("velocity")
-    zeros = [ca.DM.zeros(model.dots.shape)]
-    phi = fp(t, x, zeros[0], u, lam, p)
-    vel = fv(t, x, zeros[0], u, lam, p)
-    outs = [phi, ca.jacobian(phi, x), vel, ca.jacobian(vel, x), acc, ca.jacobian(acc, z), res, ca.jacobian(res, lam)]
+    # numpy ↔ CasADi conversion costs tens of microseconds, and an evaluation would otherwise make fourteen.
+    # φ, φ̇, ψ and their Jacobian are the model's own (built once); the point function adds a and λ.
+    F, Fx, t, x, p = model.mesh_levels()[2]
+    z = ca.SX.sym("z", point.size1_in(2))
+    u, lam = model.vector("control"), model.vector("multiplier")
+    W = ca.vertcat(t, x, z, u, lam, p)
+    _, res, _, acc, _ = point(t, x, z, u, lam, p)
+    npos = len(model.constraint_function("position")[1])
+    outs = [F, Fx, acc, ca.jacobian(acc, z), res, ca.jacobian(res, lam)]
     shapes = [e.shape for e in outs]
     offsets = np.cumsum([0] + [r * c for r, c in shapes])
 
@@ -107,7 +105,8 @@ def project_guess(problem, layout, times, point, opts):
         out = np.asarray(Fmap(np.vstack([times[None, :], X, Z, U, L, np.repeat(P.reshape(-1, 1), K, axis=1)])))
         blocks = [out[a:b] for a, b in zip(offsets[:-1], offsets[1:])]
         # a Jacobian's column-major entries at each point, as (K, rows, cols)
-        return [B if i % 2 == 0 else B.T.reshape(K, c, r).transpose(0, 2, 1) for i, (B, (r, c)) in enumerate(zip(blocks, shapes))]
+        F, Fx, *rest = [B if i % 2 == 0 else B.T.reshape(K, c, r).transpose(0, 2, 1) for i, (B, (r, c)) in enumerate(zip(blocks, shapes))]
+        return [F[:npos], Fx[:, :npos], F[npos:], Fx[:, npos:], *rest]
 
     def project(value, jac, rows, movable, target, iterations, tol=1e-12):
         for _ in range(iterations):
