@@ -407,20 +407,28 @@ class Model:
         ex = [s for s in self.states if s.name not in imp_names]
         return [s.dot for s in ex], [self._rows[s.name][1] for s in ex]
 
+    def _substitute_explicit(self, expr, imp):
+        """``expr`` with the derivative symbols of explicit states replaced by their right-hand sides
+        (no substitution where ``expr`` uses none of them: each CasADi call costs tens of µs)."""
+        dots_ex, rhs_ex = self._explicit_substitution(imp)
+        if not dots_ex or not expr.numel():
+            return expr
+        dots = self._once(("explicit dots", tuple(s.name for s in imp)), lambda: ca.vertcat(*dots_ex))
+        if not ca.depends_on(expr, dots):
+            return expr
+        return ca.substitute([expr], [dots], [ca.vertcat(*rhs_ex)])[0]
+
     def _implicit_rows(self, imp, equivalents=False):
         return self._once(("implicit rows", tuple(s.name for s in imp), equivalents), lambda: self._make_implicit_rows(imp, equivalents))
 
     def _make_implicit_rows(self, imp, equivalents):
-        dots_ex, rhs_ex = self._explicit_substitution(imp)
         rows = []
         for s in imp:
             form, expr = self._rows[s.name]
             if equivalents and s.name in self._equivalents:
                 form, expr = "explicit", self._equivalents[s.name]
             rows.append(expr if form == "implicit" else s.dot - expr)
-        rows = ca.vertcat(*rows)
-        if dots_ex:
-            rows = ca.substitute([rows], [ca.vertcat(*dots_ex)], [ca.vertcat(*rhs_ex)])[0]
+        rows = self._substitute_explicit(ca.vertcat(*rows) if rows else ca.SX(0, 1), imp)
         return rows, ca.vertcat(*[s.dot for s in imp])
 
     # -- functions -----------------------------------------------------------------------------
@@ -448,16 +456,14 @@ class Model:
     def _dynamics(self, mode, equivalents=False):
         imp = self.implicit_states(mode)
         rows, zdot = self._implicit_rows(imp, equivalents)
-        dots_ex, rhs_ex = self._explicit_substitution(imp)
         xdot = []
         for s in self.states:
             if s in imp:
                 xdot.append(s.dot)
             else:
                 xdot.append(self._rows[s.name][1])
-        xdot = ca.vertcat(*xdot) if xdot else ca.SX(0, 1)
-        if dots_ex:  # an explicit right-hand side may itself use derivative symbols
-            xdot = ca.substitute([xdot], [ca.vertcat(*dots_ex)], [ca.vertcat(*rhs_ex)])[0]
+        # an explicit right-hand side may itself use derivative symbols
+        xdot = self._substitute_explicit(ca.vertcat(*xdot) if xdot else ca.SX(0, 1), imp)
         return ca.Function("dynamics", self.inputs(zdot), [xdot, rows], ["t", "x", "z", "u", "lam", "p"], ["xdot", "res"])
 
     def _explicit_dynamics(self):
