@@ -192,6 +192,7 @@ class Multibody(ConstraintLevels, Component):
         if kinematics is None:
             if nq != nv:
                 raise ModelError(f"Multibody `{self.name}` has {nq} coordinates and {nv} speeds; without `kinematics` N(q) they must be as many.")
+            self.__dict__.setdefault("_columns", {})["identity"] = True  # known without converting N to numbers
             return ca.SX.eye(nq)
         N = kinematics(self.q) if callable(kinematics) else kinematics
         try:
