@@ -21,6 +21,7 @@ import numpy as np
 
 from .errors import ModelError
 from .model import TIME, KinematicConstraint, Variable, _check_bounds, _check_name
+from .numeric import call
 
 #: Sample points used to detect linearly dependent constraint rows.
 _NUM_SAMPLES = 3
@@ -150,7 +151,7 @@ class ConstraintLevels:
         bounds = [own[s.name()].bounds if s.name() in own else (0.5, 1.5) for s in syms]
         points = np.array([[_draw(rng, b) for b in bounds] for _ in range(_NUM_SAMPLES)]).reshape(_NUM_SAMPLES, len(syms))
         # every point in one mapped call: each call and conversion between numpy and CasADi costs tens of µs
-        values = np.array(f.map(_NUM_SAMPLES)(points.T))
+        values = call(f.map(_NUM_SAMPLES), points.T)[0]
         c = expr.size2()
         return [values[:, k * c:(k + 1) * c] for k in range(_NUM_SAMPLES)]
 

@@ -110,3 +110,19 @@ def test_rows_settled_by_fixed_endpoints_match_casadis_depends_on(which):
         want.append(bool(used) and used <= fixed and not ca.depends_on(F[r], p) and not timed)
     assert got.tolist() == want
     assert any(want) and not all(want)
+
+
+def test_buffer_call_gives_casadis_own_call():
+    """Dense and sparse outputs, an empty input, a parameter column broadcast over a mapped function."""
+    from colloc.numeric import call
+
+    x, p, z = ca.SX.sym("x", 3), ca.SX.sym("p", 2), ca.SX.sym("z", 0)
+    jac = ca.jacobian(x * x[0], x)  # sparse
+    f = ca.Function("f", [x, p, z], [ca.veccat(x * p[0], jac), ca.sin(x[:2]) + p, ca.SX(0, 1)]).map(7)
+    rng = np.random.default_rng(5)
+    X, P, Z = rng.normal(size=(3, 7)), rng.normal(size=(2, 1)), np.zeros((0, 7))
+    want = [np.asarray(o) for o in f(X, P, Z)]
+    got = call(f, X, P, Z)
+    assert [g.shape for g in got] == [w.shape for w in want]
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)

@@ -7,12 +7,12 @@ same point function the defects used.
 """
 from __future__ import annotations
 
-import casadi as ca
 import numpy as np
 
 from .. import oscillation
 from ..derived import add_outputs
 from ..mesh import make_mesh
+from ..numeric import call
 from ..schemes import get_scheme
 from ..trajectory import Trajectory
 from . import make_options, transcribe
@@ -102,7 +102,7 @@ def between_mesh_points(problem, trajectory, grid) -> dict:
         return {}
     X = np.array([trajectory[v.name][idx] for v in model.states]).reshape(len(model.states), idx.size)
     P = np.array([[trajectory.parameters[v.name]] for v in model.parameters]).reshape(-1, 1) * np.ones((1, idx.size))
-    err = np.abs(np.asarray(levels.map(idx.size)(trajectory.time[None, idx], X, P)[0], dtype=float)).reshape(len(labels), idx.size)
+    err = np.abs(call(levels.map(idx.size), trajectory.time[None, idx], X, P)[0]).reshape(len(labels), idx.size)
     out = {}
     for label, row in zip(labels, err):
         out[label] = max(out.get(label, 0.0), float(np.max(row)))
@@ -116,10 +116,7 @@ def reconstruct(problem, nlp, values, meta=None) -> Trajectory:
     tf = float(values["tf"][0, 0]) if "tf" in values else problem.tf_bounds[0]
     times = t0 + grid.tau * (tf - t0)
     X, Z, U, LAM, P = values["x"], values["z"], values["u"], values["lam"], values["p"]
-    # the point function's inputs converted to CasADi once, stacked (each conversion costs tens of µs)
-    blocks = [times[None, :], X, Z, U, LAM, np.repeat(np.reshape(P, (-1, 1)), times.size, axis=1)]
-    args = ca.vertsplit(ca.DM(np.vstack(blocks)), np.cumsum([0] + [b.shape[0] for b in blocks]).tolist())
-    XD = np.asarray(nlp.point.map(times.size)(*args)[0]).reshape(X.shape)
+    XD = call(nlp.point.map(times.size), times[None, :], X, Z, U, LAM, np.reshape(P, (-1, 1)))[0].reshape(X.shape)
     model = problem.model
     cols, kinds = {}, {}
     for i, v in enumerate(model.states):
