@@ -515,7 +515,7 @@ class Model:
         return self._once(("mesh levels",), self._mesh_levels)
 
     def _mesh_levels(self):
-        (ep, lp), (ev, lv) = self._constraint_exprs("position"), self._constraint_exprs("velocity")
+        (ep, lp), (ev, lv) = self.constraint_expressions("position"), self.constraint_expressions("velocity")
         t, x, p = TIME, self.vector("state"), self.vector("parameter")
         F = ca.vertcat(ep, ev)
         others = ca.vertcat(self.dots, self.vector("control"), self.vector("multiplier"))
@@ -525,13 +525,15 @@ class Model:
         return ca.Function("F", [t, x, p], [F, Fx], ["t", "x", "p"], ["F", "Fx"]), lp + lv, (F, Fx, t, x, p)
 
     def _constraint_function(self, level):
-        expr, labels = self._constraint_exprs(level)
+        expr, labels = self.constraint_expressions(level)
         x, xdot = self.vector("state"), self.dots
         f = ca.Function(f"constraint_{level}", [TIME, x, xdot, self.vector("control"), self.vector("multiplier"), self.vector("parameter")], [expr], ["t", "x", "xdot", "u", "lam", "p"], ["err"])
         return f, labels
 
-    def _constraint_exprs(self, level):
-        return self._once(("constraint expressions", level), lambda: self._stack_constraints(level))
+    def constraint_expressions(self, level) -> tuple[ca.SX, list]:
+        """The stacked constraint errors of one level (as :meth:`constraint_function` evaluates them) and their labels."""
+        expr, labels = self._once(("constraint expressions", level), lambda: self._stack_constraints(level))
+        return expr, list(labels)
 
     def _stack_constraints(self, level):
         exprs, labels = [], []

@@ -352,7 +352,9 @@ class Multibody(ConstraintLevels, Component):
         for i in range(phi.numel()):
             if not ca.depends_on(phi[i], self.q):
                 raise ModelError(f"Holonomic constraint `{self.name}.{name}`{_row(phi, i)} does not depend on the coordinates of `{self.name}`; it does not constrain the motion.")
-        G = ca.mtimes(ca.jacobian(phi, self.q), self._N)
+        G = ca.jacobian(phi, self.q)
+        if not self._is_identity_kinematics():
+            G = ca.mtimes(G, self._N)
         phi_dot = self._rate(phi)
         if self._is_invariant(name, phi, G, phi_dot):
             return self._register_invariant(name, phi)

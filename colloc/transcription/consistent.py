@@ -87,7 +87,7 @@ def project_guess(problem, layout, times, point, opts):
     u, lam = model.vector("control"), model.vector("multiplier")
     W = ca.vertcat(t, x, z, u, lam, p)
     _, res, _, acc, _ = point(t, x, z, u, lam, p)
-    npos = len(model.constraint_function("position")[1])
+    npos = len(model.constraint_expressions("position")[1])
     outs = [F, Fx, acc, ca.jacobian(acc, z), res, ca.jacobian(res, lam)]
     shapes = [e.shape for e in outs]
     offsets = np.cumsum([0] + [r * c for r, c in shapes])
@@ -151,7 +151,7 @@ def fixed_endpoint_rows(problem, F_expr, t, x, p, which):
     if not fixed.any():
         return np.zeros(F_expr.numel(), bool)
     # which rows use which states, the parameters, the time: one sparsity pattern each (not a CasADi call per row)
-    rows, cols = (np.asarray(v, dtype=int) for v in ca.jacobian(F_expr, x).sparsity().get_triplet())
+    rows, cols = (np.asarray(v, dtype=int) for v in ca.jacobian_sparsity(F_expr, x).get_triplet())
     uses_p = _rows_using(F_expr, p)
     timed = _rows_using(F_expr, t) if which == "tf" and problem.free_final_time else np.zeros(F_expr.numel(), bool)
     drop = np.zeros(F_expr.numel(), bool)
