@@ -393,10 +393,11 @@ class Model:
         if not imp:
             return
         rows, zdot = self._implicit_rows(imp)
-        jac = ca.jacobian(rows, zdot)
-        if ca.sprank(jac.sparsity()) < len(imp):
+        pattern = ca.jacobian_sparsity(rows, zdot)  # the pattern only: no derivative expressions
+        if ca.sprank(pattern) < len(imp):
+            used = set(pattern.get_triplet()[0])
             for i, s in enumerate(imp):
-                if jac[i, :].nnz() == 0:
+                if i not in used:
                     raise ModelError(f"The residual of state `{s.name}` does not depend on any state derivative, so its derivative is undetermined (structurally singular in ẋ); write it in terms of `dot({s.name})`.")
             names = ", ".join(s.name for s in imp)
             raise ModelError(f"The residuals of states {names} are structurally singular in their derivatives: some derivative cannot be determined from them.")
@@ -517,10 +518,7 @@ class Model:
     def _mesh_levels(self):
         (ep, lp), (ev, lv) = self.constraint_expressions("position"), self.constraint_expressions("velocity")
         t, x, p = TIME, self.vector("state"), self.vector("parameter")
-        F = ca.vertcat(ep, ev)
-        others = ca.vertcat(self.dots, self.vector("control"), self.vector("multiplier"))
-        if others.numel() and ca.depends_on(F, others):  # as the constraint functions are called: derivatives, u, λ = 0
-            F = ca.substitute(F, others, ca.DM.zeros(others.shape))
+        F = ca.vertcat(ep, ev)  # in t, q, v, p only: a Multibody refuses u, λ and derivatives in these levels
         Fx = ca.jacobian(F, x)
         return ca.Function("F", [t, x, p], [F, Fx], ["t", "x", "p"], ["F", "Fx"]), lp + lv, (F, Fx, t, x, p)
 
