@@ -230,6 +230,8 @@ class NLP:
         Collocation NLPs: the kinematic-constraint method (its slacks are reported).
     contact : ContactRows, optional
         Contact-implicit NLPs: the contact variables and rows (forces and schedule are read back through it).
+    mapped : MappedPoints, optional
+        Collocation NLPs: the mapped point function inside ``g`` and ``f`` (:mod:`colloc.derivatives`).
     """
 
     w: ca.MX
@@ -242,6 +244,7 @@ class NLP:
     point: ca.Function | None = None
     method: object = None
     contact: object = None
+    mapped: object = None
 
     @property
     def g(self):

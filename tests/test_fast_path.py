@@ -31,7 +31,7 @@ def test_lean_map_gives_the_point_functions_values(module):
     count = 7
     rng = np.random.default_rng(0)
     args = [rng.standard_normal((point.size1_in(i), count if i < 5 else 1)) for i in range(point.n_in())]
-    got = map_points(point, count, [ca.MX(a) for a in args])
+    got, _ = map_points(point, count, [ca.MX(a) for a in args])
     for k in range(count):
         want = point(*[a[:, k if a.shape[1] == count else 0] for a in args])
         for i, (g, w) in enumerate(zip(got, want)):
@@ -45,7 +45,7 @@ def test_lean_map_drops_unused_time_and_empty_blocks():
     point, _ = point_function(cartpole.build(), make_options())
     x = ca.MX.sym("x", 4, 5)
     u = ca.MX.sym("u", 1, 5)
-    outs = map_points(point, 5, [ca.MX(1, 5), x, ca.MX(0, 5), u, ca.MX(0, 5), ca.MX(0, 1)])
+    outs, _ = map_points(point, 5, [ca.MX(1, 5), x, ca.MX(0, 5), u, ca.MX(0, 5), ca.MX(0, 1)])
     f = ca.Function("f", [x, u], [outs[0]])
     assert f.n_nodes() < 10
     called = [f.instruction_MX(k) for k in range(f.n_instructions()) if f.instruction_id(k) == ca.OP_CALL]

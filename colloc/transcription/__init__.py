@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import casadi as ca
 import numpy as np
 
+from ..derivatives import MappedPoints
 from ..errors import OptionError, did_you_mean
 from ..grid import Grid
 from ..nlp import NLP, Layout, Rows
@@ -124,7 +125,7 @@ def transcribe(problem, mesh, scheme: Scheme, opts: Options, guess=None, contact
     H = (tf - t0) * ca.DM(np.diff(mesh)).T
     X, Z, U, LAM, P = V["x"], V["z"], V["u"], V["lam"], V["p"]
 
-    XD, RES, PATH, ACC, LQ = map_points(point, ngrid, (T, X, Z, U, LAM, P), opts)
+    (XD, RES, PATH, ACC, LQ), mapped = map_points(point, ngrid, (T, X, Z, U, LAM, P), opts)
     if hooks:
         RES = hooks.adjust_residual(RES, V, X)
     rows = Rows()
@@ -158,12 +159,13 @@ def transcribe(problem, mesh, scheme: Scheme, opts: Options, guess=None, contact
     if opts.control_interpolation == "free" and U.numel():
         terms.update(_dangling_controls(grid, U))
     f = sum(terms.values()) if terms else ca.MX(0)
-    return NLP(w, f, rows, layout, terms, mesh=mesh, grid=grid, point=point, method=method, contact=hooks)
+    return NLP(w, f, rows, layout, terms, mesh=mesh, grid=grid, point=point, method=method, contact=hooks, mapped=mapped)
 
 
 def map_points(point, count, args, opts=None):
     """``point`` evaluated at ``count`` grid points (one column each), through a mapped copy that keeps
-    only the inputs it uses and the outputs it has.
+    only the inputs it uses and the outputs it has; returns the outputs and the call as
+    :class:`~colloc.derivatives.MappedPoints` (the backend differentiates it point by point).
 
     Every input and output of a mapped call costs pointer set-up at every point, in the function
     and in each of its derivatives, so the empty blocks of a model without multipliers, implicit
@@ -184,7 +186,7 @@ def map_points(point, count, args, opts=None):
     result = [ca.MX(point.size1_out(i), count) for i in range(point.n_out())]
     for i, v in zip(keep_out, values):
         result[i] = v
-    return result
+    return result, MappedPoints(lean, count, tuple(args[i] for i in keep_in), tuple(values))
 
 
 def _variables(problem, opts, meta, ngrid, n) -> Layout:

@@ -65,6 +65,11 @@ class PhasedNLP:
     def g(self):
         return self.rows.g
 
+    @property
+    def mapped(self) -> list:
+        """The mapped point function of every phase (:mod:`colloc.derivatives` differentiates them point by point)."""
+        return [nlp.mapped for nlp in self.nlps]
+
     def split(self, w) -> tuple:
         """Per-phase block values (as ``Layout.unpack`` of each phase) and the link blocks of a numeric ``w``."""
         values = self.layout.unpack(w)
