@@ -1,8 +1,8 @@
 """Numeric evaluation of CasADi Functions on NumPy arrays without per-call conversions.
 
 Calling a CasADi ``Function`` from Python converts every NumPy input to a ``DM`` and every output back,
-and the conversion back goes element by element: a (17 × 51) output costs hundreds of microseconds,
-many times the evaluation itself.  :func:`call` binds the arrays to CasADi's buffer interface instead,
+and the conversion back goes element by element: a 17 × 51 output costs 0.1 ms and a 90 × 51 one
+0.4 ms, many times the evaluation itself (15 µs).  :func:`call` binds the arrays to CasADi's buffer interface instead,
 so CasADi reads and writes NumPy memory directly; the numbers are those of an ordinary call.
 """
 from __future__ import annotations
