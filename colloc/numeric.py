@@ -24,7 +24,7 @@ def call(f: ca.Function, *args) -> list:
         out = f.call([ca.DM(np.asarray(a, dtype=float)) for a in args])
         return [np.asarray(o, dtype=float) for o in out]
     # CasADi stores matrices column by column: a C-ordered array of the transpose is that memory
-    ins = [np.ascontiguousarray(np.broadcast_to(np.asarray(a, dtype=float), f.size_in(i)).T) for i, a in enumerate(args)]
+    ins = [np.ascontiguousarray(_shaped(np.asarray(a, dtype=float), f.size_in(i)).T) for i, a in enumerate(args)]
     sparsity = [f.sparsity_out(i) for i in range(f.n_out())]
     outs = [np.zeros((sp.size2(), sp.size1())) if sp.is_dense() else np.zeros(sp.nnz()) for sp in sparsity]
     buf, run = f.buffer()
@@ -45,3 +45,7 @@ def call(f: ca.Function, *args) -> list:
             dense[rows, cols] = o
             result.append(dense)
     return result
+
+
+def _shaped(a, shape):
+    return a if a.shape == shape else np.broadcast_to(a, shape)
