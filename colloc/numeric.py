@@ -18,33 +18,49 @@ def call(f: ca.Function, *args) -> list:
     column does to every grid point of a mapped function).  Inputs with a sparse pattern are passed
     through an ordinary call.
     """
-    if len(args) != f.n_in():
-        raise TypeError(f"{f.name()} takes {f.n_in()} inputs, got {len(args)}.")
-    if not all(f.sparsity_in(i).is_dense() for i in range(f.n_in())):
-        out = f.call([ca.DM(np.asarray(a, dtype=float)) for a in args])
-        return [np.asarray(o, dtype=float) for o in out]
-    # CasADi stores matrices column by column: a C-ordered array of the transpose is that memory
-    ins = [np.ascontiguousarray(_shaped(np.asarray(a, dtype=float), f.size_in(i)).T) for i, a in enumerate(args)]
-    sparsity = [f.sparsity_out(i) for i in range(f.n_out())]
-    outs = [np.zeros((sp.size2(), sp.size1())) if sp.is_dense() else np.zeros(sp.nnz()) for sp in sparsity]
-    buf, run = f.buffer()
-    for i, a in enumerate(ins):
-        buf.set_arg(i, memoryview(a))
-    for i, o in enumerate(outs):
-        buf.set_res(i, memoryview(o))
-    run()
-    if buf.ret() != 0:
-        raise RuntimeError(f"Evaluation of {f.name()} failed.")
-    result = []
-    for sp, o in zip(sparsity, outs):
-        if sp.is_dense():
-            result.append(o.T)
-        else:
-            dense = np.zeros(sp.shape)
-            rows, cols = sp.get_triplet()
-            dense[rows, cols] = o
-            result.append(dense)
-    return result
+    return Evaluator(f)(*args)
+
+
+class Evaluator:
+    """:func:`call` for repeated evaluations of one function: the arrays are bound to CasADi once."""
+
+    def __init__(self, f: ca.Function):
+        self.f = f
+        self.dense = all(f.sparsity_in(i).is_dense() for i in range(f.n_in()))
+        if not self.dense:
+            return
+        self.shapes = [f.size_in(i) for i in range(f.n_in())]
+        self.sparsity = [f.sparsity_out(i) for i in range(f.n_out())]
+        # CasADi stores matrices column by column: a C-ordered array of the transpose is that memory
+        self.ins = [np.zeros((c, r)) for r, c in self.shapes]
+        self.outs = [np.zeros((sp.size2(), sp.size1())) if sp.is_dense() else np.zeros(sp.nnz()) for sp in self.sparsity]
+        self.buf, self.run = f.buffer()
+        for i, a in enumerate(self.ins):
+            self.buf.set_arg(i, memoryview(a))
+        for i, o in enumerate(self.outs):
+            self.buf.set_res(i, memoryview(o))
+
+    def __call__(self, *args) -> list:
+        f = self.f
+        if len(args) != f.n_in():
+            raise TypeError(f"{f.name()} takes {f.n_in()} inputs, got {len(args)}.")
+        if not self.dense:
+            return [np.asarray(o, dtype=float) for o in f.call([ca.DM(np.asarray(a, dtype=float)) for a in args])]
+        for a, bound, shape in zip(args, self.ins, self.shapes):
+            bound[...] = _shaped(np.asarray(a, dtype=float), shape).T
+        self.run()
+        if self.buf.ret() != 0:
+            raise RuntimeError(f"Evaluation of {f.name()} failed.")
+        result = []
+        for sp, o in zip(self.sparsity, self.outs):
+            if sp.is_dense():
+                result.append(o.T.copy())
+            else:
+                dense = np.zeros(sp.shape)
+                rows, cols = sp.get_triplet()
+                dense[rows, cols] = o
+                result.append(dense)
+        return result
 
 
 def _shaped(a, shape):

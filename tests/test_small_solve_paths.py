@@ -126,3 +126,15 @@ def test_buffer_call_gives_casadis_own_call():
     assert [g.shape for g in got] == [w.shape for w in want]
     for g, w in zip(got, want):
         np.testing.assert_array_equal(g, w)
+
+
+def test_repeated_evaluations_return_their_own_arrays():
+    from colloc.numeric import Evaluator
+
+    x = ca.SX.sym("x", 2)
+    ev = Evaluator(ca.Function("f", [x], [ca.vertcat(x[0] * x[1], ca.exp(x[0]))]).map(4))
+    a, b = np.arange(8.0).reshape(2, 4), -np.ones((2, 4))
+    first = ev(a)[0]
+    second = ev(b)[0]
+    np.testing.assert_array_equal(first, np.vstack([a[0] * a[1], np.exp(a[0])]))
+    np.testing.assert_array_equal(second, np.vstack([b[0] * b[1], np.exp(b[0])]))

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..errors import ProblemError
 from ..multibody import Multibody
-from ..numeric import call
+from ..numeric import Evaluator
 
 
 def _lstsq_steps(J, r, movable=None):
@@ -98,12 +98,12 @@ def project_guess(problem, layout, times, point, opts):
 
     free = (xlo < xhi).T  # (K, nx): entries fixed at a grid point (e.g. initial values) are not moved
     K = times.size
-    Fmap = ca.Function("consistency", [W], [ca.densify(ca.veccat(*outs))]).map(K)
+    Fmap = Evaluator(ca.Function("consistency", [W], [ca.densify(ca.veccat(*outs))]).map(K))
     nl = L.shape[0]
 
     def evaluate():
         """Every part of F at every grid point: values (rows, K), Jacobians stacked as (K, rows, cols)."""
-        out = call(Fmap, np.vstack([times[None, :], X, Z, U, L, np.repeat(P.reshape(-1, 1), K, axis=1)]))[0]
+        out = Fmap(np.vstack([times[None, :], X, Z, U, L, np.repeat(P.reshape(-1, 1), K, axis=1)]))[0]
         blocks = [out[a:b] for a, b in zip(offsets[:-1], offsets[1:])]
         # a Jacobian's column-major entries at each point, as (K, rows, cols)
         F, Fx, *rest = [B if i % 2 == 0 else B.T.reshape(K, c, r).transpose(0, 2, 1) for i, (B, (r, c)) in enumerate(zip(blocks, shapes))]
