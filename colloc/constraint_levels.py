@@ -21,7 +21,7 @@ import numpy as np
 
 from .errors import ModelError
 from .model import TIME, KinematicConstraint, Variable, _check_bounds, _check_name
-from .numeric import call
+from .numeric import Evaluator
 
 #: Sample points used to detect linearly dependent constraint rows.
 _NUM_SAMPLES = 3
@@ -150,10 +150,10 @@ class ConstraintLevels:
         f = ca.Function("sample", [ca.vertcat(*syms)] if syms else [ca.SX(0, 1)], [expr])
         bounds = [own[s.name()].bounds if s.name() in own else (0.5, 1.5) for s in syms]
         points = np.array([[_draw(rng, b) for b in bounds] for _ in range(_NUM_SAMPLES)]).reshape(_NUM_SAMPLES, len(syms))
-        # every point in one mapped call: each call and conversion between numpy and CasADi costs tens of µs
-        values = call(f.map(_NUM_SAMPLES), points.T)[0]
-        c = expr.size2()
-        return [values[:, k * c:(k + 1) * c] for k in range(_NUM_SAMPLES)]
+        # arrays bound to CasADi once (each conversion between numpy and CasADi costs tens of µs, and so
+        # does building a mapped copy)
+        evaluate = Evaluator(f)
+        return [evaluate(p.reshape(-1, 1))[0] for p in points]
 
     # -- points --------------------------------------------------------------------------------
 
