@@ -21,6 +21,7 @@ import numpy as np
 
 from .errors import ModelError
 from .model import TIME, KinematicConstraint, Variable, _check_bounds, _check_name
+from .numeric import Evaluator
 
 #: Sample points used to detect linearly dependent constraint rows.
 _NUM_SAMPLES = 3
@@ -33,7 +34,8 @@ class ConstraintLevels:
 
     def _rate(self, expr):
         """``d expr / dt`` along ``q̇ = N v``, ``v̇ = a``; other symbols held constant."""
-        return ca.jtimes(expr, ca.vertcat(self.q, self.v, TIME), ca.vertcat(self.qdot, self.a, 1))
+        return ca.jtimes(expr, self._column("qvt", lambda: ca.vertcat(self.q, self.v, TIME)),
+                         self._column("rates", lambda: ca.vertcat(self.qdot, self.a, 1)))
 
     def _constraint_expr(self, name, expr, kind, allow_v, allow_a):
         self._check_open(f"declare constraint `{name}`")
@@ -146,11 +148,12 @@ class ConstraintLevels:
         rng = np.random.default_rng(20230)
         own = {v.name: v for v in self.variables}
         f = ca.Function("sample", [ca.vertcat(*syms)] if syms else [ca.SX(0, 1)], [expr])
-        out = []
-        for _ in range(_NUM_SAMPLES):
-            vals = [_draw(rng, own[s.name()].bounds if s.name() in own else (0.5, 1.5)) for s in syms]
-            out.append(np.array(f(ca.DM(vals) if vals else ca.DM(0, 1))))
-        return out
+        bounds = [own[s.name()].bounds if s.name() in own else (0.5, 1.5) for s in syms]
+        points = np.array([[_draw(rng, b) for b in bounds] for _ in range(_NUM_SAMPLES)]).reshape(_NUM_SAMPLES, len(syms))
+        # arrays bound to CasADi once (each conversion between numpy and CasADi costs tens of µs, and so
+        # does building a mapped copy)
+        evaluate = Evaluator(f)
+        return [evaluate(p.reshape(-1, 1))[0] for p in points]
 
     # -- points --------------------------------------------------------------------------------
 
@@ -183,6 +186,8 @@ def _row(expr, i):
 
 
 def _as_sx(value, what):
+    if isinstance(value, ca.SX):
+        return value
     if isinstance(value, (list, tuple)):
         value = ca.vertcat(*value)
     try:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import FileFormatError
+from .numeric import call
 from .trajectory import Trajectory
 
 
@@ -53,7 +54,7 @@ def add_outputs(trajectory, problem) -> Trajectory:
     n = trajectory.time.size
     rows = [np.array([trajectory[k] for k in g], dtype=float).reshape(len(g), n) for g in groups]
     params = np.array([[trajectory.parameters[v.name]] for v in model.parameters], dtype=float).reshape(-1, 1)
-    values = np.asarray(model.output_function().map(n)(trajectory.time[None, :], *rows, np.repeat(params, n, axis=1)))
+    values = call(model.output_function().map(n), trajectory.time[None, :], *rows, params)[0]
     cols = {k: trajectory[k] for k in trajectory.names}
     kinds = dict(trajectory.kinds)
     for i, key in enumerate(model.outputs):

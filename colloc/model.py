@@ -364,14 +364,13 @@ class Model:
             if s.name not in self._rows:
                 raise ModelError(f"State `{s.name}` has no residual or derivative; give it exactly one row with `residual` or `derivative`.")
         known = {v.symbol.name() for v in self.variables} | {s.dot.name() for s in self.states} | {TIME.name()}
-        for name, (_, expr) in self._rows.items():
-            self._check_symbols(expr, f"the dynamics of `{name}`", known)
-        for k in self.constraints:
-            for e in (k.position, k.velocity, k.acceleration):
-                if e is not None:
-                    self._check_symbols(e, f"constraint `{k.name}`", known)
-        for name, expr in self.outputs.items():
-            self._check_symbols(expr, f"output `{name}`", known)
+        exprs = [(expr, f"the dynamics of `{name}`") for name, (_, expr) in self._rows.items()]
+        exprs += [(e, f"constraint `{k.name}`") for k in self.constraints for e in (k.position, k.velocity, k.acceleration) if e is not None]
+        exprs += [(expr, f"output `{name}`") for name, expr in self.outputs.items()]
+        # one symvar over everything (each CasADi call costs tens of µs); expression by expression only to name a culprit
+        if not exprs or not all(isinstance(e, ca.SX) for e, _ in exprs) or not {s.name() for s in ca.symvar(ca.veccat(*[e for e, _ in exprs]))} <= known:
+            for expr, where in exprs:
+                self._check_symbols(expr, where, known)
         for name, expr in self._equivalents.items():
             self._check_symbols(expr, f"the explicit equivalent of `{name}`", known - {s.dot.name() for s in self.states})
         self._check_singular()
@@ -394,10 +393,11 @@ class Model:
         if not imp:
             return
         rows, zdot = self._implicit_rows(imp)
-        jac = ca.jacobian(rows, zdot)
-        if ca.sprank(jac.sparsity()) < len(imp):
+        pattern = ca.jacobian_sparsity(rows, zdot)  # the pattern only: no derivative expressions
+        if ca.sprank(pattern) < len(imp):
+            used = set(pattern.get_triplet()[0])
             for i, s in enumerate(imp):
-                if jac[i, :].nnz() == 0:
+                if i not in used:
                     raise ModelError(f"The residual of state `{s.name}` does not depend on any state derivative, so its derivative is undetermined (structurally singular in ẋ); write it in terms of `dot({s.name})`.")
             names = ", ".join(s.name for s in imp)
             raise ModelError(f"The residuals of states {names} are structurally singular in their derivatives: some derivative cannot be determined from them.")
@@ -408,20 +408,39 @@ class Model:
         ex = [s for s in self.states if s.name not in imp_names]
         return [s.dot for s in ex], [self._rows[s.name][1] for s in ex]
 
-    def _implicit_rows(self, imp, equivalents=False):
+    def _substitute_explicit(self, expr, imp):
+        """``expr`` with the derivative symbols of explicit states replaced by their right-hand sides
+        (no substitution where ``expr`` uses none of them: each CasADi call costs tens of µs)."""
         dots_ex, rhs_ex = self._explicit_substitution(imp)
+        if not dots_ex or not expr.numel():
+            return expr
+        dots = self._once(("explicit dots", tuple(s.name for s in imp)), lambda: ca.vertcat(*dots_ex))
+        if not ca.depends_on(expr, dots):
+            return expr
+        return ca.substitute([expr], [dots], [ca.vertcat(*rhs_ex)])[0]
+
+    def _implicit_rows(self, imp, equivalents=False):
+        return self._once(("implicit rows", tuple(s.name for s in imp), equivalents), lambda: self._make_implicit_rows(imp, equivalents))
+
+    def _make_implicit_rows(self, imp, equivalents):
         rows = []
         for s in imp:
             form, expr = self._rows[s.name]
             if equivalents and s.name in self._equivalents:
                 form, expr = "explicit", self._equivalents[s.name]
             rows.append(expr if form == "implicit" else s.dot - expr)
-        rows = ca.vertcat(*rows)
-        if dots_ex:
-            rows = ca.substitute([rows], [ca.vertcat(*dots_ex)], [ca.vertcat(*rhs_ex)])[0]
+        rows = self._substitute_explicit(ca.vertcat(*rows) if rows else ca.SX(0, 1), imp)
         return rows, ca.vertcat(*[s.dot for s in imp])
 
     # -- functions -----------------------------------------------------------------------------
+    def _once(self, key, make):
+        """``make()``, built once per model: the model's rows and constraints are fixed when it is built,
+        and a solve (or a refinement's or sweep's many solves) asks for the same functions again."""
+        cache = self.__dict__.setdefault("_functions", {})
+        if key not in cache:
+            cache[key] = make()
+        return cache[key]
+
     def dynamics(self, mode="default") -> ca.Function:
         """Whole-model dynamics ``(t, x, z, u, lam, p) -> (xdot, res)``.
 
@@ -432,22 +451,20 @@ class Model:
         substituted by their right-hand sides.
         """
         if mode == "explicit":
-            return self._explicit_dynamics()
-        return self._dynamics(mode)
+            return self._once(("dynamics", mode), self._explicit_dynamics)
+        return self._once(("dynamics", mode), lambda: self._dynamics(mode))
 
     def _dynamics(self, mode, equivalents=False):
         imp = self.implicit_states(mode)
         rows, zdot = self._implicit_rows(imp, equivalents)
-        dots_ex, rhs_ex = self._explicit_substitution(imp)
         xdot = []
         for s in self.states:
             if s in imp:
                 xdot.append(s.dot)
             else:
                 xdot.append(self._rows[s.name][1])
-        xdot = ca.vertcat(*xdot) if xdot else ca.SX(0, 1)
-        if dots_ex:  # an explicit right-hand side may itself use derivative symbols
-            xdot = ca.substitute([xdot], [ca.vertcat(*dots_ex)], [ca.vertcat(*rhs_ex)])[0]
+        # an explicit right-hand side may itself use derivative symbols
+        xdot = self._substitute_explicit(ca.vertcat(*xdot) if xdot else ca.SX(0, 1), imp)
         return ca.Function("dynamics", self.inputs(zdot), [xdot, rows], ["t", "x", "z", "u", "lam", "p"], ["xdot", "res"])
 
     def _explicit_dynamics(self):
@@ -490,6 +507,33 @@ class Model:
         ``"acceleration"`` (φ̈, ψ̇, α). The function maps ``(t, x, xdot, u, lam, p)``
         to the stacked errors; derivative symbols are replaced by ``xdot``.
         """
+        f, labels = self._once(("constraint", level), lambda: self._constraint_function(level))
+        return f, list(labels)
+
+    def mesh_levels(self):
+        """``F(t, x, p) = [φ; φ̇; ψ]`` (the position and velocity levels, imposed at mesh points) and its
+        Jacobian ``F_x``, built once: ``(Function (t, x, p) -> (F, Fx), labels, (F, Fx, t, x, p))``."""
+        return self._once(("mesh levels",), self._mesh_levels)
+
+    def _mesh_levels(self):
+        (ep, lp), (ev, lv) = self.constraint_expressions("position"), self.constraint_expressions("velocity")
+        t, x, p = TIME, self.vector("state"), self.vector("parameter")
+        F = ca.vertcat(ep, ev)  # in t, q, v, p only: a Multibody refuses u, λ and derivatives in these levels
+        Fx = ca.jacobian(F, x)
+        return ca.Function("F", [t, x, p], [F, Fx], ["t", "x", "p"], ["F", "Fx"]), lp + lv, (F, Fx, t, x, p)
+
+    def _constraint_function(self, level):
+        expr, labels = self.constraint_expressions(level)
+        x, xdot = self.vector("state"), self.dots
+        f = ca.Function(f"constraint_{level}", [TIME, x, xdot, self.vector("control"), self.vector("multiplier"), self.vector("parameter")], [expr], ["t", "x", "xdot", "u", "lam", "p"], ["err"])
+        return f, labels
+
+    def constraint_expressions(self, level) -> tuple[ca.SX, list]:
+        """The stacked constraint errors of one level (as :meth:`constraint_function` evaluates them) and their labels."""
+        expr, labels = self._once(("constraint expressions", level), lambda: self._stack_constraints(level))
+        return expr, list(labels)
+
+    def _stack_constraints(self, level):
         exprs, labels = [], []
         suffix = {"position": "", "velocity": ".dot", "acceleration": ".ddot"}
         for k in self.constraints:
@@ -505,10 +549,7 @@ class Model:
                 tag = ""
             n = int(e.numel())
             labels += [f"{k.kind}:{k.name}{tag}" + (f"[{i}]" if n > 1 else "") for i in range(n)]
-        expr = ca.vertcat(*exprs) if exprs else ca.SX(0, 1)
-        x, xdot = self.vector("state"), self.dots
-        f = ca.Function(f"constraint_{level}", [TIME, x, xdot, self.vector("control"), self.vector("multiplier"), self.vector("parameter")], [expr], ["t", "x", "xdot", "u", "lam", "p"], ["err"])
-        return f, labels
+        return (ca.vertcat(*exprs) if exprs else ca.SX(0, 1)), labels
 
     def __repr__(self):
         return f"Model({[c.name for c in self.components]})"

@@ -146,20 +146,28 @@ class Multibody(ConstraintLevels, Component):
         """Scalar symbols of the speeds, in declaration order."""
         return list(self._v)
 
+    def _column(self, key, make):
+        """A column (or fact about N) built once: the symbols and N never change after ``__init__`` (and each
+        CasADi call costs tens of microseconds; declarations ask for these dozens of times)."""
+        cache = self.__dict__.setdefault("_columns", {})
+        if key not in cache:
+            cache[key] = make()
+        return cache[key]
+
     @property
     def q(self) -> ca.SX:
         """Coordinates as a column, shape (nq, 1)."""
-        return ca.vertcat(*self._q)
+        return self._column("q", lambda: ca.vertcat(*self._q))
 
     @property
     def v(self) -> ca.SX:
         """Speeds as a column, shape (nv, 1)."""
-        return ca.vertcat(*self._v)
+        return self._column("v", lambda: ca.vertcat(*self._v))
 
     @property
     def a(self) -> ca.SX:
         """Accelerations ``a = v̇`` (the speeds' derivative symbols), shape (nv, 1)."""
-        return ca.vertcat(*[self.dot(s) for s in self._v])
+        return self._column("a", lambda: ca.vertcat(*[self.dot(s) for s in self._v]))
 
     @property
     def kinematic_matrix(self) -> ca.SX:
@@ -169,7 +177,7 @@ class Multibody(ConstraintLevels, Component):
     @property
     def qdot(self) -> ca.SX:
         """``q̇ = N(q) v``, shape (nq, 1)."""
-        return ca.mtimes(self._N, self.v)
+        return self._column("qdot", lambda: ca.mtimes(self._N, self.v))
 
     @property
     def num_coordinates(self) -> int:
@@ -184,6 +192,7 @@ class Multibody(ConstraintLevels, Component):
         if kinematics is None:
             if nq != nv:
                 raise ModelError(f"Multibody `{self.name}` has {nq} coordinates and {nv} speeds; without `kinematics` N(q) they must be as many.")
+            self.__dict__.setdefault("_columns", {})["identity"] = True  # known without converting N to numbers
             return ca.SX.eye(nq)
         N = kinematics(self.q) if callable(kinematics) else kinematics
         try:
@@ -200,7 +209,8 @@ class Multibody(ConstraintLevels, Component):
 
     def _is_identity_kinematics(self):
         N = self._N
-        return N.is_constant() and N.shape[0] == N.shape[1] and np.array_equal(np.array(ca.DM(N)), np.eye(N.shape[0]))
+        return self._column("identity", lambda: N.is_constant() and N.shape[0] == N.shape[1]
+                            and np.array_equal(np.array(ca.DM(N)), np.eye(N.shape[0])))
 
     # -- dynamics terms ------------------------------------------------------------------------
     def _set_term(self, key, value, shape):
@@ -342,7 +352,9 @@ class Multibody(ConstraintLevels, Component):
         for i in range(phi.numel()):
             if not ca.depends_on(phi[i], self.q):
                 raise ModelError(f"Holonomic constraint `{self.name}.{name}`{_row(phi, i)} does not depend on the coordinates of `{self.name}`; it does not constrain the motion.")
-        G = ca.mtimes(ca.jacobian(phi, self.q), self._N)
+        G = ca.jacobian(phi, self.q)
+        if not self._is_identity_kinematics():
+            G = ca.mtimes(G, self._N)
         phi_dot = self._rate(phi)
         if self._is_invariant(name, phi, G, phi_dot):
             return self._register_invariant(name, phi)
@@ -399,7 +411,7 @@ class Multibody(ConstraintLevels, Component):
             expr = expr.T
         if expr.shape not in ((2, 1), (3, 1)):
             raise ModelError(f"Point `{self.name}.{name}` must be a 2-D or 3-D position; got shape {expr.shape}.")
-        if ca.depends_on(expr, ca.vertcat(self.v, self.a)):
+        if ca.depends_on(expr, self._column("va", lambda: ca.vertcat(self.v, self.a))):
             raise ModelError(f"Point `{self.name}.{name}` depends on speeds or accelerations; a point is a position in the coordinates.")
         self.points[name] = expr
         return expr

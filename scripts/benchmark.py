@@ -59,6 +59,7 @@ Usage::
     python scripts/benchmark.py --fatrop-shooting                      # FATROP's best case, hand-written
     python scripts/benchmark.py --end-to-end --problem all --sizes 25 100 400 1600 10000
     python scripts/benchmark.py --robots --sizes 100
+    python scripts/benchmark.py --fixed-cost --problem all --sizes 25 50 100   # colloc's CPU outside IPOPT by stage
 
 ``--end-to-end`` (scripts/end_to_end.py) times what a user runs, build() and colloc.solve() with every
 default, against the faster of two MUMPS orderings of the hand-written NLP without whole-NLP expansion.
@@ -846,6 +847,8 @@ def main(argv=None):
     ap.add_argument("--no-isolate", action="store_true", help="run in this process (faster; no memory figures)")
     ap.add_argument("--end-to-end", action="store_true",
                     help="colloc's defaults end to end against the best hand-written MX-map NLP (scripts/end_to_end.py)")
+    ap.add_argument("--fixed-cost", action="store_true",
+                    help="colloc's CPU outside IPOPT by stage at small N (scripts/fixed_cost.py; --reps defaults to 15 here)")
     ap.add_argument("--robots", action="store_true", help="URDF dynamics: colloc's RNEA/CRBA vs adam-robotics (see the last section)")
     ap.add_argument("--fatrop", action="store_true", help="FATROP vs IPOPT+MUMPS on colloc's NLP (cart-pole and Cartesian pendulum, "
                                                           "--sizes default 100 400 1600 6400)")
@@ -881,6 +884,9 @@ def main(argv=None):
         return run_profile(args)
     if args.robots:
         return run_robots(args.sizes or [50, 100])
+    if args.fixed_cost:
+        import fixed_cost
+        return fixed_cost.with_sizes(args)
     if args.end_to_end:
         import end_to_end
         return end_to_end.with_sizes(args)

@@ -12,6 +12,7 @@ import numpy as np
 from .. import oscillation
 from ..derived import add_outputs
 from ..mesh import make_mesh
+from ..numeric import call
 from ..schemes import get_scheme
 from ..trajectory import Trajectory
 from . import make_options, transcribe
@@ -90,20 +91,21 @@ def between_mesh_points(problem, trajectory, grid) -> dict:
     whole truth.
     """
     model = problem.model
-    idx = grid.interior_points
-    if not model.constraints or not idx.size:
+    if not model.constraints:
         return {}
-    cols = lambda names: np.array([trajectory[n][idx] for n in names]).reshape(len(names), idx.size)  # noqa: E731
-    args = [trajectory.time[None, idx], cols([v.name for v in model.states]), cols([v.name + ".dot" for v in model.states]),
-            cols([v.name for v in model.controls]), cols([v.name for v in model.multipliers]),
-            np.array([[trajectory.parameters[v.name]] for v in model.parameters]).reshape(-1, 1) * np.ones((1, idx.size))]
+    idx = grid.interior_points
+    if not idx.size:
+        return {}
+    # φ, φ̇, ψ depend on t, x, p only: the model's mesh-level function, one mapped call
+    levels, labels, _ = model.mesh_levels()
+    if not labels:
+        return {}
+    X = np.array([trajectory[v.name][idx] for v in model.states]).reshape(len(model.states), idx.size)
+    P = np.array([[trajectory.parameters[v.name]] for v in model.parameters]).reshape(-1, 1) * np.ones((1, idx.size))
+    err = np.abs(call(levels.map(idx.size), trajectory.time[None, idx], X, P)[0]).reshape(len(labels), idx.size)
     out = {}
-    for level in ("position", "velocity"):
-        f, labels = model.constraint_function(level)
-        if labels:
-            err = np.abs(np.asarray(f.map(idx.size)(*args), dtype=float)).reshape(len(labels), idx.size)
-            for label, row in zip(labels, err):
-                out[label] = max(out.get(label, 0.0), float(np.max(row)))
+    for label, row in zip(labels, err):
+        out[label] = max(out.get(label, 0.0), float(np.max(row)))
     return out
 
 
@@ -114,7 +116,7 @@ def reconstruct(problem, nlp, values, meta=None) -> Trajectory:
     tf = float(values["tf"][0, 0]) if "tf" in values else problem.tf_bounds[0]
     times = t0 + grid.tau * (tf - t0)
     X, Z, U, LAM, P = values["x"], values["z"], values["u"], values["lam"], values["p"]
-    XD = np.asarray(nlp.point.map(times.size)(times[None, :], X, Z, U, LAM, P)[0]).reshape(X.shape)
+    XD = call(nlp.point.map(times.size), times[None, :], X, Z, U, LAM, np.reshape(P, (-1, 1)))[0].reshape(X.shape)
     model = problem.model
     cols, kinds = {}, {}
     for i, v in enumerate(model.states):

@@ -22,6 +22,7 @@ import numpy as np
 
 from ..errors import ProblemError
 from ..multibody import Multibody
+from ..numeric import Evaluator
 
 
 def _lstsq_steps(J, r, movable=None):
@@ -34,7 +35,25 @@ def _lstsq_steps(J, r, movable=None):
         return np.zeros((J.shape[0], J.shape[2]))
     if movable is not None:
         J = J * movable[:, None, :]
+    # where every J_k has well-conditioned full rank, the normal equations give the pseudo-inverse's
+    # step (a batched Cholesky and solve cost a fraction of a batched SVD): d = −Jᵀ (J Jᵀ)⁻¹ r with
+    # full row rank, d = −(Jᵀ J)⁻¹ Jᵀ r with full column rank
+    JT = J.transpose(0, 2, 1)
+    wide = J.shape[1] <= J.shape[2]
+    A = J @ JT if wide else JT @ J
+    try:
+        diag = np.diagonal(np.linalg.cholesky(A), axis1=1, axis2=2)
+    except np.linalg.LinAlgError:
+        diag = None
+    if diag is not None and (diag.min(axis=1) > _WELL_CONDITIONED * diag.max(axis=1)).all():
+        if wide:
+            return -(JT @ np.linalg.solve(A, r[:, :, None]))[:, :, 0]
+        return -np.linalg.solve(A, JT @ r[:, :, None])[:, :, 0]
     return -np.einsum("kij,kj->ki", np.linalg.pinv(J, rcond=1e-12), r)
+
+
+#: Smallest ratio of the Cholesky factor's diagonal entries (≈ √ of J Jᵀ's condition) for the normal equations.
+_WELL_CONDITIONED = 1e-4
 
 
 def _multibody_parts(model):
@@ -60,15 +79,18 @@ def project_guess(problem, layout, times, point, opts):
     z_names = layout["z"].row_names
     zv_rows = [z_names.index(names[i] + ".dot") for i in v_rows if names[i] + ".dot" in z_names]
 
-    t, x, z, u, lam, p = [ca.SX.sym(k, *s.size_in(i)) for i, k, s in zip(range(6), ["t", "x", "z", "u", "lam", "p"], [point] * 6)]
-    xdot, res, _, acc, _ = point(t, x, z, u, lam, p)
-    fp, _ = model.constraint_function("position")
-    fv, _ = model.constraint_function("velocity")
-    zeros = [ca.DM.zeros(model.dots.shape)]
-    phi = fp(t, x, zeros[0], u, lam, p)
-    vel = fv(t, x, zeros[0], u, lam, p)
-    F = ca.Function("consistency", [t, x, z, u, lam, p], [
-        phi, ca.jacobian(phi, x), vel, ca.jacobian(vel, x), acc, ca.jacobian(acc, z), res, ca.jacobian(res, lam)])
+    # one input (every block of a grid point stacked, p repeated) and one output (every part stacked): a
+    # numpy ↔ CasADi conversion costs tens of microseconds, and an evaluation would otherwise make fourteen.
+    # φ, φ̇, ψ and their Jacobian are the model's own (built once); the point function adds a and λ.
+    F, Fx, t, x, p = model.mesh_levels()[2]
+    z = ca.SX.sym("z", point.size1_in(2))
+    u, lam = model.vector("control"), model.vector("multiplier")
+    W = ca.vertcat(t, x, z, u, lam, p)
+    _, res, _, acc, _ = point(t, x, z, u, lam, p)
+    npos = len(model.constraint_expressions("position")[1])
+    outs = [F, Fx, acc, ca.jacobian(acc, z), res, ca.jacobian(res, lam)]
+    shapes = [e.shape for e in outs]
+    offsets = np.cumsum([0] + [r * c for r, c in shapes])
 
     X, Z, U, L, P = (layout[b].guess for b in ("x", "z", "u", "lam", "p"))
     xlo, xhi = layout["x"].lower, layout["x"].upper
@@ -76,14 +98,16 @@ def project_guess(problem, layout, times, point, opts):
 
     free = (xlo < xhi).T  # (K, nx): entries fixed at a grid point (e.g. initial values) are not moved
     K = times.size
-    Fmap = F.map(K)
-    nx, nz, nl = X.shape[0], Z.shape[0], L.shape[0]
+    Fmap = Evaluator(ca.Function("consistency", [W], [ca.densify(ca.veccat(*outs))]).map(K))
+    nl = L.shape[0]
 
     def evaluate():
-        """Every output of F at every grid point; Jacobians stacked as (K, rows, cols)."""
-        out = [np.asarray(o) for o in Fmap(times[None, :], X, Z, U, L, P)]
-        stack = lambda M, n: M.reshape(M.shape[0], K, n).transpose(1, 0, 2)  # noqa: E731
-        return out[0], stack(out[1], nx), out[2], stack(out[3], nx), out[4], stack(out[5], nz), out[6], stack(out[7], nl)
+        """Every part of F at every grid point: values (rows, K), Jacobians stacked as (K, rows, cols)."""
+        out = Fmap(np.vstack([times[None, :], X, Z, U, L, np.repeat(P.reshape(-1, 1), K, axis=1)]))[0]
+        blocks = [out[a:b] for a, b in zip(offsets[:-1], offsets[1:])]
+        # a Jacobian's column-major entries at each point, as (K, rows, cols)
+        F, Fx, *rest = [B if i % 2 == 0 else B.T.reshape(K, c, r).transpose(0, 2, 1) for i, (B, (r, c)) in enumerate(zip(blocks, shapes))]
+        return [F[:npos], Fx[:, :npos], F[npos:], Fx[:, npos:], *rest]
 
     def project(value, jac, rows, movable, target, iterations, tol=1e-12):
         for _ in range(iterations):
@@ -126,13 +150,23 @@ def fixed_endpoint_rows(problem, F_expr, t, x, p, which):
     fixed = np.array([n in bounds and bounds[n][0] == bounds[n][1] for n in names])
     if not fixed.any():
         return np.zeros(F_expr.numel(), bool)
-    J = ca.jacobian(F_expr, x).sparsity()
+    # which rows use which states, the parameters, the time: one sparsity pattern each (not a CasADi call per row)
+    rows, cols = (np.asarray(v, dtype=int) for v in ca.jacobian_sparsity(F_expr, x).get_triplet())
+    uses_p = _rows_using(F_expr, p)
+    timed = _rows_using(F_expr, t) if which == "tf" and problem.free_final_time else np.zeros(F_expr.numel(), bool)
     drop = np.zeros(F_expr.numel(), bool)
     for r in range(F_expr.numel()):
-        cols = [c for c in range(len(names)) if J.has_nz(r, c)]
-        timed = which == "tf" and problem.free_final_time and ca.depends_on(F_expr[r], t)
-        drop[r] = bool(cols) and fixed[cols].all() and not ca.depends_on(F_expr[r], p) and not timed
+        c = cols[rows == r]
+        drop[r] = bool(c.size) and fixed[c].all() and not uses_p[r] and not timed[r]
     return drop
+
+
+def _rows_using(F_expr, s):
+    """Which rows of ``F_expr`` depend on the symbols ``s`` (as ``ca.depends_on`` row by row)."""
+    out = np.zeros(F_expr.numel(), bool)
+    if s.numel():
+        out[np.asarray(ca.jacobian_sparsity(F_expr, s).get_triplet()[0], dtype=int)] = True
+    return out
 
 
 def check_fixed_consistency(problem, F_func, labels, drop, which, tol=1e-8):
