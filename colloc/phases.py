@@ -162,17 +162,23 @@ class Connection:
     variables: tuple = ()  # (v⁺, P) SX symbols
     continuous: bool = False  # every state of b continuous from a, no jump
 
-    def sets_start_constraints(self, phases) -> bool:
-        """True if b's kinematic constraints at its start follow from a's at its end (so repeating them is redundant).
+    def implied_start_constraints(self, phases) -> set:
+        """Names of b's kinematic constraints that a already imposes at the junction.
 
-        That holds for plain continuity of every state when both models declare
-        the same kinematic constraints (same names and kinds).
+        With every state of b continuous from a, a constraint of b that a also
+        declares — same name and kind, and the same position- and velocity-level
+        expressions (compared numerically, by state name, at a few random states) —
+        holds at b's start because it holds at a's end; repeating its rows would
+        make the Jacobian rank-deficient (a robot's unit quaternion between a
+        stance phase and a flight phase).  Constraints using anything but the
+        states are never counted as implied.
         """
         if not self.continuous:
-            return False
-        ka = [(k.name, k.kind) for k in phases[self.a].problem.model.constraints]
-        kb = [(k.name, k.kind) for k in phases[self.b].problem.model.constraints]
-        return bool(kb) and ka == kb
+            return set()
+        ma, mb = phases[self.a].problem.model, phases[self.b].problem.model
+        ka = {k.name: k for k in ma.constraints}
+        return {k.name for k in mb.constraints
+                if k.name in ka and ka[k.name].kind == k.kind and _same_state_levels(ma, ka[k.name], mb, k)}
 
 
 @dataclass(eq=False)
@@ -457,6 +463,33 @@ def solve_phases(problem, scheme="hermite-simpson", intervals=None, mesh=None, g
     if not isinstance(problem, MultiPhaseProblem):
         raise ProblemError(f"solve_phases() takes a colloc MultiPhaseProblem; got {type(problem).__name__}.")
     return run(problem, scheme, intervals, mesh, guess, ipopt, verbose, expand, progress, checkpoint, **options)
+
+
+def _same_state_levels(ma, ka, mb, kb, trials=3) -> bool:
+    """True if constraints ``ka`` of model ``ma`` and ``kb`` of ``mb`` have equal φ and φ̇ (or ψ) as functions of the states by name."""
+    levels = lambda k: ca.vertcat(*[e for e in (k.position, k.velocity) if e is not None])
+    ea, eb = levels(ka), levels(kb)
+    xa, xb = ma.vector("state"), mb.vector("state")
+    if ea.shape != eb.shape or not _only(ea, xa) or not _only(eb, xb):
+        return False
+    names_b = [s.name() for s in ca.vertsplit(xb)]
+    names_a = [s.name() for s in ca.vertsplit(xa)]
+    if not set(names_a) <= set(names_b):
+        return False
+    fa, fb = ca.Function("a", [xa], [ea]), ca.Function("b", [xb], [eb])
+    rng = np.random.default_rng(0)
+    for _ in range(trials):
+        x = rng.uniform(-1.0, 1.0, len(names_b))
+        va = fa(x[[names_b.index(n) for n in names_a]])
+        if not np.allclose(np.array(va), np.array(fb(x)), rtol=1e-12, atol=1e-12):
+            return False
+    return True
+
+
+def _only(expr, x) -> bool:
+    """True if ``expr`` uses no symbol other than those of ``x``."""
+    own = {s.name() for s in ca.vertsplit(x)}
+    return all(s.name() in own for s in ca.symvar(expr))
 
 
 def _state_of(phase, key, where) -> str:
