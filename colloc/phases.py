@@ -162,17 +162,22 @@ class Connection:
     variables: tuple = ()  # (v⁺, P) SX symbols
     continuous: bool = False  # every state of b continuous from a, no jump
 
-    def sets_start_constraints(self, phases) -> bool:
-        """True if b's kinematic constraints at its start follow from a's at its end (so repeating them is redundant).
+    def implied_start_constraints(self, phases) -> set:
+        """Names of b's kinematic constraints that a already imposes at the junction.
 
-        That holds for plain continuity of every state when both models declare
-        the same kinematic constraints (same names and kinds).
+        With every state of b continuous from a, a constraint of b that a also
+        declares — same name and kind, and the same position- and velocity-level
+        expressions (compared numerically, symbols matched by name, at a few random points) —
+        holds at b's start because it holds at a's end; repeating its rows would
+        make the Jacobian rank-deficient (a robot's unit quaternion between a
+        stance phase and a flight phase).
         """
         if not self.continuous:
-            return False
-        ka = [(k.name, k.kind) for k in phases[self.a].problem.model.constraints]
-        kb = [(k.name, k.kind) for k in phases[self.b].problem.model.constraints]
-        return bool(kb) and ka == kb
+            return set()
+        ma, mb = phases[self.a].problem.model, phases[self.b].problem.model
+        ka = {k.name: k for k in ma.constraints}
+        return {k.name for k in mb.constraints
+                if k.name in ka and ka[k.name].kind == k.kind and _same_state_levels(ka[k.name], k)}
 
 
 @dataclass(eq=False)
@@ -457,6 +462,29 @@ def solve_phases(problem, scheme="hermite-simpson", intervals=None, mesh=None, g
     if not isinstance(problem, MultiPhaseProblem):
         raise ProblemError(f"solve_phases() takes a colloc MultiPhaseProblem; got {type(problem).__name__}.")
     return run(problem, scheme, intervals, mesh, guess, ipopt, verbose, expand, progress, checkpoint, **options)
+
+
+def _same_state_levels(ka, kb, trials=3) -> bool:
+    """True if constraints ``ka`` and ``kb`` have equal φ and φ̇ (or ψ) as functions of their symbols by name.
+
+    The symbols (states and parameters, one per name across phases) are matched by
+    name and the two expressions compared at a few random points.  A constraint
+    that depends on time never counts: each phase runs on its own clock, so the
+    end of a and the start of b see different times.
+    """
+    levels = lambda k: ca.vertcat(*[e for e in (k.position, k.velocity) if e is not None])
+    ea, eb = levels(ka), levels(kb)
+    sa = sorted(ca.symvar(ea), key=lambda s: s.name())
+    sb = sorted(ca.symvar(eb), key=lambda s: s.name())
+    if ea.shape != eb.shape or [s.name() for s in sa] != [s.name() for s in sb] or TIME.name() in [s.name() for s in sa]:
+        return False
+    fa, fb = ca.Function("a", [ca.vertcat(*sa)], [ea]), ca.Function("b", [ca.vertcat(*sb)], [eb])
+    rng = np.random.default_rng(0)
+    for _ in range(trials):
+        x = rng.uniform(-1.0, 1.0, len(sa))
+        if not np.allclose(np.array(fa(x)), np.array(fb(x)), rtol=1e-12, atol=1e-12):
+            return False
+    return True
 
 
 def _state_of(phase, key, where) -> str:

@@ -278,6 +278,43 @@ def test_continuity_of_a_constrained_model_matches_the_single_phase_optimum():
     assert res.violation_by_kind()["holonomic"] <= 1e-9
 
 
+def _mass_on_circle(radius, pinned):
+    """A point mass on a circle (x² + y² = r²); with ``pinned`` also held on the line y = 0.
+
+    ``radius="growing"``: r = 1 + t/10, in each phase's own time.
+    """
+    body = cl.Multibody("m", coordinates=["x", "y"])
+    (x, y), (vx, vy) = body.coordinates, body.speeds
+    body.kinetic_energy = 0.5 * (vx**2 + vy**2)
+    r = 1.0 + cl.TIME / 10 if radius == "growing" else radius
+    body.holonomic("circle", x**2 + y**2 - r**2)
+    if pinned:
+        body.holonomic("line", y)
+    prob = cl.Problem([body], t0=0.0, tf=1.0, name="pinned" if pinned else "free")
+    prob.guess({x: 1.0 if radius == "growing" else radius})
+    return prob
+
+
+@pytest.mark.parametrize("radius, dropped", [(1.0, True), (2.0, False), ("growing", False)])
+def test_a_constraint_both_phases_share_is_not_repeated_at_the_junction(radius, dropped):
+    # Phase one declares {circle, line}, phase two {circle}: continuity imposes two's circle at its start,
+    # and repeating those rows makes the Jacobian rank-deficient. A circle of another radius is another
+    # constraint under the same name, so its rows stay; so are those of a circle that grows with time,
+    # since each phase has its own clock (the end of one and the start of the next see different times).
+    first = _mass_on_circle("growing" if radius == "growing" else 1.0, True)
+    mp = MultiPhaseProblem([Phase(first), Phase(_mass_on_circle(radius, False))])
+    mp.connect("pinned", "free")
+    nlp = cl.build_nlp(mp, intervals=3)
+    start = [lab for lab in nlp.rows.labels()  # position and velocity levels (φ̈ is imposed at every grid point)
+             if lab.startswith("holonomic:free/m.circle") and lab.endswith("@k=0") and ".ddot" not in lab]
+    assert (start == []) == dropped, start
+    assert [lab for lab in nlp.rows.labels() if lab.startswith("holonomic:free/m.circle") and "@k=3" in lab]
+    eq = np.flatnonzero(nlp.rows.lower == nlp.rows.upper)
+    J = np.array(ca.Function("J", [nlp.w], [ca.jacobian(nlp.g, nlp.w)])(nlp.layout.vector("guess")))[eq]
+    if dropped:
+        assert np.linalg.matrix_rank(J) == J.shape[0]
+
+
 # -- results, files, warm starts --------------------------------------------------------------
 def test_concatenated_trajectory_and_csv_round_trip(ball_result, tmp_path):
     res = ball_result

@@ -23,7 +23,7 @@ DEFAULT_INTERVALS = 30
 #: Problems whose coarse solve takes more than ~20 s (none yet: each one here takes < 0.1 s).
 SLOW = set()
 #: Scripts that load a robot of the optional example-robot-data wheel (colloc's `robots` extra).
-ROBOTS = {"panda_reach", "ur5_min_time"}
+ROBOTS = {"panda_reach", "solo12_jump", "ur5_min_time"}
 
 
 def load(stem):

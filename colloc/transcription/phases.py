@@ -190,9 +190,11 @@ def transcribe_phases(mp, defaults, guesses) -> PhasedNLP:
     ends = _Endpoints(mp, link_syms)
 
     rows = Rows()
-    implied = {c.b for c in mp.connections if c.sets_start_constraints(mp.phases)}
+    implied = {}
+    for c in mp.connections:
+        implied.setdefault(c.b, set()).update(c.implied_start_constraints(mp.phases))
     for i, (ph, nlp) in enumerate(zip(mp.phases, nlps)):
-        _copy_rows(rows, nlp.rows, ph.name, drop_start_constraints=i in implied)
+        _copy_rows(rows, nlp.rows, ph.name, drop_start_constraints=implied.get(i, set()))
     blocks = _endpoint_rows(mp)
     E = ends.values(Vs)
     if blocks:
@@ -222,17 +224,22 @@ def transcribe_phases(mp, defaults, guesses) -> PhasedNLP:
     return out
 
 
-def _copy_rows(rows, phase_rows, prefix, drop_start_constraints=False):
+def _copy_rows(rows, phase_rows, prefix, drop_start_constraints=()):
     """Append a phase's rows with names ``<prefix>/<name>`` (kind kept).
 
-    ``drop_start_constraints`` leaves out the position- and velocity-level
-    kinematic constraint rows at the phase's first grid point: continuity
+    ``drop_start_constraints`` names kinematic constraints whose position- and
+    velocity-level rows at the phase's first grid point are left out: continuity
     from a phase with the same constraints already implies them, and the
     repeated rows would make the Jacobian rank-deficient.
     """
     for b, e in zip(phase_rows.blocks, phase_rows.exprs):
-        if drop_start_constraints and not b.kind and list(b.points) == [0] and all(_is_state_level(n) for n in b.names):
-            continue
+        if drop_start_constraints and not b.kind and list(b.points) == [0]:
+            keep = [i for i, n in enumerate(b.names) if not (_is_state_level(n) and _constraint_name(n) in drop_start_constraints)]
+            if not keep:
+                continue
+            if len(keep) < len(b.names):
+                b = RowBlock(b.kind, [b.names[i] for i in keep], b.points, b.offset, b.lower[keep], b.upper[keep])
+                e = e[keep]
         if b.kind:
             names = [f"{prefix}/{n}" for n in b.names]
         else:  # names carry their kind: "holonomic:pend.rod"
@@ -240,6 +247,15 @@ def _copy_rows(rows, phase_rows, prefix, drop_start_constraints=False):
         rows.blocks.append(RowBlock(b.kind, names, b.points, rows.size, b.lower, b.upper))
         rows.exprs.append(e)
         rows.size += b.size
+
+
+def _constraint_name(label):
+    """The constraint a kinematic row belongs to: ``holonomic:a.b.dot[2]`` → ``a.b``."""
+    name = label.partition(":")[2].split("[")[0]
+    for suffix in (".ddot", ".dot"):
+        if name.endswith(suffix):
+            return name[:-len(suffix)]
+    return name
 
 
 def _is_state_level(label):
