@@ -22,9 +22,14 @@ Hessians, with the same iterates.
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 import casadi as ca
+
+#: The list the mapped calls of the NLP being built are appended to (see :func:`recording`).
+_RECORDING: ContextVar = ContextVar("colloc_mapped_calls", default=None)
 
 
 @dataclass(frozen=True)
@@ -38,13 +43,61 @@ class MappedPoints:
     outputs: tuple
 
 
+@contextmanager
+def recording():
+    """Collect every :func:`map_points` call made inside the ``with`` block (a list of
+    :class:`MappedPoints`): the transcription records its point function and the constraint
+    method's calls (levels at mesh points, the dynamics at projected states) alike."""
+    calls = []
+    token = _RECORDING.set(calls)
+    try:
+        yield calls
+    finally:
+        _RECORDING.reset(token)
+
+
+def map_points(point, count, args, opts=None, outputs=None):
+    """``point`` evaluated at ``count`` grid points (one column each), through a mapped copy that keeps
+    only the inputs it uses and the outputs asked for (``outputs``: indices, default every non-empty
+    one); returns the outputs (``None`` for those not asked for) and the call as :class:`MappedPoints`,
+    also recorded when inside :func:`recording` (the backend differentiates it point by point).
+
+    Every input and output of a mapped call costs pointer set-up at every point, in the function
+    and in each of its derivatives, so the empty blocks of a model without multipliers, implicit
+    derivatives, parameters or path constraints, and a time the dynamics never read, would make the
+    NLP's evaluations slower than a hand-written map of the same equations; an output nobody reads
+    would be differentiated twice over for nothing.
+    """
+    sx = point.sx_in()
+    out = point.call(sx)
+    wanted = range(point.n_out()) if outputs is None else outputs
+    keep_out = [i for i in wanted if point.nnz_out(i)]
+    used = ca.vertcat(*[ca.vec(out[i]) for i in keep_out]) if keep_out else ca.SX(0, 1)
+    keep_in = [i for i in range(point.n_in()) if point.nnz_in(i) and ca.depends_on(used, sx[i])]
+    lean = ca.Function(point.name(), [sx[i] for i in keep_in], [out[i] for i in keep_out],
+                       [point.name_in(i) for i in keep_in], [point.name_out(i) for i in keep_out])
+    threaded = opts is not None and opts.parallelization != "serial"
+    mapped = lean.map(count, opts.parallelization, opts.threads) if threaded else lean.map(count)
+    values = mapped(*[args[i] for i in keep_in])
+    values = values if isinstance(values, (list, tuple)) else [values]
+    result = [ca.MX(point.size1_out(i), count) if i in wanted else None for i in range(point.n_out())]
+    for i, v in zip(keep_out, values):
+        result[i] = v
+    record = MappedPoints(lean, count, tuple(args[i] for i in keep_in), tuple(values))
+    calls = _RECORDING.get()
+    if calls is not None and keep_out:
+        calls.append(record)
+    return result, record
+
+
 def structured(nlp, maps) -> dict | None:
     """``{"jac_g": …, "hess_lag": …}`` for ``nlpsol`` from the :class:`MappedPoints` ``maps`` inside
-    ``nlp`` (one, or a sequence), or ``None`` when there are none or an input is not linear in ``w``."""
+    ``nlp`` (one, or a sequence), or ``None`` when there are none.  A call whose inputs are not linear
+    in ``w`` stays in the outer function, differentiated by CasADi."""
     maps = [maps] if isinstance(maps, MappedPoints) else [m for m in maps if m is not None]
     w = nlp.w
-    parts = [_part(m, w) for m in maps]
-    if not parts or any(p is None for p in parts):
+    parts = [p for p in (_part(m, w) for m in maps) if p is not None]
+    if not parts:
         return None
     Ys = ca.MX.sym("Y", sum(p.size for p in parts))
     nodes, pieces, at = [], [], 0

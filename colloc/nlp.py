@@ -230,8 +230,9 @@ class NLP:
         Collocation NLPs: the kinematic-constraint method (its slacks are reported).
     contact : ContactRows, optional
         Contact-implicit NLPs: the contact variables and rows (forces and schedule are read back through it).
-    mapped : MappedPoints, optional
-        Collocation NLPs: the mapped point function inside ``g`` and ``f`` (:mod:`colloc.derivatives`).
+    mapped : tuple of MappedPoints, optional
+        Collocation NLPs: the mapped calls inside ``g`` and ``f`` — the point function and the
+        constraint method's — that :mod:`colloc.derivatives` differentiates point by point.
     """
 
     w: ca.MX

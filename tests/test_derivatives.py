@@ -89,3 +89,14 @@ def test_same_optimum_as_casadis_differentiation():
     for name, kind in b.trajectory.kinds.items():
         if kind in ("state", "control"):
             np.testing.assert_allclose(a.trajectory[name], b.trajectory[name], atol=1e-6, err_msg=name)
+
+
+@pytest.mark.parametrize("method, own", [("bordalba2023", {"projection"}), ("posa2016", {"velocity_correction"})])
+def test_constraint_methods_calls_are_lifted_too(method, own):
+    """The constraint method's mapped calls (the dynamics at projected states, the levels at mesh points,
+    the projection or velocity correction) are differentiated point by point like the point function:
+    a robot's kinematic constraints are as costly to differentiate through the whole graph as its dynamics."""
+    nlp = _nlp("pendulum_cartesian", {}, "hermite-simpson", {"constraint_method": method})
+    names = [m.function.name() for m in nlp.mapped]
+    assert names[0] == "point" and own <= set(names)
+    assert len(names) == (4 if method == "bordalba2023" else 3)

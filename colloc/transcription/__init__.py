@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import casadi as ca
 import numpy as np
 
-from ..derivatives import MappedPoints
+from ..derivatives import map_points, recording
 from ..errors import OptionError, did_you_mean
 from ..grid import Grid
 from ..nlp import NLP, Layout, Rows
@@ -119,13 +119,21 @@ def transcribe(problem, mesh, scheme: Scheme, opts: Options, guess=None, contact
 
     w = ca.MX.sym("w", layout.size)
     V = layout.symbols(w)
+
+    with recording() as mapped:  # every mapped call of the build, for the point-by-point derivatives
+        nlp = _build(problem, opts, grid, method, point, meta, layout, hooks, w, V)
+    nlp.mapped = tuple(mapped)
+    return nlp
+
+
+def _build(problem, opts, grid, method, point, meta, layout, hooks, w, V) -> NLP:
+    model, scheme, n, ngrid, mesh = problem.model, grid.scheme, grid.num_intervals, grid.num_points, grid.mesh
     t0 = problem.t0_value
     tf = V["tf"] if "tf" in layout else problem.tf_bounds[0]
-    T = t0 + (tf - t0) * ca.DM(tau).T
+    T = t0 + (tf - t0) * ca.DM(grid.tau).T
     H = (tf - t0) * ca.DM(np.diff(mesh)).T
     X, Z, U, LAM, P = V["x"], V["z"], V["u"], V["lam"], V["p"]
-
-    (XD, RES, PATH, ACC, LQ), mapped = map_points(point, ngrid, (T, X, Z, U, LAM, P), opts)
+    (XD, RES, PATH, ACC, LQ), _ = map_points(point, ngrid, (T, X, Z, U, LAM, P), opts)
     if hooks:
         RES = hooks.adjust_residual(RES, V, X)
     rows = Rows()
@@ -159,34 +167,7 @@ def transcribe(problem, mesh, scheme: Scheme, opts: Options, guess=None, contact
     if opts.control_interpolation == "free" and U.numel():
         terms.update(_dangling_controls(grid, U))
     f = sum(terms.values()) if terms else ca.MX(0)
-    return NLP(w, f, rows, layout, terms, mesh=mesh, grid=grid, point=point, method=method, contact=hooks, mapped=mapped)
-
-
-def map_points(point, count, args, opts=None):
-    """``point`` evaluated at ``count`` grid points (one column each), through a mapped copy that keeps
-    only the inputs it uses and the outputs it has; returns the outputs and the call as
-    :class:`~colloc.derivatives.MappedPoints` (the backend differentiates it point by point).
-
-    Every input and output of a mapped call costs pointer set-up at every point, in the function
-    and in each of its derivatives, so the empty blocks of a model without multipliers, implicit
-    derivatives, parameters or path constraints, and a time the dynamics never read, would make the
-    NLP's evaluations slower than a hand-written map of the same equations.
-    """
-    sx = point.sx_in()
-    out = point.call(sx)
-    used = ca.vertcat(*[ca.vec(o) for o in out]) if out else ca.SX(0, 1)
-    keep_in = [i for i in range(point.n_in()) if point.nnz_in(i) and ca.depends_on(used, sx[i])]
-    keep_out = [i for i in range(point.n_out()) if point.nnz_out(i)]
-    lean = ca.Function(point.name(), [sx[i] for i in keep_in], [out[i] for i in keep_out],
-                       [point.name_in(i) for i in keep_in], [point.name_out(i) for i in keep_out])
-    threaded = opts is not None and opts.parallelization != "serial"
-    mapped = lean.map(count, opts.parallelization, opts.threads) if threaded else lean.map(count)
-    values = mapped(*[args[i] for i in keep_in])
-    values = values if isinstance(values, (list, tuple)) else [values]
-    result = [ca.MX(point.size1_out(i), count) for i in range(point.n_out())]
-    for i, v in zip(keep_out, values):
-        result[i] = v
-    return result, MappedPoints(lean, count, tuple(args[i] for i in keep_in), tuple(values))
+    return NLP(w, f, rows, layout, terms, mesh=mesh, grid=grid, point=point, method=method, contact=hooks)
 
 
 def _variables(problem, opts, meta, ngrid, n) -> Layout:

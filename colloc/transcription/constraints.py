@@ -29,6 +29,7 @@ from typing import NamedTuple
 import casadi as ca
 import numpy as np
 
+from ..derivatives import map_points
 from ..errors import OptionError
 from .consistent import check_fixed_consistency, fixed_endpoint_rows
 
@@ -162,7 +163,8 @@ class Bordalba2023(ConstraintMethod):
     def interval_ends(self, V, T, X, XD, point):
         cols = _at(self.grid.interval_ends)
         Xp = V["xp"]
-        xdot_p, res_p, _, acc_p, _ = point.map(self.n)(T[:, cols], Xp, V["z"][:, cols], V["u"][:, cols], V["lam"][:, cols], V["p"])
+        args = (T[:, cols], Xp, V["z"][:, cols], V["u"][:, cols], V["lam"][:, cols], V["p"])
+        (xdot_p, res_p, _, acc_p, _), _ = map_points(point, self.n, args, self.opts, outputs=(0, 1, 3))
         return Ends(Xp, xdot_p, res_p, acc_p)
 
     def pointwise_rows(self, RES, ACC, ends):
@@ -177,14 +179,15 @@ class Bordalba2023(ConstraintMethod):
 
     def add_rows(self, rows, V, T, X):
         mesh = self.grid.mesh_points
-        Fval, _ = self.F.map(mesh.size)(T[:, _at(mesh)], X[:, _at(mesh)], V["p"])
+        (Fval, _), _ = map_points(self.F, mesh.size, (T[:, _at(mesh)], X[:, _at(mesh)], V["p"]), self.opts, outputs=(0,))
         _add_mesh_rows(self.problem, rows, self.labels, Fval, mesh, self.F, self.F_sym)
         # projection x = x' + F_x(x)ᵀ μ: one SX Function of one interval end, mapped over the intervals
         _, Fx, t, x, p = self.model.mesh_levels()[2]
         xp, mu = ca.SX.sym("xp", x.numel()), ca.SX.sym("mu", len(self.labels))
         proj = ca.Function("projection", [t, x, xp, mu, p], [x - xp - ca.mtimes(Fx.T, mu)])
         ends = self.grid.interval_ends
-        rows.add("projection", [s.name for s in self.model.states], proj.map(self.n)(T[:, _at(ends)], X[:, _at(ends)], V["xp"], V["mu"], V["p"]), ends)
+        (d,), _ = map_points(proj, self.n, (T[:, _at(ends)], X[:, _at(ends)], V["xp"], V["mu"], V["p"]), self.opts)
+        rows.add("projection", [s.name for s in self.model.states], d, ends)
 
     def cost_terms(self, V, X):
         d = X[:, _at(self.grid.interval_ends)] - V["xp"]
@@ -222,7 +225,7 @@ class Posa2016(ConstraintMethod):
     def adjust_derivatives(self, F_nodes, V, T, X):
         # q̇ at the midpoints gets Φ_qᵀ γ (it enters the Simpson defect only)
         mids = self.grid.node(1)
-        corr = self.correction.map(self.n)(T[:, _at(mids)], X[:, _at(mids)], V["p"], V["gamma"])
+        (corr,), _ = map_points(self.correction, self.n, (T[:, _at(mids)], X[:, _at(mids)], V["p"], V["gamma"]), self.opts)
         F_nodes = list(F_nodes)
         F_nodes[1] = F_nodes[1] + corr
         return F_nodes
@@ -232,7 +235,7 @@ class Posa2016(ConstraintMethod):
 
     def add_rows(self, rows, V, T, X):
         mesh = self.grid.mesh_points
-        val, _ = self.levels.map(mesh.size)(T[:, _at(mesh)], X[:, _at(mesh)], V["p"])
+        (val, _), _ = map_points(self.levels, mesh.size, (T[:, _at(mesh)], X[:, _at(mesh)], V["p"]), self.opts, outputs=(0,))
         _add_mesh_rows(self.problem, rows, self.pos_labels + self.vel_labels, val, mesh, self.levels, self.F_sym)
 
     def slacks(self, values):

@@ -67,8 +67,8 @@ class PhasedNLP:
 
     @property
     def mapped(self) -> list:
-        """The mapped point function of every phase (:mod:`colloc.derivatives` differentiates them point by point)."""
-        return [nlp.mapped for nlp in self.nlps]
+        """The mapped calls of every phase (:mod:`colloc.derivatives` differentiates them point by point)."""
+        return [m for nlp in self.nlps for m in (nlp.mapped or ())]
 
     def split(self, w) -> tuple:
         """Per-phase block values (as ``Layout.unpack`` of each phase) and the link blocks of a numeric ``w``."""
