@@ -61,9 +61,10 @@ Guess
 Mesh: Hermite–Simpson, 6 intervals per phase, graded in the contact phases
 (``PUSH_MESH``: intervals from 0.3 T down to 0.04 T at take-off, mirrored for the
 landing), uniform in flight.  Measured (IPOPT tol 1e-8; CPU seconds of
-``colloc.solve`` with its build, on a shared 2-core machine): 94 iterations and
-25 CPU s with ``expand=True`` (``SOLVE``), 91 iterations and 86 CPU s with the
-default MX build, the same optimum (1.6704927, ∫|τ|² = 1.502); largest torque
+``colloc.solve`` with its build, on a shared 2-core machine): 81 iterations and
+11.6 CPU s with the default build (``SOLVE``; 1.4 s of it building), 94 iterations
+and 22.6 CPU s with ``expand=True`` (12.2 s building), the same optimum
+(1.6704927, ∫|τ|² = 1.502); largest torque
 1.56 N m, largest normal force 24.2 N (the weight is 24.5 N), apex of the base
 0.148 m above its standing height; feet drift 0.11 mm off their ground points
 between mesh points.  The take-off and the touch-down need the grading:
@@ -80,7 +81,7 @@ posa2016                uniform 8   1.69323    64          17 fail (take-off int
 posa2016                uniform 12  1.68585    116
 ======================  ==========  =========  ==========  ===================================
 
-(all ``expand=True``.)  A failing check is the per-interval one (each interval
+(the table was measured with ``expand=True``.)  A failing check is the per-interval one (each interval
 simulated alone must end within 1e-2 of the file's state) on the steepest
 interval, the last of the push or the first of the landing.  ``colloc verify``
 as a whole still reports failure: after its checks it simulates the jump phase
@@ -114,10 +115,7 @@ import colloc as cl
 from colloc.phases import MultiPhaseProblem, Phase
 from colloc.urdf import example_robot
 
-#: ``expand=True`` for speed, not for convergence: both builds reach the same optimum in 91–94 iterations
-#: (objectives equal to 1e-10), in 25 CPU s expanded against 86 CPU s with the default MX build, whose
-#: derivatives of the mapped RNEA cost more per iteration (README "Performance").
-SOLVE = dict(scheme="hermite-simpson", intervals=6, expand=True)
+SOLVE = dict(scheme="hermite-simpson", intervals=6)
 
 URDF = "solo_description/robots/solo12.urdf"
 LEGS = ("FL", "FR", "HL", "HR")

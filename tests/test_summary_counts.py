@@ -56,7 +56,7 @@ def test_progress_counts_ipopt_iterations_through_a_restoration_phase(capsys):
     p.path(ca.sqrt(x), lower=0, name="root")
     p.minimize(integral=u**2 + ca.log(x))
     seen = []
-    scaled = {"mumps_scaling": 77}  # with MUMPS's automatic scaling this example's steps pass through restoration
+    scaled = {"mumps_scaling": 77}  # MUMPS's automatic scaling (the default): this example's steps pass through restoration
     res = cl.solve(p, intervals=5, progress=seen.append, ipopt=scaled)
     assert any(i["restoration"] for i in seen), "the example no longer reaches IPOPT's restoration phase"
     assert [i["iteration"] for i in seen] == list(range(res.iterations + 1))
