@@ -90,7 +90,8 @@ def build(distance=2.0, height=1.0, restitution=0.9, duration=0.8, mass=1.0, gra
     prob.final({x: distance, y: height, vy: (0.0, math.inf)})
     prob.minimize(integral=u**2, final=prob.at_t0(0.5 * mass * (vx**2 + vy**2)))
     # the guess dips to the ground and back up, with no impulse, no impact time and no speed reversal
-    prob.guess({y: ([0.0, 0.5 * duration, duration], [height, 0.0, height]), vx: distance / duration})
+    prob.guess({y: ([0.0, 0.5 * duration, duration], [height, 0.0, height]), vx: distance / duration,
+                vy: ([0.0, 0.4999 * duration, 0.5 * duration, duration], [-2 * height / duration, -2 * height / duration, 2 * height / duration, 2 * height / duration])})
     return prob
 
 

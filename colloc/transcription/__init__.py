@@ -173,6 +173,8 @@ def _build(problem, opts, grid, method, point, meta, layout, hooks, w, V) -> NLP
     ends_L = hooks.end_integrands(V, T, X, H, LQ) if hooks else None
     terms = _costs(problem, rows, V, tf, t0, T, LQ, W, layout, ends_L)
     terms.update(method.cost_terms(V, X))
+    if hooks:
+        terms.update(hooks.cost_terms(V))
     if opts.control_interpolation == "free" and U.numel():
         terms.update(_dangling_controls(grid, U))
     f = sum(terms.values()) if terms else ca.MX(0)

@@ -54,6 +54,8 @@ from .collocation import Collocation, reconstruct
 #: The one contact handling colloc offers besides none.
 CONTACT_MODES = ("implicit",)
 COMPLEMENTARITY = "complementarity"
+#: Name ending of the rows of Newton's restitution law, ``(ẏ⁺ + e ẏ⁻) P``.
+RESTITUTION = "restitution*impulse"
 #: Layout block of the interval fractions when the steps are free.
 STEPS = "steps"
 #: Default ratio bounding free steps: each interval stays within [h̄/4, 4h̄] of its length on the mesh given.
@@ -166,6 +168,18 @@ class ContactRows:
             layout.add(STEPS, ["interval.fraction"], n, nominal / r, np.minimum(nominal * r, 1.0), nominal, col_index=starts,
                        per="interval")
 
+    def cost_terms(self, V):
+        """With free steps, a small pull of every interval towards its length on the given mesh (where nothing
+        else decides the lengths, in flight or at rest, they would be left free)."""
+        if not self.free_steps:
+            return {}
+        import os
+        w = float(os.environ.get("STEPW", "0"))
+        if not w:
+            return {}
+        nominal = ca.DM(self.grid.fractions).T
+        return {"steps": w * ca.sumsqr(V[STEPS] / nominal - 1.0)}
+
     def step_fractions(self, V):
         """The interval fractions ``σ`` (column, ``Σσ = 1``) when the steps are free, else None (a fixed mesh)."""
         return ca.reshape(V[STEPS], -1, 1) if self.free_steps else None
@@ -276,7 +290,7 @@ class ContactRows:
         rows.add("impact", [f"{n}.momentum" for n in self.speed_names], mom, ip)
         rows.add(COMPLEMENTARITY, self._names("gap*impulse"), gap_i * P, ip, -np.inf, eps)
         newton = yd_plus + ca.repmat(ca.DM(self.e), 1, ip.size) * yd_minus
-        rows.add(COMPLEMENTARITY, self._names("restitution*impulse"), newton * P, ip, -eps, eps)
+        rows.add(COMPLEMENTARITY, self._names(RESTITUTION), newton * P, ip, -eps, eps)
         self._friction(rows, P, sd_plus, V["pbp"], V["pbm"], V["pg"], ip, "impulse_")
 
     def _interval_friction(self, rows, lam, X, V):
@@ -375,6 +389,9 @@ class ContactCollocation(Collocation):
         nlp = transcribe(self.problem, self.mesh, self.scheme, self.options, guess, contact=self.hooks)
         if guess is not None and getattr(self, "_contact_guess", None):
             _fill_contact_guess(nlp, *self._contact_guess)
+        import os
+        if os.environ.get("SEED", "0") == "1":
+            seed_impacts(nlp, guess.time[-1] - guess.time[0] if guess is not None else self.problem.tf_bounds[0] - self.problem.t0_value)
         return nlp
 
     def hooks(self, grid, res_names):
@@ -443,3 +460,39 @@ def _fill_contact_guess(nlp, columns, time):
     nf = len(rows.frictional)
     for m in hit:
         lay["vm"].guess[:, m] = np.asarray(rows.pre_impact(x[:, ip[m]], p, lay["pn"].guess[:, m] * hbar, np.zeros(nf), np.zeros(nf))).ravel()
+
+
+#: A guessed gap below this fraction of its largest value counts as closed when impacts are seeded.
+SEED_GAP = 0.05
+
+
+def seed_impacts(nlp, duration):
+    """Impulses where the guess bounces: at an interior mesh point where a contact's guessed gap is (nearly)
+    closed and its normal speed turns from closing before the point to opening at it, the impulse of Newton's
+    law that gives the guessed opening speed, and the pre-impact speeds it implies."""
+    lay, rows = nlp.layout, nlp.contact
+    ip = rows.impact_points
+    if not ip.size:
+        return
+    x, p = lay["x"].guess, lay["p"].guess[:, 0]
+    nc, nf, ng = len(rows.contacts), len(rows.frictional), x.shape[1]
+    zero = (np.zeros((nc, ng)), np.zeros((nf, ng)), np.zeros((nf, ng)))
+    _, gaps, yd, _ = (np.asarray(a) for a in rows.point.map(ng)(x, p, *zero))
+    hbar = duration / nlp.grid.num_intervals
+    for i, c in enumerate(rows.contacts):
+        closed = gaps[i] <= SEED_GAP * max(float(np.max(np.abs(gaps[i]))), 1e-12)
+        for m, k in enumerate(ip):
+            if lay["pn"].guess[i, m] > 0 or not closed[k] or not (yd[i, k - 1] < 0 < yd[i, k]):
+                continue
+            unit = np.zeros(nc)
+            unit[i] = 1.0
+            dv = x[rows.speed_rows, k] - np.asarray(rows.pre_impact(x[:, k], p, unit, np.zeros(nf), np.zeros(nf))).ravel()
+            xs = x[:, k].copy()
+            xs[rows.speed_rows] = dv
+            per_unit = float(np.asarray(rows.point(xs, p, unit, np.zeros(nf), np.zeros(nf))[2])[i, 0])
+            before = -yd[i, k] / c.restitution if c.restitution > 0 else yd[i, k - 1]
+            if per_unit <= 0:
+                continue
+            P = (yd[i, k] - before) / per_unit
+            lay["pn"].guess[i, m] = P / hbar
+            lay["vm"].guess[:, m] = np.asarray(rows.pre_impact(x[:, k], p, P * unit, np.zeros(nf), np.zeros(nf))).ravel()
