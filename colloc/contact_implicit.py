@@ -35,7 +35,7 @@ from .driver import result as make_result
 from .driver import transcription
 from .errors import OptionError
 from .trajectory import SolveResult, Trajectory
-from .transcription.contacts import COMPLEMENTARITY, RESTITUTION
+from .transcription.contacts import COMPLEMENTARITY
 
 #: Homotopy defaults: first ε, last ε, factor between solves.
 RELAXATION, TOLERANCE, FACTOR = 1e-1, 1e-8, 0.1
@@ -62,18 +62,12 @@ def schedule(eps_start, eps_end, factor):
     return out
 
 
-def set_relaxation(nlp, eps, newton=True):
-    """Set ``ε`` in the bounds of every complementarity row: ``a·b ≤ ε``, and ``|(ẏ⁺ + e ẏ⁻) P| ≤ ε`` for Newton's law.
-
-    ``newton=False`` leaves Newton's law out (its rows unbounded): an impulse may then launch a body
-    from any closed contact.
-    """
+def set_relaxation(nlp, eps):
+    """Set ``ε`` in the bounds of every complementarity row (one-sided ``≤ ε``, two-sided ``|·| ≤ ε``)."""
     for b in nlp.rows.blocks:
         if b.kind == COMPLEMENTARITY:
-            if all(n.endswith(RESTITUTION) for n in b.names):
-                b.upper[:], b.lower[:] = (eps, -eps) if newton else (np.inf, -np.inf)
-            else:
-                b.upper[:] = eps
+            b.upper[:] = eps
+            b.lower[np.isfinite(b.lower)] = -eps
 
 
 def solve_contact(problem, scheme="hermite-simpson", intervals=None, mesh=None, guess=None, ipopt=None, verbose=False,
@@ -95,10 +89,8 @@ def solve_contact(problem, scheme="hermite-simpson", intervals=None, mesh=None, 
     nlp = tr.build(warm)
     to_trajectory = lambda w: tr.trajectory(nlp, w, dict(status="checkpoint", success=False))  # noqa: E731
     steps, build_total, solve_total, iterations = [], 0.0, 0.0, 0
-    import os
-    kick = int(os.environ.get("KICK", "0"))
     for k, eps in enumerate(steps_eps):
-        set_relaxation(nlp, eps, newton=k >= kick)
+        set_relaxation(nlp, eps)
         sol, stats, build_s, solve_s = solver.run(nlp, solver_opts, expand, progress, checkpoint, to_trajectory, start)
         build_total, solve_total = build_total + build_s, solve_total + solve_s
         o = solver.outcome(nlp, sol, stats, nlp.terms)

@@ -49,6 +49,7 @@ from ..multibody import Multibody
 from ..trajectory import Trajectory
 from . import transcribe
 from .base import as_trajectory
+from .guess import guess_final_time
 from .collocation import Collocation, reconstruct
 
 #: The one contact handling colloc offers besides none.
@@ -60,6 +61,9 @@ RESTITUTION = "restitution*impulse"
 STEPS = "steps"
 #: Default ratio bounding free steps: each interval stays within [h̄/4, 4h̄] of its length on the mesh given.
 STEP_RATIO = 4.0
+#: Weight of the pull of free steps towards the mesh given, Σ (σ_i/σ̄_i − 1)²: without it the lengths of
+#: intervals in flight or at rest are left free and the ball's homotopy ends in restoration failure at ε = 1e-6.
+STEP_PULL = 1e-6
 
 
 def contact_bodies(model):
@@ -173,12 +177,8 @@ class ContactRows:
         else decides the lengths, in flight or at rest, they would be left free)."""
         if not self.free_steps:
             return {}
-        import os
-        w = float(os.environ.get("STEPW", "0"))
-        if not w:
-            return {}
         nominal = ca.DM(self.grid.fractions).T
-        return {"steps": w * ca.sumsqr(V[STEPS] / nominal - 1.0)}
+        return {"steps": STEP_PULL * ca.sumsqr(V[STEPS] / nominal - 1.0)}
 
     def step_fractions(self, V):
         """The interval fractions ``σ`` (column, ``Σσ = 1``) when the steps are free, else None (a fixed mesh)."""
@@ -389,9 +389,7 @@ class ContactCollocation(Collocation):
         nlp = transcribe(self.problem, self.mesh, self.scheme, self.options, guess, contact=self.hooks)
         if guess is not None and getattr(self, "_contact_guess", None):
             _fill_contact_guess(nlp, *self._contact_guess)
-        import os
-        if os.environ.get("SEED", "0") == "1":
-            seed_impacts(nlp, guess.time[-1] - guess.time[0] if guess is not None else self.problem.tf_bounds[0] - self.problem.t0_value)
+        seed_impacts(nlp, float(guess.time[-1] - guess.time[0]) if guess is not None else guess_final_time(self.problem) - self.problem.t0_value)
         return nlp
 
     def hooks(self, grid, res_names):
@@ -462,37 +460,46 @@ def _fill_contact_guess(nlp, columns, time):
         lay["vm"].guess[:, m] = np.asarray(rows.pre_impact(x[:, ip[m]], p, lay["pn"].guess[:, m] * hbar, np.zeros(nf), np.zeros(nf))).ravel()
 
 
-#: A guessed gap below this fraction of its largest value counts as closed when impacts are seeded.
-SEED_GAP = 0.05
+#: An impact is seeded where the guessed normal speed turns and the gap is smallest, if below this fraction of its largest.
+SEED_GAP = 0.5
 
 
 def seed_impacts(nlp, duration):
-    """Impulses where the guess bounces: at an interior mesh point where a contact's guessed gap is (nearly)
-    closed and its normal speed turns from closing before the point to opening at it, the impulse of Newton's
-    law that gives the guessed opening speed, and the pre-impact speeds it implies."""
+    """Impulses where the guess bounces, for a guess that has none.
+
+    For every contact with restitution, at the interior mesh point where its guessed normal speed turns from
+    closing (at the grid point before) to opening and its gap is smallest (at most ``SEED_GAP`` of its
+    largest): the impulse of Newton's law that gives the guessed opening speed ``ẏ⁺``
+    (``ẏ⁻ = −ẏ⁺/e``), and the pre-impact speeds it implies.  Without it the homotopy starts with no impulse
+    anywhere, where Newton's law admits none but the exact one, and the ball ends where it never bounces.
+    """
     lay, rows = nlp.layout, nlp.contact
     ip = rows.impact_points
     if not ip.size:
         return
     x, p = lay["x"].guess, lay["p"].guess[:, 0]
     nc, nf, ng = len(rows.contacts), len(rows.frictional), x.shape[1]
-    zero = (np.zeros((nc, ng)), np.zeros((nf, ng)), np.zeros((nf, ng)))
-    _, gaps, yd, _ = (np.asarray(a) for a in rows.point.map(ng)(x, p, *zero))
+    no_friction = np.zeros(nf)
+    _, gaps, yd, _ = (np.asarray(a) for a in rows.point.map(ng)(x, p, np.zeros((nc, ng)), np.zeros((nf, ng)), np.zeros((nf, ng))))
     hbar = duration / nlp.grid.num_intervals
     for i, c in enumerate(rows.contacts):
-        closed = gaps[i] <= SEED_GAP * max(float(np.max(np.abs(gaps[i]))), 1e-12)
-        for m, k in enumerate(ip):
-            if lay["pn"].guess[i, m] > 0 or not closed[k] or not (yd[i, k - 1] < 0 < yd[i, k]):
-                continue
-            unit = np.zeros(nc)
-            unit[i] = 1.0
-            dv = x[rows.speed_rows, k] - np.asarray(rows.pre_impact(x[:, k], p, unit, np.zeros(nf), np.zeros(nf))).ravel()
-            xs = x[:, k].copy()
-            xs[rows.speed_rows] = dv
-            per_unit = float(np.asarray(rows.point(xs, p, unit, np.zeros(nf), np.zeros(nf))[2])[i, 0])
-            before = -yd[i, k] / c.restitution if c.restitution > 0 else yd[i, k - 1]
-            if per_unit <= 0:
-                continue
-            P = (yd[i, k] - before) / per_unit
-            lay["pn"].guess[i, m] = P / hbar
-            lay["vm"].guess[:, m] = np.asarray(rows.pre_impact(x[:, k], p, P * unit, np.zeros(nf), np.zeros(nf))).ravel()
+        if c.restitution <= 0 or (lay["pn"].guess[i] > 0).any():  # no bounce, or the warm start's own impulses
+            continue
+        turns = [m for m, k in enumerate(ip) if yd[i, k - 1] < 0 < yd[i, k]]
+        if not turns:
+            continue
+        m = min(turns, key=lambda m: gaps[i, ip[m]])
+        k = ip[m]
+        if gaps[i, k] > SEED_GAP * float(np.max(gaps[i])):
+            continue
+        unit = np.zeros(nc)
+        unit[i] = 1.0
+        # the normal speed a unit impulse adds: W_n M⁻¹ W_nᵀ
+        xs = x[:, k].copy()
+        xs[rows.speed_rows] = x[rows.speed_rows, k] - np.asarray(rows.pre_impact(x[:, k], p, unit, no_friction, no_friction)).ravel()
+        per_unit = float(np.asarray(rows.point(xs, p, unit, no_friction, no_friction)[2])[i, 0])
+        if per_unit <= 0:
+            continue
+        P = (yd[i, k] + yd[i, k] / c.restitution) / per_unit
+        lay["pn"].guess[i, m] = P / hbar
+        lay["vm"].guess[:, m] = np.asarray(rows.pre_impact(x[:, k], p, P * unit, no_friction, no_friction)).ravel()
