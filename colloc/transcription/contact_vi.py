@@ -6,7 +6,8 @@ impulses at the steps, after Manchester, Doshi, Wood & Kuindersma,
 "Contact-implicit trajectory optimization using variational integrators",
 IJRR 38 (2019) 1463–1476.  At every node ``k`` a normal force ``λ_k ≥ 0`` per
 contact (and friction facets ``β⁺_k, β⁻_k ≥ 0``) acts through the Jacobians
-at the **next** configuration, ``q_{k+1}`` (``q_N`` at the last node):
+at the **next** configuration, ``q_{k+1}`` (at the last node, which has none,
+``q_N + h_{N−1} v_N`` one step ahead along the end speed ``v_N``):
 
     D₂L_d(q_{k−1}, q_k) + D₁L_d(q_k, q_{k+1}) + f⁺_{k−1} + f⁻_k
         + w_k [W_n(q_{k+1})ᵀ λ_k + W_t(q_{k+1})ᵀ (β⁺_k − β⁻_k)] = 0,
@@ -21,7 +22,7 @@ on that next configuration:
   out of the ground, and acts only if it touches;
 * planar Coulomb friction by maximal dissipation with the discrete
   tangential velocity ``ṡ_k = W_t(q_{k+1}) (q_{k+1} − q_k)/h_k`` (at the last
-  node the end speed ``W_t(q_N) v_N``): ``γ_k ± ṡ_k ≥ 0``,
+  node ``W_t v_N``): ``γ_k ± ṡ_k ≥ 0``,
   ``μλ_k − β⁺_k − β⁻_k ≥ 0`` (rows ``friction``) and the products
   ``(γ ± ṡ)β^± ≤ ε``, ``(μλ − β⁺ − β⁻)γ ≤ ε`` (Stewart & Trinkle, IJNME 39
   (1996), as in :mod:`colloc.transcription.contacts`).
@@ -124,25 +125,36 @@ class ContactVIRows:
         layout.add("cbp", self._names("friction_plus", True), n + 1, 0.0, np.inf)
         layout.add("cbm", self._names("friction_minus", True), n + 1, 0.0, np.inf)
         layout.add("cg", self._names("sliding_speed", True), n + 1, 0.0, np.inf)
+        layout.add("cq", [f"{name}.next" for name in self.vi.coordinate_names], 1)
+
+    def guess(self, layout):
+        layout["cq"].guess[:] = layout["q"].guess[:, -1:]
 
     @staticmethod
-    def _next(Q):
-        """The configuration each node's contact forces use: ``q_{k+1}``, and ``q_N`` at the last node."""
-        return ca.horzcat(Q[:, 1:], Q[:, -1])
+    def _next(Q, V):
+        """The configuration each node's contact forces use: ``q_{k+1}``, and ``q_N + h_{N−1} v_N`` at the last node."""
+        return ca.horzcat(Q[:, 1:], V["cq"])
 
     def node_forces(self, V, Q):
         n1 = Q.shape[1]
-        return self.node.map(n1)(self._next(Q), V["p"], V["cn"], V["cbp"], V["cbm"], ca.DM.zeros(Q.shape))[0]
+        return self.node.map(n1)(self._next(Q, V), V["p"], V["cn"], V["cbp"], V["cbm"], ca.DM.zeros(Q.shape))[0]
 
-    def add_rows(self, rows, V, Q, node_speeds):
-        """``gap``, ``friction`` and ``complementarity`` rows at every node; ``node_speeds`` (nq, n + 1) is ``Δq/h`` and ``v_N``."""
+    def add_rows(self, rows, V, Q, H, node_speeds):
+        """``gap``, ``friction`` and ``complementarity`` rows at every node; ``node_speeds`` (nq, n + 1) is ``Δq/h`` and ``v_N``.
+
+        The last node has no next configuration: its impulse looks one step ahead along the end speed,
+        ``q_N + h_{N−1} v_N`` (rows ``contact:<coordinate>.next``), so that it is fixed as the others are
+        (a resting contact holds its weight, ``v_N`` is not launched) whether or not the end speed is given.
+        """
         eps, n1 = self.eps, Q.shape[1]
         nodes = np.arange(n1)
+        nxt = self._next(Q, V)
+        rows.add("contact", [f"{name}.next" for name in self.vi.coordinate_names], V["cq"] - Q[:, -1] - H[-1] * node_speeds[:, -1], [n1 - 1])
         node = self.node.map(n1)
         gap = node(Q, V["p"], V["cn"], V["cbp"], V["cbm"], node_speeds)[1]
-        _, gap_next, sd = node(self._next(Q), V["p"], V["cn"], V["cbp"], V["cbm"], node_speeds)
+        _, gap_next, sd = node(nxt, V["p"], V["cn"], V["cbp"], V["cbm"], node_speeds)
         lam = V["cn"]
-        rows.add("gap", self._names("gap"), gap, nodes, 0.0, np.inf)
+        rows.add("gap", self._names("gap"), ca.horzcat(gap, gap_next[:, -1]), np.arange(n1 + 1), 0.0, np.inf)
         rows.add(COMPLEMENTARITY, self._names("next_gap*normal_force"), gap_next * lam, nodes, -np.inf, eps)
         if not self.frictional:
             return
@@ -157,7 +169,7 @@ class ContactVIRows:
     # -- reading back --------------------------------------------------------------------------
     def forces(self, values, Q):
         """Generalised contact forces at the nodes, shape (nq, n + 1) (numeric)."""
-        nxt = np.hstack([Q[:, 1:], Q[:, -1:]])
+        nxt = np.hstack([Q[:, 1:], values["cq"]])
         out = self.node.map(Q.shape[1])(nxt, values["p"][:, 0], values["cn"], values["cbp"], values["cbm"], np.zeros(Q.shape))[0]
         return np.asarray(out)
 
@@ -216,6 +228,7 @@ class ContactVITranscription(MidpointVITranscription):
     def build(self, guess=None):
         rows = ContactVIRows(self.problem, self.vi, self.relaxation)
         nlp = transcribe_midpoint_vi(self.problem, self.mesh, self.vi, guess, contact=rows)
+        rows.guess(nlp.layout)
         _fill_contact_guess(nlp, getattr(self, "_contact_guess", None))
         return nlp
 

@@ -73,7 +73,7 @@ def transcribe_midpoint_vi(problem, mesh, vi, guess=None, contact=None) -> NLP:
     ``contact`` (optional) adds contact forces at the nodes and their rows
     (:class:`colloc.transcription.contact_vi.ContactVIRows`): its ``add_variables(layout, n)``,
     ``node_forces(V, Q)`` (generalised forces, shape (nq, n + 1), weighted like ``Gᵀλ``) and
-    ``add_rows(rows, V, Q, node_speeds)``.
+    ``add_rows(rows, V, Q, H, node_speeds)``.
     """
     model = problem.model
     mesh = np.asarray(mesh, float)
@@ -105,7 +105,7 @@ def transcribe_midpoint_vi(problem, mesh, vi, guess=None, contact=None) -> NLP:
             rows.add("holonomic", vi.velocity_names, vi.constraint_rate(Q[:, col], ends[which], T[col], P), [col])
     _speed_rows(problem, vi, rows, ends, Vm, n)
     if contact is not None:
-        contact.add_rows(rows, V, Q, ca.horzcat(Vm, ends["final"]))
+        contact.add_rows(rows, V, Q, H, ca.horzcat(Vm, ends["final"]))
     states = {name: Qm[i, :] for i, name in enumerate(vi.coordinate_names)}
     states.update({name: Vm[i, :] for i, name in enumerate(vi.speed_names)})
     Xm = ca.vertcat(*[states[s.name] for s in model.states])
