@@ -59,6 +59,9 @@ from .midpoint_vi import MidpointVITranscription, transcribe_midpoint_vi
 
 #: Options of a contact-implicit midpoint-vi transcription.
 OPTIONS = ("contact", "relaxation", "impacts", "forcing")
+#: Gap (times max(1, max |φ|)) below which a contact counts as closed when impacts are read back; the
+#: schedule of :mod:`colloc.contact_implicit` uses the same threshold.
+CLOSED_GAP = 1e-5
 
 
 def check_contact_vi(problem, options):
@@ -175,8 +178,6 @@ class ContactVIRows:
 
     def columns(self, values, times):
         """Trajectory columns at the nodes: normal and friction forces, impact impulses (module docstring)."""
-        from ..contact_implicit import GAP_TOLERANCE  # that module imports the driver, which imports this one
-
         H = np.diff(times)
         w = 0.5 * (np.concatenate([[0.0], H]) + np.concatenate([H, [0.0]]))
         gaps = self._gaps_q(values["q"], values["p"][:, 0])
@@ -184,7 +185,7 @@ class ContactVIRows:
         for i, c in enumerate(self.contacts):
             lam = values["cn"][i]
             cols[f"{c.name}.normal_force"] = lam.copy()
-            closed = gaps[i] <= GAP_TOLERANCE * max(1.0, float(np.abs(gaps[i]).max()))
+            closed = gaps[i] <= CLOSED_GAP * max(1.0, float(np.abs(gaps[i]).max()))
             impulse = np.zeros_like(lam)
             for k in np.flatnonzero(closed[1:] & ~closed[:-1]) + 1:
                 impulse[k] = w[k - 1] * lam[k - 1] + w[k] * lam[k]
