@@ -191,3 +191,36 @@ def test_bar_landing_finds_the_passive_landing():
     sim = cl.contact_implicit.verify_contact(bar_landing.build(), res.trajectory)
     assert sim["final_error"] < 1e-6  # measured 7e-14
     assert max(sim["errors"][n].max() for n in ("bar.x", "bar.y", "bar.theta")) < 1e-2  # measured 3.1e-3
+
+
+def test_pendulum_with_a_rod_lands_on_the_floor_and_rests():
+    # a bob on a rod (holonomic, Cartesian coordinates) anchored 0.8 above the floor, released level: it swings as
+    # the minimal-coordinate pendulum does (event-driven simulation of it, up to its impact) and stops plastically
+    # where the rod's circle meets the floor, θ* = acos(0.8), the floor carrying the weight and the rod slack
+    a, n = 0.8, 20
+    body = cl.Multibody("bob", coordinates=["x", "y"])
+    x, y = body.coordinates
+    body.kinetic_energy = 0.5 * ca.sumsqr(body.v)
+    body.potential_energy = G * y
+    body.holonomic("rod", x**2 + (y - a) ** 2 - 1)
+    body.contact("floor", y)
+    prob = cl.Problem([body], t0=0.0, tf=1.0, name="pendulum_floor")
+    prob.initial({x: 1.0, y: a, **{v: 0.0 for v in body.speeds}})
+    res = cl.solve(prob, scheme="midpoint-vi", intervals=n, contact="implicit", ipopt=IPOPT)
+    assert res.success
+    traj = res.trajectory
+    t, theta = traj.time, np.arctan2(traj["bob.x"], a - traj["bob.y"])
+    minimal = cl.Multibody("pendulum", coordinates=["theta"])
+    minimal.kinetic_energy = 0.5 * minimal.v[0] ** 2
+    minimal.potential_energy = -G * ca.cos(minimal.coordinates[0])
+    minimal.contact("floor", a - ca.cos(minimal.coordinates[0]))
+    sim = cl.simulate_events(minimal, 1.0, [math.pi / 2], [0.0], times=t)
+    land = sim.metadata["events"][0]["time"]  # 0.44127
+    before = t < land - 1.0 / n
+    expected = np.interp(t[before], sim.time[sim.time < land], sim["pendulum.theta"][sim.time < land])
+    assert np.abs(theta[before] - expected).max() < 5e-3  # measured 2.8e-3 (the midpoint rule's error at h = 0.05)
+    rest = t > land + 1.0 / n
+    assert np.abs(theta[rest] - math.acos(a)).max() < 1e-7
+    assert np.allclose(traj["bob.floor.normal_force"][rest], G, atol=1e-5)
+    assert np.abs(traj["bob.rod.lambda"][rest]).max() < 1e-5
+    assert land <= res.contact["impacts"][0]["time"] < land + 1.0 / n

@@ -27,6 +27,8 @@ on that next configuration:
   ``(γ ± ṡ)β^± ≤ ε``, ``(μλ − β⁺ − β⁻)γ ≤ ε`` (Stewart & Trinkle, IJNME 39
   (1996), as in :mod:`colloc.transcription.contacts`).
 
+Holonomic constraints of the model keep their multipliers at the nodes
+(midpoint-vi's ``w_k G(q_k)ᵀλ_k``, to which the contact impulses add).
 Impacts need no variables of their own: a contact that closes between
 ``q_k`` and ``q_{k+1}`` is stopped by the impulses of nodes ``k`` and
 ``k + 1``, so every impact is plastic (restitution ``e = 0``; a contact
@@ -50,9 +52,8 @@ from __future__ import annotations
 import casadi as ca
 import numpy as np
 
-from ..discrete_mechanics import FORCING, SCHEME, MidpointVI
+from ..discrete_mechanics import SCHEME
 from ..errors import OptionError
-from ..mesh import make_mesh
 from ..trajectory import Trajectory
 from .contacts import COMPLEMENTARITY, CONTACT_MODES, contact_bodies
 from .midpoint_vi import MidpointVITranscription, transcribe_midpoint_vi
@@ -75,8 +76,6 @@ def check_contact_vi(problem, options):
     bodies = contact_bodies(problem.model)
     if not bodies:
         raise OptionError(f"contact='implicit' needs contacts, but the model of `{problem.name}` declares none; declare them with `body.contact(name, gap, ...)`.")
-    if problem.model.constraints:
-        raise OptionError(f"contact='implicit' does not combine with kinematic constraints yet; `{problem.model.constraints[0].name}` is one.")
     for _, contacts in bodies:
         for c in contacts:
             if c.restitution != 0:
@@ -216,9 +215,7 @@ class ContactVITranscription(MidpointVITranscription):
 
     def __init__(self, problem, intervals=None, mesh=None, contact="implicit", **options):
         check_contact_vi(problem, dict(options, contact=contact))
-        self.problem = problem
-        self.vi = MidpointVI(problem, options.get("forcing", FORCING[0]))
-        self.mesh = make_mesh(intervals, mesh)
+        super().__init__(problem, intervals, mesh, **{k: v for k, v in options.items() if k == "forcing"})
         self.relaxation = float(options.get("relaxation", 1e-6))
 
     def warm_start(self, guess):
