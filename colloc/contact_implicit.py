@@ -2,7 +2,9 @@
 
 ``colloc.solve(problem, contact="implicit", ...)`` transcribes the contacts the
 model declares as forces, impulses and complementarity rows
-(:mod:`colloc.transcription.contacts`) and solves the mathematical program with
+(:mod:`colloc.transcription.contacts`; with ``scheme="midpoint-vi"``, as impulses
+at the steps of the discrete Euler–Lagrange equations,
+:mod:`colloc.transcription.contact_vi`) and solves the mathematical program with
 complementarity constraints (MPCC) by **Scholtes' relaxation** (Scholtes, SIAM
 J. Optim. 11 (2001) 918–936): every product ``a·b`` of a complementarity pair
 (``a, b ≥ 0``) is bounded by ``ε`` instead of 0, and ``ε`` is driven from

@@ -94,7 +94,8 @@ def solve(problem, scheme="hermite-simpson", intervals=None, mesh=None, guess=No
         ``derivative_bounds``, ``multiplier_bounds`` …
         ``contact="implicit"``: contact-implicit collocation of the contacts the model declares
         (:mod:`colloc.contact_implicit`; options ``relaxation``, ``complementarity_tolerance``,
-        ``relaxation_factor``).
+        ``relaxation_factor``); with ``scheme="midpoint-vi"`` the contact-implicit discrete
+        Euler–Lagrange equations (:mod:`colloc.transcription.contact_vi`, plastic impacts).
 
     Returns
     -------

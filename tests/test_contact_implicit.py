@@ -132,7 +132,6 @@ def test_info_lists_contact_rows(capsys):
 @pytest.mark.parametrize("kwargs, match", [
     (dict(problem="plain"), "declares none"),
     (dict(contact="explicit"), "only one is contact='implicit'"),
-    (dict(scheme="midpoint-vi"), "midpoint-vi"),
     (dict(mode="explicit"), "accelerations as variables"),
     (dict(refine={"tolerance": 1e-6}), "does not combine with contact"),
     (dict(relaxation=-1.0), "relaxation"),
