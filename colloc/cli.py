@@ -236,6 +236,10 @@ def _run_solve(args) -> int:
     _check_solve_flags(args)
     # everything the user gave is checked before `build` runs: a bad --out or --guess must not cost a build
     folder, created = writable_folder(args.out)
+    out = Path(folder)
+    # the result's name is claimed before `build` runs: a run started while another builds or solves writes
+    # NAME-2.csv, however soon the other finishes, instead of replacing its result
+    slot = ResultSlot(out, result_name(Path(args.problem).stem, params), force=args.force)
     try:
         guess = _read_guess(args.guess)
         module, problem = load_problem(args.problem, params)
@@ -244,6 +248,7 @@ def _run_solve(args) -> int:
         if args.animate:
             model_points(problem)  # no points: say so before the solve, not after
     except BaseException:
+        slot.release()
         if created:
             _remove_empty(folder)
         raise
@@ -256,8 +261,7 @@ def _run_solve(args) -> int:
         kwargs["verbose"] = True
     elif not args.quiet:
         kwargs["progress"] = True
-    out = Path(folder)
-    with ResultSlot(out, result_name(Path(args.problem).stem, params), force=args.force) as slot:
+    with slot:
         for note in slot.notes:
             print(f"note: {note}", file=sys.stderr)
         slot.notes.clear()

@@ -2,7 +2,9 @@
 
 ``colloc.solve(problem, contact="implicit", ...)`` transcribes the contacts the
 model declares as forces, impulses and complementarity rows
-(:mod:`colloc.transcription.contacts`) and solves the mathematical program with
+(:mod:`colloc.transcription.contacts`; with ``scheme="midpoint-vi"``, as impulses
+at the steps of the discrete Euler–Lagrange equations,
+:mod:`colloc.transcription.contact_vi`) and solves the mathematical program with
 complementarity constraints (MPCC) by **Scholtes' relaxation** (Scholtes, SIAM
 J. Optim. 11 (2001) 918–936): every product ``a·b`` of a complementarity pair
 (``a, b ≥ 0``) is bounded by ``ε`` instead of 0, and ``ε`` is driven from
@@ -88,7 +90,7 @@ def solve_contact(problem, scheme="hermite-simpson", intervals=None, mesh=None, 
     solver = get_backend(backend)
     tr = transcription(problem, scheme, intervals, mesh, relaxation=steps_eps[0], **options)
     run = dict(ipopt=ipopt, verbose=verbose, expand=expand, progress=progress, checkpoint=checkpoint)
-    if tr.free_steps and steps_eps[0] > FREE_FROM >= steps_eps[-1]:
+    if getattr(tr, "free_steps", None) and steps_eps[0] > FREE_FROM >= steps_eps[-1]:
         # the loose relaxations on the mesh given: free steps there end more often where an interval shrinks to
         # its bound to hold a spurious stick phase (block T = 2: 11/20 random starts against 18/20)
         fixed = transcription(problem, scheme, intervals, mesh, relaxation=steps_eps[0], **dict(options, free_steps=False))

@@ -337,6 +337,7 @@ def _resolve(system, t, q, v, u, p, old, hint, opts, rec):
         for k, i in enumerate(C):
             if yd[i] <= -opts.rest_speed or Pn[k] > 1e-12 * max(1.0, Pn.max()):
                 rec.event(t, i, "impact", yd[i], Pn[k])
+        T = system.evaluate(t, q, v, u, p)  # the drifts Ẇv of the acceleration LCP are the post-impact speeds'
     yd = Wn @ v
     cand = np.flatnonzero(closed & (np.abs(yd) <= opts.rest_speed))
     mode = Mode(system.nc)

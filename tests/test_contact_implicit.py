@@ -132,7 +132,6 @@ def test_info_lists_contact_rows(capsys):
 @pytest.mark.parametrize("kwargs, match", [
     (dict(problem="plain"), "declares none"),
     (dict(contact="explicit"), "only one is contact='implicit'"),
-    (dict(scheme="midpoint-vi"), "midpoint-vi"),
     (dict(mode="explicit"), "accelerations as variables"),
     (dict(refine={"tolerance": 1e-6}), "does not combine with contact"),
     (dict(relaxation=-1.0), "relaxation"),
@@ -141,6 +140,8 @@ def test_info_lists_contact_rows(capsys):
     (dict(free_steps="yes"), "free_steps"),
     (dict(free_steps=0.5), "ratio r > 1"),
     (dict(free_steps=True, intervals=1), "at least 2 intervals"),
+    (dict(free_steps=True, scheme="midpoint-vi"), "`free_steps` does not apply"),
+    (dict(free_steps=True, contact=None), "`free_steps`"),
 ])
 def test_bad_contact_input_is_one_sentence(block, kwargs, match):
     kwargs = dict(kwargs)

@@ -291,7 +291,8 @@ def endpoint_function(problem, expr) -> ca.Function:
 
 
 def _costs(problem, rows, V, tf, t0, T, LQ, W, layout, ends_L=None):
-    e0, ef = endpoint_vectors(problem, V, "t0"), endpoint_vectors(problem, V, "tf")
+    if problem.boundaries or any(c.final is not None for c in problem.costs):  # else nothing reads the endpoints
+        e0, ef = endpoint_vectors(problem, V, "t0"), endpoint_vectors(problem, V, "tf")
     P = V["p"]
     for bc in problem.boundaries:
         val = endpoint_function(problem, bc.expr)(t0, tf, e0, ef, P)

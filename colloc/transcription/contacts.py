@@ -34,6 +34,17 @@ is the Scholtes relaxation (Scholtes, SIAM J. Optim. 11 (2001)): every
 :mod:`colloc.contact_implicit` drives to its tolerance over warm-started solves
 by changing only the row bounds.
 
+With **free steps** (``free_steps=True``; Posa et al. 2014's variable steps)
+the interval fractions ``σ_i`` are variables (block ``steps``, ``Σσ = 1``, each
+within ``[σ̄_i/r, r σ̄_i]`` of the mesh given), so switches and impacts move
+onto mesh points; times, interval lengths and quadrature weights are linear in
+``σ`` (:func:`colloc.transcription.free_step_maps`).  Each interval then also
+closes on its own accelerations and controls at its end (blocks ``zm``, ``um``
+at the interior mesh points, with residual rows under that interval's forces,
+and the quadrature corrected to use them), so a push or a lift can jump where
+the mode changes.  A guess without impulses gets one where it bounces
+(:func:`seed_impacts`).
+
 Legend: ``lam`` normal force, ``beta`` friction-force facets, ``gamma``
 sliding speed, ``P`` impulses, ``y`` gap, ``s`` tangential position.
 """
