@@ -252,15 +252,7 @@ def _run_solve(args) -> int:
         if created:
             _remove_empty(folder)
         raise
-    if guess is not None:
-        kwargs["guess"] = guess
-    if args.starts is not None:
-        kwargs.update(starts=args.starts, seed=args.seed, scheduler=args.scheduler, workers=args.workers,
-                      progress=None if args.quiet else _print_start)
-    elif args.verbose:
-        kwargs["verbose"] = True
-    elif not args.quiet:
-        kwargs["progress"] = True
+    _reporting_arguments(kwargs, args, guess)
     with slot:
         for note in slot.notes:
             print(f"note: {note}", file=sys.stderr)
@@ -297,6 +289,19 @@ def _run_solve(args) -> int:
     if result.status.value == "interrupted" or any(s["status"] == "interrupted" for s in result.starts or []):
         return EXIT_INTERRUPTED  # Ctrl-C or SIGTERM: the iterate (or the best start) is written, the exit says why
     return EXIT_SOLVED if result.success else EXIT_NOT_CONVERGED
+
+
+def _reporting_arguments(kwargs, args, guess):
+    """The guess, multi-start and progress arguments of ``colloc solve`` into ``kwargs``."""
+    if guess is not None:
+        kwargs["guess"] = guess
+    if args.starts is not None:
+        kwargs.update(starts=args.starts, seed=args.seed, scheduler=args.scheduler, workers=args.workers,
+                      progress=None if args.quiet else _print_start)
+    elif args.verbose:
+        kwargs["verbose"] = True
+    elif not args.quiet:
+        kwargs["progress"] = True
 
 
 def _read_guess(path):
