@@ -228,6 +228,9 @@ def verify_contact(problem, trajectory, samples=20, **options) -> dict:
     system = ContactSystem(model)
     q0 = [traj[n][0] for n in system.coordinate_names]
     v0 = [traj[n][0] for n in system.speed_names]
+    # while a contact sticks the motion may not change at all, so the integrator's steps grow past the
+    # moment the controls push it out of the friction cone: steps no longer than the controls' samples
+    options.setdefault("max_step", float(np.min(np.diff(dense))) if dense.size > 1 else np.inf)
     sim = simulate_events(system, float(t[-1]), q0, v0, controls=controls, parameters=traj.parameters or None, t0=float(t[0]),
                           times=t, **options)
     names = system.coordinate_names + system.speed_names

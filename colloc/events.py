@@ -258,7 +258,9 @@ def simulate_events(model, t_final, q0, v0, controls=None, parameters=None, t0=0
         the accumulation time is then found to about ``2e·rest_speed/(g(1−e))``).
     max_events : int
     max_step : float
-        Largest integrator step.
+        Largest integrator step.  While a contact sticks the state may not change at all, so the
+        step-size control cannot see the controls push it out of the friction cone: with controls
+        that vary, give at most their sampling interval, or a slip can be stepped over.
 
     Returns
     -------

@@ -289,3 +289,22 @@ def test_free_steps_converge_at_the_trapezoidal_order_on_the_ball():
         errors.append(abs(res.objective - 3.98359237))
     slope = -np.polyfit(np.log([10, 20, 40]), np.log(errors), 1)[0]
     assert slope >= 2 - 0.3
+
+
+def test_verification_sees_a_push_leave_the_friction_cone_while_the_block_sticks(block):
+    """A block at rest, unpushed for 1 s, then pushed by u = c(t − 1) up to t = 1.3 and less again after, must
+    start to slide at c(t₁ − 1) = μmg.  While it sticks nothing moves, and the push is below μmg again at the
+    end, so an integrator whose steps grew over the still second stepped past the slip (it once did)."""
+    from colloc.contact_implicit import verify_contact
+
+    problem = block.build(duration=2.0)
+    mu_mg, c = 0.1 * 9.81, 5.0
+    t1 = 1.0 + mu_mg / c
+    t = np.linspace(0.0, 2.0, 41)
+    push = c * np.clip(np.minimum(t - 1.0, 1.6 - t), 0.0, None)
+    cols = {"block.x": 0 * t, "block.y": 0 * t, "block.x_speed": 0 * t, "block.y_speed": 0 * t, "block.push": push}
+    kinds = {n: "control" if n == "block.push" else "state" for n in cols}
+    out = verify_contact(problem, cl.Trajectory(t, cols, kinds, {}, {"scheme": "trapezoidal"}))
+    slips = [e["time"] for e in out["events"] if e["kind"] == "slip"]
+    assert slips and slips[0] == pytest.approx(t1, abs=1e-6)
+    assert out["final_error"] > 1e-3  # the block moved, unlike this file says
