@@ -223,6 +223,7 @@ def verify_contact(problem, trajectory, samples=20, **options) -> dict:
     dense = np.linspace(t[0], t[-1], samples * (t.size - 1) + 1)
     sampled = traj.sample(dense)
     controls = {c.name: (lambda s, col=sampled[c.name]: float(np.interp(s, dense, col))) for c in model.controls}
+    controls.update(_jumping_controls(traj, model))
     from .events import ContactSystem
 
     system = ContactSystem(model)
@@ -242,6 +243,25 @@ def verify_contact(problem, trajectory, samples=20, **options) -> dict:
     over = np.max(np.array(list(errors.values())), axis=0)
     return dict(time=t, errors=errors, error_over_time=over, final_error=float(over[-1]), max_error=float(over.max()),
                 events=sim.metadata.get("events", []), simulated=sim)
+
+
+def _jumping_controls(traj, model) -> dict:
+    """Controls that jump at mesh points (free steps: the file holds the value each interval ends on in a
+    ``NAME.interval_end`` column): the grid values joined linearly, each interval ending on its own end value
+    and the next starting from the mesh point's."""
+    from .transcription.contacts import END
+
+    out = {}
+    for c in model.controls:
+        if c.name + END not in traj.names:
+            continue
+        t, u, end = traj.time, traj[c.name], traj[c.name + END]
+        if np.array_equal(u, end):
+            continue
+        times = np.repeat(t, 2)
+        values = np.column_stack([end, u]).ravel()  # at each grid point: the value from the left, then from the right
+        out[c.name] = lambda s, ts=times, vs=values: float(np.interp(s, ts, vs))
+    return out
 
 
 def report_contact(sim) -> str:

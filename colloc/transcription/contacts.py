@@ -66,6 +66,9 @@ from .collocation import Collocation, reconstruct
 #: The one contact handling colloc offers besides none.
 CONTACT_MODES = ("implicit",)
 COMPLEMENTARITY = "complementarity"
+#: Suffix of the columns holding, at each interior mesh point, the control the interval before it ends on
+#: (free steps: it may differ from the mesh point's own, which starts the next interval).
+END = ".interval_end"
 #: Name ending of the rows of Newton's restitution law, ``(ẏ⁺ + e ẏ⁻) P``.
 RESTITUTION = "restitution*impulse"
 #: Layout block of the interval fractions when the steps are free.
@@ -108,6 +111,7 @@ class ContactRows:
         model = problem.model
         self.grid, self.eps, self.impacts = grid, float(relaxation), bool(impacts)
         self.free_steps = free_steps  # None, or the ratio r bounding each interval to [h̄_i / r, r h̄_i]
+        self.control_names = [c.name for c in model.controls]
         self.res_names = list(res_names)
         state_names = [s.name for s in model.states]
         self.nx = len(state_names)
@@ -357,6 +361,12 @@ class ContactRows:
             col = np.zeros(ng)
             col[self.impact_points] = hbar * (values["pbp"][j] - values["pbm"][j])
             cols[f"{self.contacts[i].name}.friction_impulse"] = col
+        if self.free_steps and "um" in values:  # the controls each interval ends on (a push may jump at a mesh point)
+            ends = list(self.grid.interval_ends)[:-1]
+            for i, name in enumerate(self.control_names):
+                col = np.array(values["u"][i], dtype=float)
+                col[ends] = values["um"][i]
+                cols[name + END] = col
         return cols
 
     def gaps(self, X, P):
