@@ -165,3 +165,63 @@ def build_two_phase(stride=0.5, duration=0.6, friction=0.8, stance=0.3):
     mp.periodic(impact=impact)
     mp.link(a.duration + b.duration, duration, duration, name="stride_time")
     return mp
+
+
+def warm_start(two_phase, intervals, stride=0.5, duration=0.6, touchdown_at=2 / 3):
+    """``(guess, mesh)`` for :func:`build` from a :func:`build_two_phase` result (a diagnostic, not the default start).
+
+    The periodic gait is read from a time in the stance chosen so that its touchdown falls on the mesh
+    point nearest ``touchdown_at`` of the horizon (uniform mesh of ``intervals``): states, controls, the
+    stance's ground force as the contact's normal and friction forces, and the touchdown's normal impulse
+    (from ``M (v⁺ − v⁻) = Jᵀ P``, least squares).
+    """
+    traj = two_phase.trajectory
+    ph = traj.metadata["phases"]
+    ts = ph[0]["duration"]
+    h = duration / intervals
+    t_td = h * round(touchdown_at * intervals)  # touchdown on a mesh point of the horizon
+    shift = duration - t_td  # the horizon starts at this time of the two-phase stride (in its stance)
+    sbody, _, ground, (st, sf) = stance_model()
+    ground_f = ca.Function("ground", [sbody.q, sbody.v, ca.vertcat(st, sf)], [ground])
+    t = np.unique(np.r_[np.linspace(0.0, duration, 8 * intervals + 1), t_td, t_td - 1e-9])
+    tau = (t + shift) % duration
+    tau[t == t_td] = 0.0  # the touchdown's post-impact state starts the stance
+    stance, flight = traj.phase(0), traj.phase(1)
+    cols = {n: np.zeros(t.size) for n in ("x", "y", "theta", "r", "x_speed", "y_speed", "theta_speed", "r_speed", "torque", "force")}
+    normal, friction = np.zeros(t.size), np.zeros(t.size)
+    for k, (tk, sk) in enumerate(zip(t, tau)):
+        wrapped = stride if tk + shift >= duration - 1e-12 and tk != t_td - 1e-9 else 0.0
+        if sk < ts:
+            s = stance.sample(np.array([sk]))
+            th, r, dth, dr = (float(s[f"hopper.{n}"][0]) for n in ("theta", "r", "theta_speed", "r_speed"))
+            u = [float(s["hopper.torque"][0]), float(s["hopper.force"][0])]
+            vals = dict(x=-r * np.sin(th), y=r * np.cos(th), theta=th, r=r, x_speed=-dr * np.sin(th) - r * np.cos(th) * dth,
+                        y_speed=dr * np.cos(th) - r * np.sin(th) * dth, theta_speed=dth, r_speed=dr, torque=u[0], force=u[1])
+            normal[k], friction[k] = np.asarray(ground_f([th, r], [dth, dr], u)).ravel()[::-1]
+        else:
+            s = flight.sample(np.array([sk - ts]))
+            vals = {n: float(s[f"hopper.{n}"][0]) for n in cols}
+            if tk == t_td - 1e-9:
+                vals = {n: float(flight[f"hopper.{n}"][-1]) for n in cols}
+        vals["x"] += wrapped
+        for n in cols:
+            cols[n][k] = vals[n]
+    x0 = cols["x"][0]
+    cols["x"] = cols["x"] - x0
+    # the touchdown impulse from the speed jump across it
+    fbody, foot, _ = hopper(contact=False)
+    eq = fbody.equations()
+    fm = ca.Function("mj", [fbody.q], [eq.mass_matrix, ca.jacobian(foot, fbody.q)])
+    k_minus, k_plus = np.flatnonzero(t == t_td - 1e-9)[0], np.flatnonzero(t == t_td)[0]
+    q = [cols[n][k_plus] for n in ("x", "y", "theta", "r")]
+    v = lambda k: np.array([cols[n][k] for n in ("x_speed", "y_speed", "theta_speed", "r_speed")])  # noqa: E731
+    M, J = (np.asarray(a) for a in fm(q))
+    P = np.linalg.lstsq(J.T, M @ (v(k_plus) - v(k_minus)), rcond=None)[0]
+    keep = t != t_td - 1e-9
+    impulse = np.zeros(t.size)
+    impulse[k_plus] = P[1]
+    out = {f"hopper.{n}": c[keep] for n, c in cols.items()}
+    out["hopper.foot.normal_force"], out["hopper.foot.friction_force"] = normal[keep], friction[keep]
+    out["hopper.foot.impulse"] = impulse[keep]
+    kinds = {n: "control" if n.endswith(("torque", "force")) and "foot" not in n else "multiplier" if "foot" in n else "state" for n in out}
+    return cl.Trajectory(t[keep], out, kinds, metadata=dict(scheme="hermite-simpson")), np.linspace(0.0, 1.0, intervals + 1)
