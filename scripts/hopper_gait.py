@@ -42,6 +42,11 @@ def gait(res, intervals):
     return dict(stance=stance, fraction=stance / (t[-1] - t[0]), lift_off=lift, touchdown=touch)
 
 
+def options(hopper):
+    """The script's solve options but its mesh (``contact="implicit"``, the homotopy's first ε)."""
+    return {k: v for k, v in hopper.SOLVE.items() if k != "intervals"}
+
+
 def two_phase(hopper, intervals):
     res = cl.solve(hopper.build_two_phase(), intervals=intervals)
     ph = res.trajectory.metadata["phases"]
@@ -54,7 +59,7 @@ def compare(meshes):
     for n in meshes:
         ref, sched = two_phase(hopper, n)
         start = time.perf_counter()
-        res = cl.solve(hopper.build(), intervals=n, contact="implicit")
+        res = cl.solve(hopper.build(), intervals=n, **options(hopper))
         seconds = time.perf_counter() - start
         g = gait(res, n)
         rows.append(dict(intervals=n, two_phase=ref.objective, implicit=res.objective, status=res.status.value, **g))
@@ -73,7 +78,7 @@ def starts(count, intervals, seed):
     times = np.linspace(problem.t0_value, problem.tf_bounds[0], 4 * intervals + 1)
     values = []
     for k in range(count):
-        res = cl.solve(hopper.build(), intervals=intervals, contact="implicit", guess=perturbed(problem, times, rng))
+        res = cl.solve(hopper.build(), intervals=intervals, guess=perturbed(problem, times, rng), **options(hopper))
         values.append(res.objective if res.success else np.nan)
         g = gait(res, intervals) if res.success else {}
         print(f"start {k}: {res.status.value} {res.objective:.4f} stance {g.get('fraction', float('nan')):.3f}", flush=True)
