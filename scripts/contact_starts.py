@@ -7,8 +7,9 @@ perturbed (seeded normal noise, 0.2 × the state's range on the guess plus 0.1),
 and prints the fraction that converge to within 1 % of the best objective found.
 
 Problems: the pushed block (``problems/pushed_block.py``; T = 2, slides throughout, J* = 3.424722;
-T = 4, sticks, J* = 3.173349) and the ball that must bounce (``problems/bounce_to_target.py``; two-phase
-reference 3.983592).  Usage::
+T = 4, sticks, J* = 3.173349), the ball that must bounce (``problems/bounce_to_target.py``; two-phase
+reference 3.983592) and the hopper's stride (``problems/hopper.py``, its homotopy from ε = 1; two-phase
+reference 870.39 at 20 intervals per phase; ``scripts/hopper_gait.py`` compares the two in detail).  Usage::
 
     python scripts/contact_starts.py [--starts 20] [--intervals 20] [--seed 0]
 """
@@ -37,11 +38,12 @@ def load(stem):
 
 def cases():
     """``(label, build(), solve options, reference objective)`` of every contact-implicit problem measured."""
-    block, ball = load("pushed_block"), load("bounce_to_target")
+    block, ball, hopper = load("pushed_block"), load("bounce_to_target"), load("hopper")
     opts = dict(contact="implicit", impacts=False)
     return [("block T=2", lambda: block.build(duration=2.0), opts, block.optimum(2.0)),
             ("block T=4", lambda: block.build(duration=4.0), opts, block.optimum(4.0)),
-            ("ball (bounce)", ball.build, dict(contact="implicit"), 3.98359237)]
+            ("ball (bounce)", ball.build, dict(contact="implicit"), 3.98359237),
+            ("hopper stride", hopper.build, dict(contact="implicit", relaxation=1.0), 870.3932)]
 
 
 def timings(intervals=20):
