@@ -118,11 +118,12 @@ def build(stride=0.5, duration=0.6, friction=0.8, height=None):
     return prob
 
 
-def stance_model(max_torque=20.0, max_force=100.0):
+def stance_model():
     """The hopper standing on its foot, pinned at the origin: coordinates ``θ, r``; body at ``(−r sin θ, r cos θ)``.
 
-    Returns ``(body, ground)`` with ``ground`` the ground's force on the foot (2-vector, SX in the states
-    and controls): ``m_b a_body + (m_b + m_f) g e_y``, the body's acceleration from the equations of motion.
+    Returns ``(body, centre, ground, (torque, force))``: ``centre`` the body's position, ``ground`` the
+    ground's force on the foot (2-vector, SX in the states and controls), ``m_b a_body + (m_b + m_f) g e_y``
+    with the body's acceleration from the equations of motion (the foot is at rest).
     """
     body = cl.Multibody("hopper", coordinates=["theta", "r"], coordinate_bounds={"theta": THETA, "r": LEG[:2]})
     th, r = body.coordinates
@@ -179,6 +180,22 @@ def build_two_phase(stride=0.5, duration=0.6, friction=0.8, stance=0.3):
     mp.periodic(impact=impact)
     mp.link(a.duration + b.duration, duration, duration, name="stride_time")
     return mp
+
+
+def gait(res, intervals):
+    """``dict(stance, fraction, lift_off, touchdown)`` of a contact-implicit result on ``intervals`` intervals: the
+    time the foot carries a force (intervals whose normal force exceeds 1e-3 of the largest), the ends of
+    those spans and the impacts (impulse above 1e-3 N s)."""
+    traj = res.trajectory
+    t = traj.time
+    stride = (t.size - 1) // intervals
+    mesh = t[::stride]
+    force = traj["hopper.foot.normal_force"][::stride][:-1]  # each interval's force sits on the mesh point it starts
+    on = force > 1e-3 * max(force.max(), 1e-12)
+    stance = float(np.sum(np.diff(mesh)[on]))
+    lift = [float(mesh[i + 1]) for i in range(on.size) if on[i] and not on[(i + 1) % on.size]]
+    touch = [d["time"] for d in res.contact["impacts"] if d["impulse"] > 1e-3]
+    return dict(stance=stance, fraction=stance / (t[-1] - t[0]), lift_off=lift, touchdown=touch)
 
 
 def warm_start(two_phase, intervals, stride=0.5, duration=0.6, touchdown_at=2 / 3):

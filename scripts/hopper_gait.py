@@ -26,22 +26,6 @@ import colloc as cl  # noqa: E402
 from contact_starts import load, perturbed  # noqa: E402
 
 
-def gait(res, intervals):
-    """``dict(stance, fraction, lift_off, touchdown)`` of a contact-implicit result on ``intervals`` intervals: the
-    time the foot carries a force (intervals whose normal force exceeds 1e-3 of the largest), the ends of
-    those spans and the impacts (impulse above 1e-3 N s)."""
-    traj = res.trajectory
-    t = traj.time
-    stride = (t.size - 1) // intervals
-    mesh = t[::stride]
-    force = traj["hopper.foot.normal_force"][::stride][:-1]  # each interval's force sits on the mesh point it starts
-    on = force > 1e-3 * max(force.max(), 1e-12)
-    stance = float(np.sum(np.diff(mesh)[on]))
-    lift = [float(mesh[i + 1]) for i in range(on.size) if on[i] and not on[(i + 1) % on.size]]
-    touch = [d["time"] for d in res.contact["impacts"] if d["impulse"] > 1e-3]
-    return dict(stance=stance, fraction=stance / (t[-1] - t[0]), lift_off=lift, touchdown=touch)
-
-
 def options(hopper):
     """The script's solve options but its mesh (``contact="implicit"``, the homotopy's first ε)."""
     return {k: v for k, v in hopper.SOLVE.items() if k != "intervals"}
@@ -61,7 +45,7 @@ def compare(meshes):
         start = time.perf_counter()
         res = cl.solve(hopper.build(), intervals=n, **options(hopper))
         seconds = time.perf_counter() - start
-        g = gait(res, n)
+        g = hopper.gait(res, n)
         rows.append(dict(intervals=n, two_phase=ref.objective, implicit=res.objective, status=res.status.value, **g))
         print(f"{n:3d} intervals: two-phase {ref.objective:.4f} (stance {sched['stance']:.4f} s, {sched['fraction']:.3f}); "
               f"contact-implicit {res.status.value} {res.objective:.4f} in {res.iterations} it, {seconds:.0f} s "
@@ -80,7 +64,7 @@ def starts(count, intervals, seed):
     for k in range(count):
         res = cl.solve(hopper.build(), intervals=intervals, guess=perturbed(problem, times, rng), **options(hopper))
         values.append(res.objective if res.success else np.nan)
-        g = gait(res, intervals) if res.success else {}
+        g = hopper.gait(res, intervals) if res.success else {}
         print(f"start {k}: {res.status.value} {res.objective:.4f} stance {g.get('fraction', float('nan')):.3f}", flush=True)
     values = np.array(values)
     best = np.nanmin(values)

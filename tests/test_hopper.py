@@ -58,12 +58,6 @@ def test_contact_implicit_hopper_finds_the_two_phase_gait(hopper):
     # reference: the two-phase solve of the same gait, 870.53 at 10 intervals per phase (870.39–870.63 from 10 to
     # 80), stance 0.3274 s of 0.6; measured contact-implicit from the schedule-free guess, 10 intervals: 895.76
     # (+2.9 %, the stance a whole number of intervals, 0.36 s, and the touchdown on a mesh point)
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
-    from hopper_gait import gait
-
     ref = cl.solve(hopper.build_two_phase(), intervals=10)
     assert ref.success
     stance_ref = ref.trajectory.metadata["phases"][0]["duration"]
@@ -71,7 +65,7 @@ def test_contact_implicit_hopper_finds_the_two_phase_gait(hopper):
     res = cl.solve(hopper.build(), intervals=10, **opts)
     assert res.success
     assert res.objective == pytest.approx(ref.objective, rel=0.04)
-    g = gait(res, 10)
+    g = hopper.gait(res, 10)
     assert len(g["touchdown"]) == 1 and len(g["lift_off"]) == 1  # one stance, one flight per stride
     assert abs(g["stance"] - stance_ref) <= 0.6 / 10 + 1e-9  # the stance spans whole intervals
     assert max(res.contact["complementarity"].values()) <= 1e-6
