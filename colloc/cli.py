@@ -236,6 +236,10 @@ def _run_solve(args) -> int:
     _check_solve_flags(args)
     # everything the user gave is checked before `build` runs: a bad --out or --guess must not cost a build
     folder, created = writable_folder(args.out)
+    out = Path(folder)
+    # the result's name is claimed before `build` runs: a run started while another builds or solves writes
+    # NAME-2.csv, however soon the other finishes, instead of replacing its result
+    slot = ResultSlot(out, result_name(Path(args.problem).stem, params), force=args.force)
     try:
         guess = _read_guess(args.guess)
         module, problem = load_problem(args.problem, params)
@@ -244,20 +248,12 @@ def _run_solve(args) -> int:
         if args.animate:
             model_points(problem)  # no points: say so before the solve, not after
     except BaseException:
+        slot.release()
         if created:
             _remove_empty(folder)
         raise
-    if guess is not None:
-        kwargs["guess"] = guess
-    if args.starts is not None:
-        kwargs.update(starts=args.starts, seed=args.seed, scheduler=args.scheduler, workers=args.workers,
-                      progress=None if args.quiet else _print_start)
-    elif args.verbose:
-        kwargs["verbose"] = True
-    elif not args.quiet:
-        kwargs["progress"] = True
-    out = Path(folder)
-    with ResultSlot(out, result_name(Path(args.problem).stem, params), force=args.force) as slot:
+    _reporting_arguments(kwargs, args, guess)
+    with slot:
         for note in slot.notes:
             print(f"note: {note}", file=sys.stderr)
         slot.notes.clear()
@@ -293,6 +289,19 @@ def _run_solve(args) -> int:
     if result.status.value == "interrupted" or any(s["status"] == "interrupted" for s in result.starts or []):
         return EXIT_INTERRUPTED  # Ctrl-C or SIGTERM: the iterate (or the best start) is written, the exit says why
     return EXIT_SOLVED if result.success else EXIT_NOT_CONVERGED
+
+
+def _reporting_arguments(kwargs, args, guess):
+    """The guess, multi-start and progress arguments of ``colloc solve`` into ``kwargs``."""
+    if guess is not None:
+        kwargs["guess"] = guess
+    if args.starts is not None:
+        kwargs.update(starts=args.starts, seed=args.seed, scheduler=args.scheduler, workers=args.workers,
+                      progress=None if args.quiet else _print_start)
+    elif args.verbose:
+        kwargs["verbose"] = True
+    elif not args.quiet:
+        kwargs["progress"] = True
 
 
 def _read_guess(path):

@@ -41,6 +41,8 @@ class MappedPoints:
     count: int
     inputs: tuple
     outputs: tuple
+    #: The function's SX inputs and outputs, as it was made from them (saves calling it symbolically again).
+    symbols: tuple = None
 
 
 @contextmanager
@@ -83,7 +85,8 @@ def map_points(point, count, args, opts=None, outputs=None):
     result = [ca.MX(point.size1_out(i), count) if i in wanted else None for i in range(point.n_out())]
     for i, v in zip(keep_out, values):
         result[i] = v
-    record = MappedPoints(lean, count, tuple(args[i] for i in keep_in), tuple(values))
+    record = MappedPoints(lean, count, tuple(args[i] for i in keep_in), tuple(values),
+                          (tuple(sx[i] for i in keep_in), tuple(out[i] for i in keep_out)))
     calls = _RECORDING.get()
     if calls is not None and keep_out:
         calls.append(record)
@@ -141,7 +144,7 @@ class _Part:
 
     def __init__(self, mapped, V, Vw):
         self.mapped, self.V, self.Vw, self.count = mapped, V, Vw, mapped.count
-        self.v, self.y = _stacked(mapped.function)
+        self.v, self.y = _stacked(mapped.function, mapped.symbols)
         self.nout = self.y.numel()
         self.size = self.nout * self.count
 
@@ -165,8 +168,12 @@ def _part(mapped, w):
     return _Part(mapped, V, Vw if ca.depends_on(Vw, w) else ca.evalf(Vw))
 
 
-def _stacked(point):
-    """One stacked input vector and the stacked outputs of ``point`` (SX; inputs are columns)."""
-    sx = [ca.SX.sym(point.name_in(i), point.size1_in(i)) for i in range(point.n_in())]
-    v = ca.vertcat(*sx)
-    return v, ca.vertcat(*[ca.vec(o) for o in point.call(sx)])
+def _stacked(point, symbols=None):
+    """One stacked input vector and the stacked outputs of ``point`` (SX; inputs are columns), from the
+    ``(inputs, outputs)`` it was made of when given."""
+    if symbols is not None:
+        sx, out = symbols
+    else:
+        sx = [ca.SX.sym(point.name_in(i), point.size1_in(i)) for i in range(point.n_in())]
+        out = point.call(sx)
+    return ca.vertcat(*sx), ca.vertcat(*[ca.vec(o) for o in out])

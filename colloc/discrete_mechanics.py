@@ -299,29 +299,38 @@ class MidpointVI:
         return np.array([given[n] for n in self.parameter_names])
 
     # -- whole trajectories --------------------------------------------------------------------
-    def node_states(self, times, Q, U, LAM, par):
+    def node_states(self, times, Q, U, LAM, par, forces=None):
         """Momenta, speeds and accelerations at the nodes of a discrete trajectory.
 
         ``Q`` (nq, N+1), ``U`` (nu, N), ``LAM`` (m, N+1); returns ``P, V, A`` of
         shape (nq, N+1).  ``p_k = P⁻_k − (h_k/2) Gᵀλ_k`` (k < N),
-        ``p_N = P⁺_{N−1} + (h_{N−1}/2) Gᵀλ_N``.
+        ``p_N = P⁺_{N−1} + (h_{N−1}/2) Gᵀλ_N``.  ``forces`` (nq, N+1), optional:
+        further generalised forces at the nodes, weighted as ``Gᵀλ`` (contact forces).
         """
         times = np.asarray(times, float)
         n = times.size - 1
         H = np.diff(times)
         Pm, Pp = (np.array(x) for x in self.interval.map(n)(Q[:, :-1], Q[:, 1:], times[None, :-1], H[None, :], U, par)[:2])
         GT = np.array(self.node.map(n + 1)(Q, LAM, times[None, :], par)[1])
+        if forces is not None:
+            GT = GT + np.asarray(forces, float)
         P = np.empty_like(Q)
         P[:, :-1] = Pm - 0.5 * H * GT[:, :-1]
         P[:, -1] = Pp[:, -1] + 0.5 * H[-1] * GT[:, -1]
         V = np.array(self.velocity.map(n + 1)(Q, P, times[None, :], par))
         Un = np.hstack([U, U[:, -1:]]) if U.shape[0] else np.zeros((0, n + 1))
         A = np.array(self.acceleration.map(n + 1)(Q, V, Un, LAM, times[None, :], par))
+        if forces is not None:  # M⁻¹F: the speed map is affine in the momentum
+            zero = np.zeros_like(Q)
+            A = A + np.array(self.velocity.map(n + 1)(Q, forces, times[None, :], par)) - np.array(self.velocity.map(n + 1)(Q, zero, times[None, :], par))
         return P, V, A
 
-    def trajectory(self, times, Q, U, LAM, par, metadata=None) -> Trajectory:
-        """A :class:`Trajectory` on the nodes: states (q, v), controls (``u_k`` at node k, the last repeated), multipliers, derivatives (v, a)."""
-        _, V, A = self.node_states(times, Q, U, LAM, par)
+    def trajectory(self, times, Q, U, LAM, par, metadata=None, forces=None) -> Trajectory:
+        """A :class:`Trajectory` on the nodes: states (q, v), controls (``u_k`` at node k, the last repeated), multipliers, derivatives (v, a).
+
+        ``forces``: as in :meth:`node_states`.
+        """
+        _, V, A = self.node_states(times, Q, U, LAM, par, forces)
         n = np.asarray(times).size - 1
         Un = np.hstack([U, U[:, -1:]]) if U.shape[0] else np.zeros((0, n + 1))
         model = self.model

@@ -3,7 +3,8 @@
 Every kind of problem goes through :func:`run`: a :class:`colloc.Problem` by
 collocation (:class:`~colloc.transcription.collocation.Collocation`) or by the
 midpoint variational integrator (``scheme="midpoint-vi"``,
-:class:`~colloc.transcription.midpoint_vi.MidpointVITranscription`), and a
+:class:`~colloc.transcription.midpoint_vi.MidpointVITranscription`; with
+``contact="implicit"``, :class:`~colloc.transcription.contact_vi.ContactVITranscription`), and a
 multi-phase problem by the transcription it names
 (``MultiPhaseProblem.transcription``).  :func:`build_nlp` stops after the
 build (``colloc info``).  Nothing here imports the public ``solve`` module
@@ -21,6 +22,7 @@ from .problem import Problem
 from .trajectory import Status
 from .transcription.base import Transcription, slack_warnings
 from .transcription.collocation import Collocation
+from .transcription.contact_vi import ContactVITranscription
 from .transcription.contacts import ContactCollocation
 from .transcription.midpoint_vi import SCHEME as MIDPOINT_VI
 from .transcription.midpoint_vi import MidpointVITranscription
@@ -30,6 +32,8 @@ def transcription(problem, scheme="hermite-simpson", intervals=None, mesh=None, 
     """The transcription of ``problem`` with these settings, every one of them checked (nothing is built)."""
     if isinstance(problem, Problem):
         problem.validate()
+        if options.get("contact") is not None and scheme == MIDPOINT_VI:
+            return ContactVITranscription(problem, intervals, mesh, **options)
         if options.get("contact") is not None:
             return ContactCollocation(problem, scheme, intervals, mesh, **options)
         if scheme == MIDPOINT_VI:

@@ -258,7 +258,9 @@ def simulate_events(model, t_final, q0, v0, controls=None, parameters=None, t0=0
         the accumulation time is then found to about ``2e·rest_speed/(g(1−e))``).
     max_events : int
     max_step : float
-        Largest integrator step.
+        Largest integrator step.  While a contact sticks the state may not change at all, so the
+        step-size control cannot see the controls push it out of the friction cone: with controls
+        that vary, give at most their sampling interval, or a slip can be stepped over.
 
     Returns
     -------
@@ -337,6 +339,7 @@ def _resolve(system, t, q, v, u, p, old, hint, opts, rec):
         for k, i in enumerate(C):
             if yd[i] <= -opts.rest_speed or Pn[k] > 1e-12 * max(1.0, Pn.max()):
                 rec.event(t, i, "impact", yd[i], Pn[k])
+        T = system.evaluate(t, q, v, u, p)  # the drifts Ẇv of the acceleration LCP are the post-impact speeds'
     yd = Wn @ v
     cand = np.flatnonzero(closed & (np.abs(yd) <= opts.rest_speed))
     mode = Mode(system.nc)

@@ -90,7 +90,8 @@ class Layout:
 
     def symbols(self, w: ca.MX) -> dict:
         """Block name -> MX matrix view of the symbolic decision vector."""
-        return {b.name: ca.reshape(w[b.offset:b.offset + b.size], *b.shape) for b in self.blocks.values()}
+        return {b.name: ca.reshape(w[b.offset:b.offset + b.size], *b.shape) if b.size else ca.MX(*b.shape)
+                for b in self.blocks.values()}
 
     def unpack(self, w) -> dict:
         """Block name -> numpy matrix of a numeric decision vector."""

@@ -73,6 +73,8 @@ class EvaluationWatch:
             m = _FAILURE.search(line) if line.startswith("CasADi") else None
             if m:
                 self.events.append(Evaluation(m[1], m[2], m[3], int(m[4]), int(m[5]), int(self.iteration())))
+            elif line.startswith("CasADi") and "KeyboardInterruptException" in line:
+                pass  # the Ctrl-C that stopped IPOPT: the result says the solve was interrupted
             else:
                 self._stream.write(line + "\n")
         return len(text)

@@ -7,7 +7,7 @@ falling, so it must bounce (or lift itself).
 
 :func:`build` (the contact-implicit problem, ``contact="implicit"``): a
 vertical lift ``u`` (|u| ≤ 30 N), the fixed horizon ``T = 0.8`` s, least
-``½m|v(0)|² + ∫u² dt``; the guess dips to the ground and back with no impulse.
+``½m|v(0)|² + ∫u² dt``; the guess dips to the ground and back, its speed turning there.
 :func:`build_two_phase` is the same problem with the bounce scheduled (a fall,
 an :class:`colloc.impact.Impact`, a rise; the durations sum to ``T``): its
 optimum is **3.98359237** (Hermite–Simpson, 40 and 80 intervals per phase agree
@@ -32,17 +32,19 @@ bounce.  Defaults (m = h = 1, L = 2, e = 0.9, g = 9.81): ``v₀* = −2.145279``
 ``tf* = 0.734534``, ``J* = 6.007974`` (:func:`reference`); an upward throw or
 a second bounce needs more than 1 s.  The two-phase solve reaches it to 1e-8.
 
-Status of the contact-implicit solves: **they do not find the bounce yet.**
-The exact bounce satisfies every row of the contact-implicit NLP (to 1e-12,
-``tests/test_contact_implicit.py``), but from the dipping guess, and even from
-the two-phase optimum as a guess, :func:`build` ends in the no-bounce local
-optimum that climbs back with the lift (J = 62.616), and :func:`build_throw`
-in local infeasibility.  Warm-started with the impulse and the pre-impact
-speed on a mesh point at the two-phase bounce time, :func:`build` keeps the
-bounce (:func:`warm_start`) and converges to the two-phase optimum at first order (gap 6.2e-2,
-3.0e-2, 1.4e-2, 7.1e-3 at 10, 20, 40, 80 intervals: the lift cannot jump at
-the impact's mesh point as it does in the two-phase optimum).  There is no
-``REFERENCE`` until the bounce is found without that help.
+Contact-implicit solves.  With free steps (``free_steps=True``: interval
+lengths are variables, each interval ends on its own acceleration and lift)
+:func:`build` finds the bounce from its own guess and reaches the two-phase
+optimum to the solver's tolerance (3.98359236 at 10 intervals, error 6e-9):
+the impact moves onto a mesh point at its time and the lift jumps there.  The
+guess dips to the ground and turns its speed there; the transcription seeds
+Newton's impulse at that mesh point.  On the mesh given (no free steps) the
+seeded bounce stays at t = 0.4 (4.1226 at 10 intervals, 4.0771 at 20); with
+no impulse seeded the homotopy ends at the no-bounce optimum that climbs back
+with the lift (62.616).  :func:`build_throw` (no lift, free final time) does
+not converge contact-implicitly.  :func:`warm_start` places a mesh point at
+the two-phase bounce time for fixed-mesh solves (first-order gap 6.2e-2,
+3.0e-2 at 10, 20 intervals: the lift cannot jump at a shared mesh point).
 
 Source: derived above from ballistic flight and Newton's restitution law
 (as in ``problems/bouncing_ball.py``).
@@ -55,7 +57,9 @@ import colloc as cl
 from colloc.impact import Impact
 from colloc.phases import MultiPhaseProblem, Phase
 
-SOLVE = dict(scheme="hermite-simpson", intervals=20, contact="implicit")
+SOLVE = dict(scheme="hermite-simpson", intervals=10, contact="implicit", free_steps=True)
+REFERENCE = dict(value=3.98359237, tolerance=1e-5,
+                 source="build_two_phase(): the bounce scheduled as two phases and an Impact (Hermite–Simpson, 40 and 80 intervals agree to 1e-15)")
 
 
 def ball(mass=1.0, gravity=9.81, restitution=0.9, lift=False):
@@ -89,8 +93,9 @@ def build(distance=2.0, height=1.0, restitution=0.9, duration=0.8, mass=1.0, gra
     prob.initial({x: 0.0, y: height})
     prob.final({x: distance, y: height, vy: (0.0, math.inf)})
     prob.minimize(integral=u**2, final=prob.at_t0(0.5 * mass * (vx**2 + vy**2)))
-    # the guess dips to the ground and back up, with no impulse, no impact time and no speed reversal
-    prob.guess({y: ([0.0, 0.5 * duration, duration], [height, 0.0, height]), vx: distance / duration})
+    # the guess dips to the ground and back up, its vertical speed turning at the bottom (no impulse given)
+    prob.guess({y: ([0.0, 0.5 * duration, duration], [height, 0.0, height]), vx: distance / duration,
+                vy: ([0.0, 0.4999 * duration, 0.5 * duration, duration], [-2 * height / duration, -2 * height / duration, 2 * height / duration, 2 * height / duration])})
     return prob
 
 

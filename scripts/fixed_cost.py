@@ -16,7 +16,9 @@ by wrapping the pipeline's stages in this process only (colloc itself is not cha
 ``result``         reconstruction, violations, slacks, the oscillation check, ``SolveResult``
 ``other``          the rest of ``colloc.solve`` (option probe, backend look-up)
 
-"outside" is everything but IPOPT's set-up and solve, as a share of the total.  Each (problem, N)
+"outside" is everything but IPOPT's set-up and solve, as a share of the total; "overhead" is what colloc
+adds around building and solving the NLP — validation, option probe, guess, projection, reconstruction and
+result (``validate + guess + projection + result + other``) — as a share of the total.  Each (problem, N)
 runs in a fresh spawned process that first solves at N = 4 (plugin loading, first imports and the
 one-per-process IPOPT option probe belong to nobody's time), then repeats ``reps`` times; medians.
 """
@@ -28,6 +30,8 @@ import statistics
 import time
 
 SIZES = (25, 50, 100)
+#: What colloc adds around building and solving the NLP (the "overhead" column).
+OVERHEAD = ("validate", "guess", "projection", "result", "other")
 STAGES = ("build()", "validate", "guess", "projection", "transcription", "IPOPT set-up", "IPOPT solve", "result", "other")
 
 
@@ -103,8 +107,8 @@ def run(problems=("cartpole", "pendulum"), sizes=SIZES, reps=15):
     """Print one row per (problem, N), milliseconds of process CPU (medians), and return them as dicts."""
     print(f"\n## Fixed cost outside IPOPT: process CPU ms, medians of {reps}, Hermite–Simpson, every default\n")
     cols = ("total",) + STAGES
-    print("| problem | N | " + " | ".join(cols) + " | outside | iterations |")
-    print("|---" * (len(cols) + 4) + "|")
+    print("| problem | N | " + " | ".join(cols) + " | outside | overhead | iterations |")
+    print("|---" * (len(cols) + 5) + "|")
     out = []
     for problem in problems:
         for n in sizes:
@@ -112,8 +116,10 @@ def run(problems=("cartpole", "pendulum"), sizes=SIZES, reps=15):
             med = {k: 1e3 * statistics.median(r[0].get(k, 0.0) for r in runs) for k in cols}
             shares = [1 - (r[0]["IPOPT set-up"] + r[0]["IPOPT solve"]) / r[0]["total"] for r in runs]
             outside = statistics.median(shares)
-            out.append(dict(problem=problem, n=n, outside=outside, iterations=runs[0][1], objective=runs[0][2], **med))
-            print(f"| {problem} | {n} | " + " | ".join(f"{med[k]:.1f}" for k in cols) + f" | {100 * outside:.0f} % | {runs[0][1]} |", flush=True)
+            overhead = statistics.median(sum(r[0].get(k, 0.0) for k in OVERHEAD) / r[0]["total"] for r in runs)
+            out.append(dict(problem=problem, n=n, outside=outside, overhead=overhead, iterations=runs[0][1], objective=runs[0][2], **med))
+            print(f"| {problem} | {n} | " + " | ".join(f"{med[k]:.1f}" for k in cols)
+                  + f" | {100 * outside:.0f} % | {100 * overhead:.0f} % | {runs[0][1]} |", flush=True)
     return out
 
 

@@ -132,12 +132,16 @@ def test_info_lists_contact_rows(capsys):
 @pytest.mark.parametrize("kwargs, match", [
     (dict(problem="plain"), "declares none"),
     (dict(contact="explicit"), "only one is contact='implicit'"),
-    (dict(scheme="midpoint-vi"), "midpoint-vi"),
     (dict(mode="explicit"), "accelerations as variables"),
     (dict(refine={"tolerance": 1e-6}), "does not combine with contact"),
     (dict(relaxation=-1.0), "relaxation"),
     (dict(relaxation_factor=2.0), "relaxation_factor"),
     (dict(impacts="yes"), "impacts"),
+    (dict(free_steps="yes"), "free_steps"),
+    (dict(free_steps=0.5), "ratio r > 1"),
+    (dict(free_steps=True, intervals=1), "at least 2 intervals"),
+    (dict(free_steps=True, scheme="midpoint-vi"), "`free_steps` does not apply"),
+    (dict(free_steps=True, contact=None), "`free_steps`"),
 ])
 def test_bad_contact_input_is_one_sentence(block, kwargs, match):
     kwargs = dict(kwargs)
@@ -150,7 +154,7 @@ def test_bad_contact_input_is_one_sentence(block, kwargs, match):
         prob = block.build()
     kwargs.setdefault("contact", "implicit")
     with pytest.raises(OptionError, match=match):
-        cl.solve(prob, intervals=4, **kwargs)
+        cl.solve(prob, **{"intervals": 4, **kwargs})
 
 
 def test_two_phase_ball_with_lift_reference():
@@ -211,3 +215,96 @@ def test_ball_warm_started_with_its_bounce_keeps_it_at_first_order():
         gaps.append(res.objective - two.objective)
     assert 0 < gaps[1] < gaps[0] < 0.1
     assert math.log2(gaps[0] / gaps[1]) == pytest.approx(1.0, abs=0.3)
+
+
+@pytest.mark.parametrize("scheme", ["trapezoidal", "hermite-simpson", "radau-3"])
+def test_free_step_maps_reproduce_the_grid_at_the_given_mesh(scheme):
+    from colloc.grid import Grid
+    from colloc.schemes import get_scheme
+    from colloc.transcription import free_step_maps
+
+    grid = Grid(np.array([0.0, 0.1, 0.35, 0.6, 1.0]), get_scheme(scheme))
+    A, B = free_step_maps(grid)
+    assert np.allclose(A @ grid.fractions, grid.tau, atol=1e-15)
+    assert np.allclose(B @ grid.fractions, grid.weights, atol=1e-15)
+    assert np.allclose(B.sum(axis=0), 1.0)  # each interval's weights sum to one: ∫ 1 = σ_i
+
+
+def test_free_steps_keep_the_sliding_block_optimum(block):
+    res = cl.solve(block.build(duration=2.0), intervals=10, contact="implicit", impacts=False, free_steps=True, ipopt=IPOPT)
+    assert res.success and res.objective == pytest.approx(block.optimum(2.0), abs=1e-5)  # measured error 5e-7
+    assert res.trajectory.time[-1] == pytest.approx(2.0, abs=1e-12)
+    assert np.all(np.diff(res.trajectory.time) > 0)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("intervals", [10, 20])
+def test_free_steps_find_the_block_stick_phase_to_the_analytic_optimum(block, intervals):
+    # T = 4 > T* = 2.473: J* = 3.173349, sliding for T*, sticking for T − T* = 1.52690 (derived in the problem).
+    # With free steps the switch moves onto a mesh point and each interval ends on its own acceleration and push:
+    # measured push cost −7.1e-7 (10 intervals), −8.2e-7 (20) from J*; the objective adds the pull of the steps
+    # towards the mesh given (8.8e-5, 8.9e-7). On the mesh given the error was +0.068 (20, O(h)).
+    res = cl.solve(block.build(duration=4.0), intervals=intervals, contact="implicit", impacts=False, free_steps=True, ipopt=IPOPT)
+    assert res.success
+    assert res.objective == pytest.approx(block.optimum(4.0), abs=1e-4)
+    assert res.objective - res.terms["steps"] == pytest.approx(block.optimum(4.0), abs=1e-5)
+    stick = sum(b - a for a, b, m in res.contact["schedule"]["block.floor"] if m == "stick")
+    assert stick == pytest.approx(4.0 - block.critical_time(), abs=1e-3)
+
+
+def test_seeded_impulse_is_newtons_for_the_guessed_bounce():
+    # the dipping guess turns from ẏ = −2.5 to +2.5 at t = 0.4 on the ground: Newton's law with e = 0.9 arrives
+    # at −2.5/0.9, so P = m (2.5 + 2.5/0.9) = 5.2778 (m = 1), in force units P/h̄ at that mesh point
+    bt = load("bounce_to_target")
+    nlp = build_nlp(bt.build(), intervals=10, contact="implicit")
+    k = int(np.flatnonzero(np.isclose(nlp.grid.tau[nlp.contact.impact_points] * 0.8, 0.4))[0])
+    pn = nlp.layout["pn"].guess[0]
+    assert pn[k] * 0.08 == pytest.approx(2.5 + 2.5 / 0.9, rel=1e-9)
+    assert np.count_nonzero(pn) == 1
+    assert nlp.layout["vm"].guess[1, k] == pytest.approx(-2.5 / 0.9, rel=1e-9)
+
+
+def test_ball_finds_its_bounce_with_free_steps():
+    # from its own dipping guess, with free steps the bounce moves to its time and the lift jumps there:
+    # the two-phase optimum 3.98359237 (Hermite–Simpson exact there, test above); measured at 10 intervals: the
+    # problem's cost −3.6e-8 from it, the objective +2.7e-7 with the pull of the steps towards the mesh given
+    bt = load("bounce_to_target")
+    res = cl.solve(bt.build(), intervals=10, contact="implicit", free_steps=True, ipopt=IPOPT)
+    assert res.success
+    assert res.objective == pytest.approx(3.98359237, abs=1e-5)
+    assert res.objective - res.terms["steps"] == pytest.approx(3.98359237, abs=1e-6)
+    (impact,) = res.contact["impacts"]
+    two = cl.solve(bt.build_two_phase(), intervals=10, ipopt={"tol": 1e-12})
+    assert impact["contact"] == "ball.ground"
+    assert impact["time"] == pytest.approx(two.trajectory.metadata["phases"][1]["start"], abs=1e-4)
+
+
+@pytest.mark.slow
+def test_free_steps_converge_at_the_trapezoidal_order_on_the_ball():
+    bt = load("bounce_to_target")
+    errors = []
+    for n in (10, 20, 40):
+        res = cl.solve(bt.build(), scheme="trapezoidal", intervals=n, contact="implicit", free_steps=True, ipopt=IPOPT)
+        assert res.success and len(res.contact["impacts"]) == 1
+        errors.append(abs(res.objective - 3.98359237))
+    slope = -np.polyfit(np.log([10, 20, 40]), np.log(errors), 1)[0]
+    assert slope >= 2 - 0.3
+
+
+def test_verification_sees_a_push_leave_the_friction_cone_while_the_block_sticks(block):
+    """A block at rest, unpushed for 1 s, then pushed by u = c(t − 1) up to t = 1.3 and less again after, must
+    start to slide at c(t₁ − 1) = μmg.  While it sticks nothing moves, and the push is below μmg again at the
+    end, so an integrator whose steps grew over the still second stepped past the slip (it once did)."""
+    from colloc.contact_implicit import verify_contact
+
+    problem = block.build(duration=2.0)
+    mu_mg, c = 0.1 * 9.81, 5.0
+    t1 = 1.0 + mu_mg / c
+    t = np.linspace(0.0, 2.0, 41)
+    push = c * np.clip(np.minimum(t - 1.0, 1.6 - t), 0.0, None)
+    cols = {"block.x": 0 * t, "block.y": 0 * t, "block.x_speed": 0 * t, "block.y_speed": 0 * t, "block.push": push}
+    kinds = {n: "control" if n == "block.push" else "state" for n in cols}
+    out = verify_contact(problem, cl.Trajectory(t, cols, kinds, {}, {"scheme": "trapezoidal"}))
+    slips = [e["time"] for e in out["events"] if e["kind"] == "slip"]
+    assert slips and slips[0] == pytest.approx(t1, abs=1e-6)
+    assert out["final_error"] > 1e-3  # the block moved, unlike this file says

@@ -360,3 +360,19 @@ def test_cylinder_on_incline_rolls_or_slips(mu):
     assert traj["cyl.theta_speed"][-1] == pytest.approx(spin, abs=1e-10)
     assert traj["cyl.slope.normal_force"][-1] == pytest.approx(mass * G * math.cos(alpha), rel=1e-12)
     assert [ev["kind"] for ev in traj.metadata["events"]] == ["closed"]  # it never leaves its initial mode
+
+
+def test_pendulum_landing_with_speed_stays_on_a_curved_gap():
+    # a pendulum released level hits a floor 0.8 below its pivot at θ* = acos(0.8) (plastic); its gap 0.8 − cos θ has a
+    # drift Ẇv = cos θ θ̇², which before the impact is 12.6 and after it 0: the acceleration LCP must use the latter,
+    # or the contact opens and the pendulum passes through the floor
+    body = cl.Multibody("pendulum", coordinates=["theta"])
+    th = body.coordinates[0]
+    body.kinetic_energy = 0.5 * body.v[0] ** 2
+    body.potential_energy = -9.81 * ca.cos(th)
+    body.contact("floor", 0.8 - ca.cos(th))
+    sim = cl.simulate_events(body, 1.0, [math.pi / 2], [0.0], times=np.linspace(0, 1, 11))
+    assert [e["kind"] for e in sim.metadata["events"]] == ["impact", "closed"]
+    after = sim.time > sim.metadata["events"][0]["time"]
+    assert np.allclose(sim["pendulum.theta"][after], math.acos(0.8), atol=1e-9)
+    assert np.allclose(sim["pendulum.floor.normal_force"][after], 9.81, atol=1e-6)  # W_nᵀF = sin θ* F balances g sin θ*

@@ -6,6 +6,7 @@ J* = 12 d² (Kelly, SIAM Review 59(4), 2017, §2); Hermite–Simpson reproduces 
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -397,3 +398,31 @@ def test_a_non_finite_residual_is_reported_as_non_finite_in_the_violations_and_t
     assert not np.isfinite(res.violations["defect.hermite:m.x"])
     text = res.summary()
     assert "non-finite" in text and "max violation defect.hermite         0.00e+00" not in text
+
+
+def test_ctrl_c_stops_a_solve_without_iteration_callback_and_keeps_the_iterate(monkeypatch):
+    """With no progress or checkpoint there is no iteration callback: CasADi's own signal check stops IPOPT."""
+    import importlib
+    import signal
+    import threading
+
+    from colloc.backends import ipopt as ipopt_backend
+
+    class SignalWhileRunning(ipopt_backend._interruptible):
+        @contextlib.contextmanager
+        def armed(self):
+            with super().armed():
+                timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
+                timer.start()
+                try:
+                    yield
+                finally:
+                    timer.cancel()
+
+    monkeypatch.setattr(ipopt_backend, "_interruptible", SignalWhileRunning)
+    problem = importlib.import_module("problems.cartpole").build()
+    res = cl.solve(problem, intervals=3000, ipopt={"tol": 1e-14, "max_iter": 500})
+    if res.status == cl.Status.SOLVED:
+        pytest.skip("the solve converged before SIGINT arrived")
+    assert res.status == cl.Status.INTERRUPTED and not res.success and "interrupted" in res.message
+    assert np.isfinite(res.trajectory["cartpole.x"]).all() and res.trajectory.time.size == 6001

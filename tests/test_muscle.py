@@ -412,6 +412,15 @@ def test_muscle_outputs_are_columns_of_every_solution_and_its_files(tmp_path):
         mus.add_muscle_outputs(nodots, prob)
 
 
+def test_a_result_with_output_columns_warm_starts_its_problem(tmp_path):
+    """Output columns (fibre length, tension …) are recomputed, never read: a result and its file are guesses."""
+    prob, traj = _hanging_solution()
+    again = cl.solve(prob, intervals=traj.metadata["intervals"], guess=traj, ipopt=IPOPT)
+    assert again.success and abs(again.objective - traj.metadata["objective"]) < 1e-7 * max(1.0, abs(traj.metadata["objective"]))
+    from_file = cl.Trajectory.read(traj.write(tmp_path / "hang.sto"))
+    assert cl.solve(prob, intervals=traj.metadata["intervals"], guess=from_file, ipopt=IPOPT).success
+
+
 def test_colloc_solve_writes_muscle_outputs_that_colloc_plot_groups(tmp_path, capsys):
     from colloc import cli
 

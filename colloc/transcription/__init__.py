@@ -130,8 +130,16 @@ def _build(problem, opts, grid, method, point, meta, layout, hooks, w, V) -> NLP
     model, scheme, n, ngrid, mesh = problem.model, grid.scheme, grid.num_intervals, grid.num_points, grid.mesh
     t0 = problem.t0_value
     tf = V["tf"] if "tf" in layout else problem.tf_bounds[0]
-    T = t0 + (tf - t0) * ca.DM(grid.tau).T
-    H = (tf - t0) * ca.DM(np.diff(mesh)).T
+    fractions = hooks.step_fractions(V) if hooks else None
+    if fractions is None:
+        T = t0 + (tf - t0) * ca.DM(grid.tau).T
+        H = (tf - t0) * ca.DM(np.diff(mesh)).T
+        W = grid.weights
+    else:  # interval lengths are variables (free steps): times, lengths and weights follow them linearly
+        tau, weights = free_step_maps(grid)
+        T = t0 + (tf - t0) * ca.mtimes(ca.DM(tau), fractions).T
+        H = (tf - t0) * ca.reshape(fractions, 1, n)
+        W = ca.mtimes(ca.DM(weights), fractions)
     X, Z, U, LAM, P = V["x"], V["z"], V["u"], V["lam"], V["p"]
     (XD, RES, PATH, ACC, LQ), _ = map_points(point, ngrid, (T, X, Z, U, LAM, P), opts)
     if hooks:
@@ -162,12 +170,33 @@ def _build(problem, opts, grid, method, point, meta, layout, hooks, w, V) -> NLP
     if hooks:
         hooks.add_rows(rows, V, T, X)
 
-    terms = _costs(problem, rows, V, tf, t0, T, LQ, grid.weights, layout)
+    ends_L = hooks.end_integrands(V, T, X, H, LQ) if hooks else None
+    terms = _costs(problem, rows, V, tf, t0, T, LQ, W, layout, ends_L)
     terms.update(method.cost_terms(V, X))
+    if hooks:
+        terms.update(hooks.cost_terms(V))
     if opts.control_interpolation == "free" and U.numel():
         terms.update(_dangling_controls(grid, U))
     f = sum(terms.values()) if terms else ca.MX(0)
     return NLP(w, f, rows, layout, terms, mesh=mesh, grid=grid, point=point, method=method, contact=hooks)
+
+
+def free_step_maps(grid) -> tuple[np.ndarray, np.ndarray]:
+    """Linear maps from the interval fractions ``σ`` (shape ``(n,)``, ``Σσ = 1``) to the grid.
+
+    Returns ``A, B``, both of shape ``(num_points, n)``: ``τ = A σ`` is the normalised time of every
+    grid point (node ``j`` of interval ``i`` at ``σ_0 + … + σ_{i−1} + s_j σ_i``) and ``W = B σ`` the
+    quadrature weights (``B[k, i]`` the scheme's weight of the node of interval ``i`` at point ``k``).
+    """
+    n, nodes, scheme = grid.num_intervals, grid.nodes_of_intervals, grid.scheme
+    A = np.zeros((grid.num_points, n))
+    B = np.zeros((grid.num_points, n))
+    for i in range(n):
+        A[nodes[i, 0]:, :i] = 1.0
+        A[nodes[i, :-1], i] = scheme.nodes[:-1]
+        B[nodes[i], i] += scheme.weights
+    A[-1, :] = 1.0
+    return A, B
 
 
 def _variables(problem, opts, meta, ngrid, n) -> Layout:
@@ -261,8 +290,9 @@ def endpoint_function(problem, expr) -> ca.Function:
     return ca.Function("endpoint", [problem.t0, problem.tf, e0, ef, model.vector("parameter")], [expr])
 
 
-def _costs(problem, rows, V, tf, t0, T, LQ, W, layout):
-    e0, ef = endpoint_vectors(problem, V, "t0"), endpoint_vectors(problem, V, "tf")
+def _costs(problem, rows, V, tf, t0, T, LQ, W, layout, ends_L=None):
+    if problem.boundaries or any(c.final is not None for c in problem.costs):  # else nothing reads the endpoints
+        e0, ef = endpoint_vectors(problem, V, "t0"), endpoint_vectors(problem, V, "tf")
     P = V["p"]
     for bc in problem.boundaries:
         val = endpoint_function(problem, bc.expr)(t0, tf, e0, ef, P)
@@ -273,7 +303,10 @@ def _costs(problem, rows, V, tf, t0, T, LQ, W, layout):
     for c in problem.costs:
         term = ca.MX(0)
         if c.integral is not None:
-            term = term + (tf - t0) * ca.mtimes(LQ[k, :], ca.sparsify(ca.DM(W)))  # zero weights add no Hessian entries
+            weights = W if isinstance(W, ca.MX) else ca.sparsify(ca.DM(W))  # zero weights add no Hessian entries
+            term = term + (tf - t0) * ca.mtimes(LQ[k, :], weights)
+            if ends_L is not None:  # intervals that end on their own controls (contact-implicit free steps)
+                term = term + ends_L[k]
             k += 1
         if c.final is not None:
             term = term + endpoint_function(problem, c.final)(t0, tf, e0, ef, P)

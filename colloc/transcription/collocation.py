@@ -109,9 +109,12 @@ def between_mesh_points(problem, trajectory, grid) -> dict:
     return out
 
 
-def reconstruct(problem, nlp, values, meta=None) -> Trajectory:
-    """The Trajectory of a (possibly unconverged) decision vector, unpacked by block (``values``)."""
-    grid = nlp.grid
+def reconstruct(problem, nlp, values, meta=None, grid=None) -> Trajectory:
+    """The Trajectory of a (possibly unconverged) decision vector, unpacked by block (``values``).
+
+    ``grid``: the grid the values lie on, if not the NLP's (free steps move its mesh points).
+    """
+    grid = nlp.grid if grid is None else grid
     t0 = problem.t0_value
     tf = float(values["tf"][0, 0]) if "tf" in values else problem.tf_bounds[0]
     times = t0 + grid.tau * (tf - t0)

@@ -34,6 +34,17 @@ is the Scholtes relaxation (Scholtes, SIAM J. Optim. 11 (2001)): every
 :mod:`colloc.contact_implicit` drives to its tolerance over warm-started solves
 by changing only the row bounds.
 
+With **free steps** (``free_steps=True``; Posa et al. 2014's variable steps)
+the interval fractions ``σ_i`` are variables (block ``steps``, ``Σσ = 1``, each
+within ``[σ̄_i/r, r σ̄_i]`` of the mesh given), so switches and impacts move
+onto mesh points; times, interval lengths and quadrature weights are linear in
+``σ`` (:func:`colloc.transcription.free_step_maps`).  Each interval then also
+closes on its own accelerations and controls at its end (blocks ``zm``, ``um``
+at the interior mesh points, with residual rows under that interval's forces,
+and the quadrature corrected to use them), so a push or a lift can jump where
+the mode changes.  A guess without impulses gets one where it bounces
+(:func:`seed_impacts`).
+
 Legend: ``lam`` normal force, ``beta`` friction-force facets, ``gamma``
 sliding speed, ``P`` impulses, ``y`` gap, ``s`` tangential position.
 """
@@ -44,15 +55,27 @@ import numpy as np
 
 from ..contact import contacts_of
 from ..errors import OptionError
+from ..grid import Grid
 from ..multibody import Multibody
 from ..trajectory import Trajectory
 from . import transcribe
 from .base import as_trajectory
+from .guess import guess_final_time
 from .collocation import Collocation, reconstruct
 
 #: The one contact handling colloc offers besides none.
 CONTACT_MODES = ("implicit",)
 COMPLEMENTARITY = "complementarity"
+#: Name ending of the rows of Newton's restitution law, ``(ẏ⁺ + e ẏ⁻) P``.
+RESTITUTION = "restitution*impulse"
+#: Layout block of the interval fractions when the steps are free.
+STEPS = "steps"
+#: Default ratio bounding free steps: each interval stays within [h̄/4, 4h̄] of its length on the mesh given.
+STEP_RATIO = 4.0
+#: Weight of the pull of free steps towards the mesh given, Σ (σ_i/σ̄_i − 1)² (cost term ``steps``): without it
+#: the lengths of intervals in flight or at rest are left free and the ball's homotopy ended in restoration failure
+#: at ε = 1e-6; with 1e-6 four of 20 random starts of the block (T = 2, 20 intervals) still did at ε = 1e-5.
+STEP_PULL = 1e-5
 
 
 def contact_bodies(model):
@@ -81,9 +104,11 @@ class ContactRows:
     Stores nothing between calls but the numeric setup made in ``__init__``.
     """
 
-    def __init__(self, problem, grid, res_names, relaxation, impacts=True):
+    def __init__(self, problem, grid, res_names, relaxation, impacts=True, free_steps=None):
         model = problem.model
         self.grid, self.eps, self.impacts = grid, float(relaxation), bool(impacts)
+        self.free_steps = free_steps  # None, or the ratio r bounding each interval to [h̄_i / r, r h̄_i]
+        self.res_names = list(res_names)
         state_names = [s.name for s in model.states]
         self.nx = len(state_names)
         self.contacts = [c for _, cs in contact_bodies(model) for c in cs]
@@ -150,6 +175,26 @@ class ContactRows:
         layout.add("pbp", self._names("friction_impulse_plus", True), ni, 0.0, np.inf, col_index=self.impact_points)
         layout.add("pbm", self._names("friction_impulse_minus", True), ni, 0.0, np.inf, col_index=self.impact_points)
         layout.add("pg", self._names("impact_sliding_speed", True), ni, 0.0, np.inf, col_index=self.impact_points)
+        if self.free_steps:
+            inner = self.grid.mesh_points[1:-1]
+            for name, block in (("zm", "z"), ("um", "u")):
+                b = layout[block]
+                layout.add(name, [f"{r}.before" for r in b.row_names], n - 1, b.lower[:, inner], b.upper[:, inner], col_index=inner)
+            r, nominal = self.free_steps, self.grid.fractions
+            layout.add(STEPS, ["interval.fraction"], n, nominal / r, np.minimum(nominal * r, 1.0), nominal, col_index=starts,
+                       per="interval")
+
+    def cost_terms(self, V):
+        """With free steps, a small pull of every interval towards its length on the given mesh (where nothing
+        else decides the lengths, in flight or at rest, they would be left free)."""
+        if not self.free_steps:
+            return {}
+        nominal = ca.DM(self.grid.fractions).T
+        return {"steps": STEP_PULL * ca.sumsqr(V[STEPS] / nominal - 1.0)}
+
+    def step_fractions(self, V):
+        """The interval fractions ``σ`` (column, ``Σσ = 1``) when the steps are free, else None (a fixed mesh)."""
+        return ca.reshape(V[STEPS], -1, 1) if self.free_steps else None
 
     @property
     def interpolation(self) -> np.ndarray:
@@ -170,18 +215,57 @@ class ContactRows:
 
     def guess(self, layout):
         layout["vm"].guess[:] = layout["x"].guess[self.speed_rows][:, self.impact_points]
+        if self.free_steps:
+            inner = self.grid.mesh_points[1:-1]
+            layout["zm"].guess[:] = layout["z"].guess[:, inner]
+            layout["um"].guess[:] = layout["u"].guess[:, inner]
+
+    def _end_values(self, V, T, X):
+        """Each interval's own end values ``(t, x⁻, z⁻, u⁻)``: pre-impact speeds, and with free steps its own
+        accelerations and controls (the next interval's may differ: a force, a push or a lift jumps there)."""
+        cols = list(self.grid.interval_ends)
+        inner = list(range(self.grid.num_intervals - 1))
+        Xe, Ze, Ue = X[:, cols], V["z"][:, cols], V["u"][:, cols]
+        if self.impact_points.size:
+            Xe[self.speed_rows, inner] = V["vm"]
+        if self.free_steps and inner:
+            Ze[:, inner] = V["zm"]
+            Ue[:, inner] = V["um"]
+        return T[:, cols], Xe, Ze, Ue
 
     def interval_ends(self, ends, V, T, point):
-        """The pre-impact state closes every interval that ends at an interior mesh point."""
-        if not self.impact_points.size:
+        """The pre-impact state, and with free steps the interval's own accelerations and controls, close every
+        interval that ends at an interior mesh point."""
+        if not self.impact_points.size and not self.free_steps:
             return ends
-        n = self.grid.num_intervals
-        Xe = ca.MX(ends.X)
-        inner = list(range(n - 1))
-        Xe[self.speed_rows, inner] = V["vm"]
-        cols = self.grid.interval_ends
-        XDe = point.map(n)(T[:, cols], Xe, V["z"][:, cols], V["u"][:, cols], V["lam"][:, cols], V["p"])[0]
+        self._point = point
+        Te, Xe, Ze, Ue = self._end_values(V, T, V["x"])
+        XDe = point.map(self.grid.num_intervals)(Te, Xe, Ze, Ue, V["lam"][:, list(self.grid.interval_ends)], V["p"])[0]
         return ends._replace(X=Xe, XD=XDe)
+
+    def _end_rows(self, rows, V, T, X):
+        """Residual rows of each interval's own end values (its forces, its acceleration, its control)."""
+        n = self.grid.num_intervals
+        if not self.free_steps or n < 2:
+            return
+        Te, Xe, Ze, Ue = self._end_values(V, T, X)
+        inner = list(range(n - 1))
+        _, RES, _, _, _ = self._point.map(n)(Te, Xe, Ze, Ue, V["lam"][:, list(self.grid.interval_ends)], V["p"])
+        F = self.point.map(n)(Xe, V["p"], V["cn"], V["cbp"], V["cbm"])[0]
+        names = [f"{r}.before" for r in self.res_names]
+        rows.add("residual", names, (RES - F)[:, inner], self.grid.mesh_points[1:-1])
+
+    def end_integrands(self, V, T, X, H, LQ):
+        """With free steps: the quadrature's correction for the interval ends' own controls, per integral cost
+        (column): ``Σ_i w_end H_i (L(x⁻, z⁻, u⁻) − L(x, z, u))`` at the interior mesh points."""
+        n = self.grid.num_intervals
+        if not self.free_steps or n < 2 or not LQ.numel():
+            return None
+        Te, Xe, Ze, Ue = self._end_values(V, T, X)
+        Le = self._point.map(n)(Te, Xe, Ze, Ue, V["lam"][:, list(self.grid.interval_ends)], V["p"])[4]
+        inner = list(range(n - 1))
+        w = float(self.grid.scheme.weights[-1]) * H[:, inner]
+        return ca.mtimes(Le[:, inner] - LQ[:, list(self.grid.mesh_points[1:-1])], w.T)
 
     def _on_grid(self, M):
         return ca.mtimes(M, ca.DM(self.interpolation.T))
@@ -196,6 +280,9 @@ class ContactRows:
         nc, nf, ng = len(self.contacts), len(self.frictional), g.num_points
         gap = self.point.map(ng)(X, V["p"], ca.DM.zeros(nc, ng), ca.DM.zeros(nf, ng), ca.DM.zeros(nf, ng))[1]
         lam = V["cn"]
+        self._end_rows(rows, V, T, X)
+        if self.free_steps:
+            rows.add("mesh", ["interval.fractions_sum"], ca.sum2(V[STEPS]) - 1.0, [0])
         rows.add("gap", self._names("gap"), gap, np.arange(ng), 0.0, np.inf)
         # an interval's force acts only while the contact is closed at every grid point of that interval
         for j in range(g.scheme.num_nodes):
@@ -215,7 +302,7 @@ class ContactRows:
         rows.add("impact", [f"{n}.momentum" for n in self.speed_names], mom, ip)
         rows.add(COMPLEMENTARITY, self._names("gap*impulse"), gap_i * P, ip, -np.inf, eps)
         newton = yd_plus + ca.repmat(ca.DM(self.e), 1, ip.size) * yd_minus
-        rows.add(COMPLEMENTARITY, self._names("restitution*impulse"), newton * P, ip, -eps, eps)
+        rows.add(COMPLEMENTARITY, self._names(RESTITUTION), newton * P, ip, -eps, eps)
         self._friction(rows, P, sd_plus, V["pbp"], V["pbm"], V["pg"], ip, "impulse_")
 
     def _interval_friction(self, rows, lam, X, V):
@@ -288,14 +375,17 @@ class ContactCollocation(Collocation):
     """
 
     def __init__(self, problem, scheme="hermite-simpson", intervals=None, mesh=None, contact="implicit", relaxation=1e-6,
-                 impacts=True, **options):
+                 impacts=True, free_steps=False, **options):
         check_contact_problem(problem, scheme if isinstance(scheme, str) else scheme.name, dict(options, contact=contact))
+        steps = step_ratio(free_steps)
         super().__init__(problem, scheme, intervals, mesh, **options)
         if not (isinstance(relaxation, (int, float)) and relaxation >= 0):
             raise OptionError(f"`relaxation` of the complementarity rows must be a number ≥ 0; got {relaxation!r}.")
         if not isinstance(impacts, bool):
             raise OptionError(f"`impacts` must be True or False; got {impacts!r}.")
-        self.relaxation, self.impacts = float(relaxation), impacts
+        if steps and self.mesh.size < 3:
+            raise OptionError("`free_steps` needs at least 2 intervals: one interval's length is the horizon.")
+        self.relaxation, self.impacts, self.free_steps = float(relaxation), impacts, steps
 
     def warm_start(self, guess):
         """A warm start without its contact columns (those are sampled onto the contact blocks by :meth:`build`)."""
@@ -311,14 +401,15 @@ class ContactCollocation(Collocation):
         nlp = transcribe(self.problem, self.mesh, self.scheme, self.options, guess, contact=self.hooks)
         if guess is not None and getattr(self, "_contact_guess", None):
             _fill_contact_guess(nlp, *self._contact_guess)
+        seed_impacts(nlp, float(guess.time[-1] - guess.time[0]) if guess is not None else guess_final_time(self.problem) - self.problem.t0_value)
         return nlp
 
     def hooks(self, grid, res_names):
-        return ContactRows(self.problem, grid, res_names, self.relaxation, self.impacts)
+        return ContactRows(self.problem, grid, res_names, self.relaxation, self.impacts, self.free_steps)
 
     def trajectory(self, nlp, w, meta=None):
         values = nlp.layout.unpack(w)
-        traj = reconstruct(self.problem, nlp, values, meta)
+        traj = reconstruct(self.problem, nlp, values, meta, solved_grid(nlp, values))
         for name, col in nlp.contact.columns(values, traj.duration).items():
             traj._columns[name] = col
             traj.kinds[name] = "multiplier"
@@ -327,6 +418,26 @@ class ContactCollocation(Collocation):
 
     def result_metadata(self):
         return dict(super().result_metadata(), contact="implicit")
+
+
+def step_ratio(free_steps):
+    """``free_steps`` checked: None for a fixed mesh, else the ratio ``r > 1`` bounding each interval to ``[h̄/r, r h̄]``."""
+    if free_steps is False or free_steps is None:
+        return None
+    if free_steps is True:
+        return STEP_RATIO
+    if isinstance(free_steps, (int, float)) and not isinstance(free_steps, bool) and 1 < free_steps < np.inf:
+        return float(free_steps)
+    raise OptionError(f"`free_steps` must be True, False or a ratio r > 1 bounding each interval to [h/r, r h]; got {free_steps!r}.")
+
+
+def solved_grid(nlp, values):
+    """The grid of a decision vector: the NLP's, or with free steps the mesh its interval fractions make."""
+    if STEPS not in values:
+        return nlp.grid
+    fractions = np.asarray(values[STEPS], dtype=float).ravel()
+    mesh = np.concatenate([[0.0], np.cumsum(fractions)])
+    return Grid(mesh / mesh[-1], nlp.grid.scheme)
 
 
 def _fill_contact_guess(nlp, columns, time):
@@ -359,3 +470,48 @@ def _fill_contact_guess(nlp, columns, time):
     nf = len(rows.frictional)
     for m in hit:
         lay["vm"].guess[:, m] = np.asarray(rows.pre_impact(x[:, ip[m]], p, lay["pn"].guess[:, m] * hbar, np.zeros(nf), np.zeros(nf))).ravel()
+
+
+#: An impact is seeded where the guessed normal speed turns and the gap is smallest, if below this fraction of its largest.
+SEED_GAP = 0.5
+
+
+def seed_impacts(nlp, duration):
+    """Impulses where the guess bounces, for a guess that has none.
+
+    For every contact with restitution, at the interior mesh point where its guessed normal speed turns from
+    closing (at the grid point before) to opening and its gap is smallest (at most ``SEED_GAP`` of its
+    largest): the impulse of Newton's law that gives the guessed opening speed ``ẏ⁺``
+    (``ẏ⁻ = −ẏ⁺/e``), and the pre-impact speeds it implies.  Without it the homotopy starts with no impulse
+    anywhere, where Newton's law admits none but the exact one, and the ball ends where it never bounces.
+    """
+    lay, rows = nlp.layout, nlp.contact
+    ip = rows.impact_points
+    if not ip.size:
+        return
+    x, p = lay["x"].guess, lay["p"].guess[:, 0]
+    nc, nf, ng = len(rows.contacts), len(rows.frictional), x.shape[1]
+    no_friction = np.zeros(nf)
+    _, gaps, yd, _ = (np.asarray(a) for a in rows.point.map(ng)(x, p, np.zeros((nc, ng)), np.zeros((nf, ng)), np.zeros((nf, ng))))
+    hbar = duration / nlp.grid.num_intervals
+    for i, c in enumerate(rows.contacts):
+        if c.restitution <= 0 or (lay["pn"].guess[i] > 0).any():  # no bounce, or the warm start's own impulses
+            continue
+        turns = [m for m, k in enumerate(ip) if yd[i, k - 1] < 0 < yd[i, k]]
+        if not turns:
+            continue
+        m = min(turns, key=lambda m: gaps[i, ip[m]])
+        k = ip[m]
+        if gaps[i, k] > SEED_GAP * float(np.max(gaps[i])):
+            continue
+        unit = np.zeros(nc)
+        unit[i] = 1.0
+        # the normal speed a unit impulse adds: W_n M⁻¹ W_nᵀ
+        xs = x[:, k].copy()
+        xs[rows.speed_rows] = x[rows.speed_rows, k] - np.asarray(rows.pre_impact(x[:, k], p, unit, no_friction, no_friction)).ravel()
+        per_unit = float(np.asarray(rows.point(xs, p, unit, no_friction, no_friction)[2])[i, 0])
+        if per_unit <= 0:
+            continue
+        P = (yd[i, k] + yd[i, k] / c.restitution) / per_unit
+        lay["pn"].guess[i, m] = P / hbar
+        lay["vm"].guess[:, m] = np.asarray(rows.pre_impact(x[:, k], p, P * unit, no_friction, no_friction)).ravel()

@@ -117,8 +117,9 @@ def _check_columns(problem, guess):
     """A warm start must describe this problem: every column must name one of its variables."""
     known = {v.name for v in problem.model.variables}
     known |= {s.name + ".dot" for s in problem.model.states}
+    outputs = set(problem.model.outputs)  # a result's output columns (fibre lengths, forces …) are recomputed, not read
     for name in guess.names:
-        if name not in known:
+        if name not in known and name not in outputs:
             source = getattr(guess, "source", None) or guess.metadata.get("problem", "the guess")
             if name == "phase":
                 raise FileFormatError(f"The guess `{source}` is a multi-phase result; single-phase problem `{problem.name}` "
@@ -129,6 +130,8 @@ def _check_columns(problem, guess):
             raise FileFormatError(f"Guess parameter `{name}` is not a parameter of problem `{problem.name}`.{did_you_mean(name, known)}")
     check_times(guess)
     for name in guess.names:
+        if name in outputs:
+            continue
         bad = np.flatnonzero(~np.isfinite(guess[name]))
         if bad.size:
             k = int(bad[0])

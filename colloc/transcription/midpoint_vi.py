@@ -67,12 +67,20 @@ class MidpointVITranscription(Transcription):
         return self.vi.trajectory(t0 + nlp.mesh * (tf - t0), values["q"], values["u"], values["lam"], values["p"][:, 0], info)
 
 
-def transcribe_midpoint_vi(problem, mesh, vi, guess=None) -> NLP:
-    """The DMOC NLP of ``problem`` on ``mesh`` (normalised, 0 … 1); see :func:`solve_midpoint_vi`."""
+def transcribe_midpoint_vi(problem, mesh, vi, guess=None, contact=None) -> NLP:
+    """The DMOC NLP of ``problem`` on ``mesh`` (normalised, 0 … 1); see :func:`solve_midpoint_vi`.
+
+    ``contact`` (optional) adds contact forces at the nodes and their rows
+    (:class:`colloc.transcription.contact_vi.ContactVIRows`): its ``add_variables(layout, n)``,
+    ``node_forces(V, Q)`` (generalised forces, shape (nq, n + 1), weighted like ``Gᵀλ``) and
+    ``add_rows(rows, V, Q, H, node_speeds)``.
+    """
     model = problem.model
     mesh = np.asarray(mesh, float)
     n, nq = mesh.size - 1, vi.num_coordinates
     layout = _layout(problem, vi, n)
+    if contact is not None:
+        contact.add_variables(layout, n)
     _guess(problem, vi, layout, mesh, guess)
     w = ca.MX.sym("w", layout.size)
     V = layout.symbols(w)
@@ -83,6 +91,8 @@ def transcribe_midpoint_vi(problem, mesh, vi, guess=None) -> NLP:
     Q, U, LAM, P = V["q"], V["u"], V["lam"], V["p"]
     Pm, Pp, Qm, Vm, Tm = vi.interval.map(n)(Q[:, :-1], Q[:, 1:], T[:, :-1], H, U, P)
     PHI, GT = vi.node.map(n + 1)(Q, LAM, T, P)
+    if contact is not None:
+        GT = GT + contact.node_forces(V, Q)
     rows = Rows()
     if n > 1:
         W = ca.repmat(0.5 * (H[:, :-1] + H[:, 1:]), nq, 1)
@@ -94,6 +104,8 @@ def transcribe_midpoint_vi(problem, mesh, vi, guess=None) -> NLP:
         if vi.num_multipliers:
             rows.add("holonomic", vi.velocity_names, vi.constraint_rate(Q[:, col], ends[which], T[col], P), [col])
     _speed_rows(problem, vi, rows, ends, Vm, n)
+    if contact is not None:
+        contact.add_rows(rows, V, Q, H, ca.horzcat(Vm, ends["final"]))
     states = {name: Qm[i, :] for i, name in enumerate(vi.coordinate_names)}
     states.update({name: Vm[i, :] for i, name in enumerate(vi.speed_names)})
     Xm = ca.vertcat(*[states[s.name] for s in model.states])
@@ -121,7 +133,7 @@ def transcribe_midpoint_vi(problem, mesh, vi, guess=None) -> NLP:
             term = term + endpoint_function(problem, c.final)(t0, tf, e["initial"], e["final"], P)
         terms[c.name] = term
     f = sum(terms.values()) if terms else ca.MX(0)
-    return NLP(w, f, rows, layout, terms, mesh=mesh)
+    return NLP(w, f, rows, layout, terms, mesh=mesh, contact=contact)
 
 
 def _layout(problem, vi, n) -> Layout:

@@ -1,0 +1,265 @@
+"""Contact-implicit discrete Euler–Lagrange equations: ``scheme="midpoint-vi"`` with ``contact="implicit"``.
+
+The midpoint variational integrator (:mod:`colloc.transcription.midpoint_vi`)
+with the contacts the model declares (:meth:`colloc.Multibody.contact`) as
+impulses at the steps, after Manchester, Doshi, Wood & Kuindersma,
+"Contact-implicit trajectory optimization using variational integrators",
+IJRR 38 (2019) 1463–1476.  At every node ``k`` a normal force ``λ_k ≥ 0`` per
+contact (and friction facets ``β⁺_k, β⁻_k ≥ 0``) acts through the Jacobians
+at the **next** configuration, ``q_{k+1}`` (at the last node, which has none,
+``q_N + h_{N−1} v_N`` one step ahead along the end speed ``v_N``):
+
+    D₂L_d(q_{k−1}, q_k) + D₁L_d(q_k, q_{k+1}) + f⁺_{k−1} + f⁻_k
+        + w_k [W_n(q_{k+1})ᵀ λ_k + W_t(q_{k+1})ᵀ (β⁺_k − β⁻_k)] = 0,
+
+``w_k`` the node's weight (``(h_{k−1} + h_k)/2``, ``h₀/2`` and ``h_{N−1}/2``
+at the ends, where the impulse enters the discrete Legendre transforms that
+give the end speeds), so ``λ_k`` is in force units; the complementarity is
+on that next configuration:
+
+* ``φ(q_k) ≥ 0`` at every node (rows ``gap``), ``φ(q_{k+1}) λ_k ≤ ε``
+  (rows ``complementarity``): the step's impulse keeps the next configuration
+  out of the ground, and acts only if it touches;
+* planar Coulomb friction by maximal dissipation with the discrete
+  tangential velocity ``ṡ_k = W_t(q_{k+1}) (q_{k+1} − q_k)/h_k`` (at the last
+  node ``W_t v_N``): ``γ_k ± ṡ_k ≥ 0``,
+  ``μλ_k − β⁺_k − β⁻_k ≥ 0`` (rows ``friction``) and the products
+  ``(γ ± ṡ)β^± ≤ ε``, ``(μλ − β⁺ − β⁻)γ ≤ ε`` (Stewart & Trinkle, IJNME 39
+  (1996), as in :mod:`colloc.transcription.contacts`).
+
+Holonomic constraints of the model keep their multipliers at the nodes
+(midpoint-vi's ``w_k G(q_k)ᵀλ_k``, to which the contact impulses add).
+Impacts need no variables of their own: a contact that closes between
+``q_k`` and ``q_{k+1}`` is stopped by the impulses of nodes ``k`` and
+``k + 1``, so every impact is plastic (restitution ``e = 0``; a contact
+declared with ``e > 0`` is refused).  The ``complementarity`` rows are those
+the Scholtes homotopy of :mod:`colloc.contact_implicit` drives to its
+tolerance.
+
+Trajectory columns: ``<contact>.normal_force`` (``λ_k``; at an impact a
+spike of order impulse/step), ``<contact>.friction_force`` (``β⁺ − β⁻``),
+``<contact>.impulse``: at the node where the contact closes (open at
+``q_{k−1}``, closed at ``q_k``) the impulse ``w_{k−1}λ_{k−1} + w_kλ_k`` of the
+two steps that stop it, zero elsewhere.  Node speeds split each node's
+impulse half before, half after, as the holonomic impulses are.
+
+Legend: ``lam`` normal force, ``bp``/``bm`` friction facets ``β⁺``/``β⁻``,
+``gamma`` sliding speed, ``w`` node weight, ``nxt`` the configuration each
+node's contact forces use.
+"""
+from __future__ import annotations
+
+import casadi as ca
+import numpy as np
+
+from ..discrete_mechanics import SCHEME
+from ..errors import OptionError
+from ..trajectory import Trajectory
+from .contacts import COMPLEMENTARITY, CONTACT_MODES, contact_bodies
+from .midpoint_vi import MidpointVITranscription, transcribe_midpoint_vi
+
+#: Options of a contact-implicit midpoint-vi transcription.
+OPTIONS = ("contact", "relaxation", "impacts", "forcing")
+#: Gap (times max(1, max |φ|)) below which a contact counts as closed when impacts are read back; the
+#: schedule of :mod:`colloc.contact_implicit` uses the same threshold.
+CLOSED_GAP = 1e-5
+
+
+def check_contact_vi(problem, options):
+    """Refuse, with one sentence, what the contact-implicit midpoint-vi equations cannot transcribe."""
+    for k in options:
+        if k not in OPTIONS:
+            raise OptionError(f"Option `{k}` does not apply to contact='implicit' with scheme `{SCHEME}`; its options are {', '.join(f'`{o}`' for o in OPTIONS)}.")
+    mode = options.get("contact")
+    if mode not in CONTACT_MODES:
+        raise OptionError(f"Unknown contact handling `{mode}`; the only one is contact='implicit'.")
+    bodies = contact_bodies(problem.model)
+    if not bodies:
+        raise OptionError(f"contact='implicit' needs contacts, but the model of `{problem.name}` declares none; declare them with `body.contact(name, gap, ...)`.")
+    for _, contacts in bodies:
+        for c in contacts:
+            if c.restitution != 0:
+                raise OptionError(f"Contact `{c.name}` has restitution {c.restitution:g}, but the contact-implicit {SCHEME} equations make every impact plastic; "
+                                  "declare it with restitution=0 or use a collocation scheme.")
+    relaxation = options.get("relaxation", 1e-6)
+    if not (isinstance(relaxation, (int, float)) and 0 <= relaxation < np.inf):
+        raise OptionError(f"`relaxation` of the complementarity rows must be a number ≥ 0; got {relaxation!r}.")
+    if not isinstance(options.get("impacts", True), bool):
+        raise OptionError(f"`impacts` must be True or False; got {options['impacts']!r}.")
+
+
+class ContactVIRows:
+    """The contact variables and rows of one contact-implicit midpoint-vi NLP (hooks of :func:`transcribe_midpoint_vi`).
+
+    Also what :func:`colloc.contact_implicit.contact_report` reads: ``contacts``, ``frictional``,
+    ``point`` and :meth:`gaps` (same signatures as :class:`~colloc.transcription.contacts.ContactRows`).
+    """
+
+    def __init__(self, problem, vi, relaxation):
+        model = problem.model
+        self.vi, self.eps = vi, float(relaxation)
+        self.contacts = [c for _, cs in contact_bodies(model) for c in cs]
+        self.frictional = [i for i, c in enumerate(self.contacts) if c.friction > 0]
+        nc, nf = len(self.contacts), len(self.frictional)
+        q, par = vi.q, vi.par
+        lam, bp, bm = ca.SX.sym("lam", nc), ca.SX.sym("bp", nf), ca.SX.sym("bm", nf)
+        col = lambda e: ca.vertcat(*e) if e else ca.SX(0, 1)  # noqa: E731
+        gap = col([c.gap for c in self.contacts])
+        tangent = col([self.contacts[i].tangent for i in self.frictional])
+        # the VI's coordinates are the bodies' own (N = I): Jacobians with respect to all of them
+        Wn, Wt = ca.jacobian(gap, q), ca.jacobian(tangent, q)
+        force = ca.mtimes(Wn.T, lam) + ca.mtimes(Wt.T, bp - bm)
+        dq = ca.SX.sym("dq", q.numel())
+        self.node = ca.Function("contact_node", [q, par, lam, bp, bm, dq], [force, gap, ca.mtimes(Wt, dq)],
+                                ["q", "par", "lam", "bp", "bm", "dq"], ["force", "gap", "sliding_speed"])
+        # on the model's states, for the schedule of :func:`colloc.contact_implicit.contact_schedule`
+        x, v = model.vector("state"), vi.v
+        self.point = ca.Function("contact_point", [x, par, lam, bp, bm], [force, gap, ca.mtimes(Wn, v), ca.mtimes(Wt, v)])
+        self.mu = np.array([self.contacts[i].friction for i in self.frictional]).reshape(-1, 1)
+
+    def _names(self, suffix, frictional=False):
+        which = [self.contacts[i] for i in self.frictional] if frictional else self.contacts
+        return [f"{c.name}.{suffix}" for c in which]
+
+    # -- hooks ---------------------------------------------------------------------------------
+    def add_variables(self, layout, n):
+        layout.add("cn", self._names("normal_force"), n + 1, 0.0, np.inf)
+        layout.add("cbp", self._names("friction_plus", True), n + 1, 0.0, np.inf)
+        layout.add("cbm", self._names("friction_minus", True), n + 1, 0.0, np.inf)
+        layout.add("cg", self._names("sliding_speed", True), n + 1, 0.0, np.inf)
+        layout.add("cq", [f"{name}.next" for name in self.vi.coordinate_names], 1)
+
+    def guess(self, layout):
+        layout["cq"].guess[:] = layout["q"].guess[:, -1:]
+
+    @staticmethod
+    def _next(Q, V):
+        """The configuration each node's contact forces use: ``q_{k+1}``, and ``q_N + h_{N−1} v_N`` at the last node."""
+        return ca.horzcat(Q[:, 1:], V["cq"])
+
+    def node_forces(self, V, Q):
+        n1 = Q.shape[1]
+        return self.node.map(n1)(self._next(Q, V), V["p"], V["cn"], V["cbp"], V["cbm"], ca.DM.zeros(Q.shape))[0]
+
+    def add_rows(self, rows, V, Q, H, node_speeds):
+        """``gap``, ``friction`` and ``complementarity`` rows at every node; ``node_speeds`` (nq, n + 1) is ``Δq/h`` and ``v_N``.
+
+        The last node has no next configuration: its impulse looks one step ahead along the end speed,
+        ``q_N + h_{N−1} v_N`` (rows ``contact:<coordinate>.next``), so that it is fixed as the others are
+        (a resting contact holds its weight, ``v_N`` is not launched) whether or not the end speed is given.
+        """
+        eps, n1 = self.eps, Q.shape[1]
+        nodes = np.arange(n1)
+        nxt = self._next(Q, V)
+        rows.add("contact", [f"{name}.next" for name in self.vi.coordinate_names], V["cq"] - Q[:, -1] - H[-1] * node_speeds[:, -1], [n1 - 1])
+        node = self.node.map(n1)
+        gap = node(Q, V["p"], V["cn"], V["cbp"], V["cbm"], node_speeds)[1]
+        _, gap_next, sd = node(nxt, V["p"], V["cn"], V["cbp"], V["cbm"], node_speeds)
+        lam = V["cn"]
+        rows.add("gap", self._names("gap"), ca.horzcat(gap, gap_next[:, -1]), np.arange(n1 + 1), 0.0, np.inf)
+        rows.add(COMPLEMENTARITY, self._names("next_gap*normal_force"), gap_next * lam, nodes, -np.inf, eps)
+        if not self.frictional:
+            return
+        bp, bm, gamma = V["cbp"], V["cbm"], V["cg"]
+        cone = ca.repmat(ca.DM(self.mu), 1, n1) * lam[self.frictional, :] - bp - bm
+        plus, minus = gamma + sd, gamma - sd
+        for name, expr in (("slip_plus", plus), ("slip_minus", minus), ("cone", cone)):
+            rows.add("friction", self._names(name, True), expr, nodes, 0.0, np.inf)
+        for name, expr in (("slip_plus*friction_plus", plus * bp), ("slip_minus*friction_minus", minus * bm), ("cone*sliding_speed", cone * gamma)):
+            rows.add(COMPLEMENTARITY, self._names(name, True), expr, nodes, -np.inf, eps)
+
+    # -- reading back --------------------------------------------------------------------------
+    def forces(self, values, Q):
+        """Generalised contact forces at the nodes, shape (nq, n + 1) (numeric)."""
+        nxt = np.hstack([Q[:, 1:], values["cq"]])
+        out = self.node.map(Q.shape[1])(nxt, values["p"][:, 0], values["cn"], values["cbp"], values["cbm"], np.zeros(Q.shape))[0]
+        return np.asarray(out)
+
+    def columns(self, values, times):
+        """Trajectory columns at the nodes: normal and friction forces, impact impulses (module docstring)."""
+        H = np.diff(times)
+        w = 0.5 * (np.concatenate([[0.0], H]) + np.concatenate([H, [0.0]]))
+        gaps = self._gaps_q(values["q"], values["p"][:, 0])
+        cols = {}
+        for i, c in enumerate(self.contacts):
+            lam = values["cn"][i]
+            cols[f"{c.name}.normal_force"] = lam.copy()
+            closed = gaps[i] <= CLOSED_GAP * max(1.0, float(np.abs(gaps[i]).max()))
+            impulse = np.zeros_like(lam)
+            for k in np.flatnonzero(closed[1:] & ~closed[:-1]) + 1:
+                impulse[k] = w[k - 1] * lam[k - 1] + w[k] * lam[k]
+            cols[f"{c.name}.impulse"] = impulse
+        for j, i in enumerate(self.frictional):
+            cols[f"{self.contacts[i].name}.friction_force"] = values["cbp"][j] - values["cbm"][j]
+        return cols
+
+    def _gaps_q(self, Q, par):
+        nc, nf, n1 = len(self.contacts), len(self.frictional), Q.shape[1]
+        out = self.node.map(n1)(Q, par, np.zeros((nc, n1)), np.zeros((nf, n1)), np.zeros((nf, n1)), np.zeros(Q.shape))[1]
+        return np.asarray(out).reshape(nc, n1)
+
+    def gaps(self, X, P):
+        """``φ`` at every trajectory row from the model's states ``X`` (num_states, num_rows) (numeric)."""
+        nc, nf, ng = len(self.contacts), len(self.frictional), X.shape[1]
+        out = self.point.map(ng)(X, P, np.zeros((nc, ng)), np.zeros((nf, ng)), np.zeros((nf, ng)))[1]
+        return np.asarray(out).reshape(nc, ng)
+
+
+class ContactVITranscription(MidpointVITranscription):
+    """``scheme="midpoint-vi"`` with ``contact="implicit"`` (module docstring).
+
+    Options: ``relaxation`` (initial Scholtes ε, set by the homotopy), ``forcing`` (as midpoint-vi);
+    ``impacts`` is accepted as on collocation and changes nothing here: the steps' impulses are the only
+    contact variables either way.
+    """
+
+    def __init__(self, problem, intervals=None, mesh=None, contact="implicit", **options):
+        check_contact_vi(problem, dict(options, contact=contact))
+        super().__init__(problem, intervals, mesh, **{k: v for k, v in options.items() if k == "forcing"})
+        self.relaxation = float(options.get("relaxation", 1e-6))
+
+    def warm_start(self, guess):
+        traj = super().warm_start(guess)
+        self._contact_guess = traj
+        return traj
+
+    def build(self, guess=None):
+        rows = ContactVIRows(self.problem, self.vi, self.relaxation)
+        nlp = transcribe_midpoint_vi(self.problem, self.mesh, self.vi, guess, contact=rows)
+        rows.guess(nlp.layout)
+        _fill_contact_guess(nlp, getattr(self, "_contact_guess", None))
+        return nlp
+
+    def trajectory(self, nlp, w, meta=None) -> Trajectory:
+        values = nlp.layout.unpack(w)
+        problem = self.problem
+        t0 = problem.t0_value
+        tf = float(values["tf"][0, 0]) if "tf" in values else problem.tf_bounds[0]
+        times = t0 + nlp.mesh * (tf - t0)
+        info = dict(problem=problem.name, mesh=[float(x) for x in nlp.mesh], contact="implicit")
+        info.update(meta or {})
+        forces = nlp.contact.forces(values, values["q"])
+        traj = self.vi.trajectory(times, values["q"], values["u"], values["lam"], values["p"][:, 0], info, forces=forces)
+        for name, col in nlp.contact.columns(values, times).items():
+            traj._columns[name] = col
+            traj.kinds[name] = "multiplier"
+        return traj
+
+    def result_metadata(self):
+        return dict(contact="implicit")
+
+
+def _fill_contact_guess(nlp, traj):
+    """Contact forces of a warm start on the same nodes (a contact-implicit midpoint-vi result refined or re-solved)."""
+    lay, n1 = nlp.layout, nlp.mesh.size
+    if traj is None or traj.time.size != n1:
+        return
+    rows = nlp.contact
+    for i, c in enumerate(rows.contacts):
+        if f"{c.name}.normal_force" in traj:
+            lay["cn"].guess[i] = np.maximum(traj[f"{c.name}.normal_force"], 0.0)
+    for j, i in enumerate(rows.frictional):
+        name = rows.contacts[i].name
+        if f"{name}.friction_force" in traj:
+            f = traj[f"{name}.friction_force"]
+            lay["cbp"].guess[j], lay["cbm"].guess[j] = np.maximum(f, 0.0), np.maximum(-f, 0.0)
