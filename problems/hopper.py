@@ -38,6 +38,9 @@ on mesh points): warm-started with the two-phase gait it is 10.9, 5.3 and
 guesses (20 intervals) 4 of 10 end within 0.25 % of the two-phase cost and one
 2.5 % below it, 848.71: its foot slides for one interval after touchdown
 before it sticks, which the two-phase problem (no slip at touchdown) excludes.
+With ``free_steps=True`` that slipping touchdown is what the schedule-free
+guess finds: 823.57 and 827.48 at 10 and 20 intervals, 5 % below the
+two-phase cost, the foot sliding 0.04–0.06 s after touchdown.
 
 States
     ``hopper.x``, ``hopper.y`` [m] (body), ``hopper.theta`` [rad] (leg from
