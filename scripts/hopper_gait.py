@@ -6,7 +6,7 @@ prints both costs, their gap and the schedule each found (stance fraction, lift-
 ``--starts N`` then solves the contact-implicit problem from N random guesses (every state perturbed,
 forces zero; ``scripts/contact_starts.py``) and counts those within 1 % of the best objective.  Usage::
 
-    python scripts/hopper_gait.py [--intervals 10 20 40] [--starts 10] [--start-intervals 20] [--seed 0]
+    python scripts/hopper_gait.py [--intervals 10 20 40] [--starts 10] [--start-intervals 20] [--seed 0] [--free-steps]
 """
 from __future__ import annotations
 
@@ -26,9 +26,12 @@ import colloc as cl  # noqa: E402
 from contact_starts import load, perturbed  # noqa: E402
 
 
+FREE_STEPS = False
+
+
 def options(hopper):
-    """The script's solve options but its mesh (``contact="implicit"``, the homotopy's first ε)."""
-    return {k: v for k, v in hopper.SOLVE.items() if k != "intervals"}
+    """The script's solve options but its mesh (``contact="implicit"``, the homotopy's first ε), and free steps if asked."""
+    return dict({k: v for k, v in hopper.SOLVE.items() if k != "intervals"}, free_steps=FREE_STEPS)
 
 
 def two_phase(hopper, intervals):
@@ -79,7 +82,10 @@ def main(argv=None):
     ap.add_argument("--starts", type=int, default=0)
     ap.add_argument("--start-intervals", type=int, default=20)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--free-steps", action="store_true", help="contact-implicit solves with free steps (free_steps=True)")
     args = ap.parse_args(argv)
+    global FREE_STEPS
+    FREE_STEPS = args.free_steps
     compare(args.intervals)
     if args.starts:
         starts(args.starts, args.start_intervals, args.seed)
