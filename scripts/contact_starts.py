@@ -9,7 +9,8 @@ and prints the fraction that converge to within 1 % of the best objective found.
 Problems: the pushed block (``problems/pushed_block.py``; T = 2, slides throughout, J* = 3.424722;
 T = 4, sticks, J* = 3.173349) and the ball that must bounce (``problems/bounce_to_target.py``; two-phase
 reference 3.983592) by collocation; the block and the bar landing (``problems/bar_landing.py``, J* = 0)
-by the contact-implicit midpoint-vi equations.  Usage::
+by the contact-implicit midpoint-vi equations; the hopper's stride (``problems/hopper.py``, its homotopy from
+ε = 1; two-phase reference 870.39 at 20 intervals per phase; ``scripts/hopper_gait.py`` compares the two).  Usage::
 
     python scripts/contact_starts.py [--starts 20] [--intervals 20] [--seed 0] [--only vi] [--fixed-mesh]
 
@@ -40,12 +41,13 @@ def load(stem):
 
 def cases(free_steps=True):
     """``(label, build(), solve options, reference objective)`` of every contact-implicit problem measured."""
-    block, ball, bar = load("pushed_block"), load("bounce_to_target"), load("bar_landing")
+    block, ball, bar, hopper = load("pushed_block"), load("bounce_to_target"), load("bar_landing"), load("hopper")
     opts = dict(contact="implicit", impacts=False, free_steps=free_steps)
     vi = dict(contact="implicit", scheme="midpoint-vi")
     return [("block T=2", lambda: block.build(duration=2.0), opts, block.optimum(2.0)),
             ("block T=4", lambda: block.build(duration=4.0), opts, block.optimum(4.0)),
             ("ball (bounce)", ball.build, dict(contact="implicit", free_steps=free_steps), 3.98359237),
+            ("hopper stride", hopper.build, dict(contact="implicit", relaxation=1.0, free_steps=free_steps), 870.3932),
             ("block T=2 vi", lambda: block.build(duration=2.0), vi, block.optimum(2.0)),
             ("block T=4 vi", lambda: block.build(duration=4.0), vi, block.optimum(4.0)),
             ("bar land. vi", bar.build, vi, 0.0)]
