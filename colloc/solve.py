@@ -94,9 +94,10 @@ def solve(problem, scheme="hermite-simpson", intervals=None, mesh=None, guess=No
         ``derivative_bounds``, ``multiplier_bounds`` …
         ``contact="implicit"``: contact-implicit collocation of the contacts the model declares
         (:mod:`colloc.contact_implicit`; options ``relaxation``, ``complementarity_tolerance``,
-        ``relaxation_factor``, ``impacts``, and ``free_steps``: True or a ratio r > 1 makes the
-        interval lengths variables within [h/r, r h] of the mesh given, default r = 4, so that
-        switches and impacts fall on mesh points; collocation schemes only); with
+        ``relaxation_factor``, ``impacts``, and ``free_steps``: by default (or True, or a ratio r > 1)
+        the interval lengths are variables within [h/r, r h] of the mesh given, default r = 4, so that
+        switches and impacts fall on mesh points — collocation schemes with two intervals or more;
+        ``free_steps=False`` keeps the mesh given); with
         ``scheme="midpoint-vi"`` the contact-implicit discrete Euler–Lagrange equations
         (:mod:`colloc.transcription.contact_vi`, plastic impacts).
 

@@ -38,8 +38,8 @@ on mesh points): warm-started with the two-phase gait it is 10.9, 5.3 and
 guesses (20 intervals) 4 of 10 end within 0.25 % of the two-phase cost and one
 2.5 % below it, 848.71: its foot slides for one interval after touchdown
 before it sticks, which the two-phase problem (no slip at touchdown) excludes.
-With ``free_steps=True`` that slipping touchdown is what the schedule-free
-guess finds: 823.57 and 827.48 at 10 and 20 intervals, 5 % below the
+With free steps (the default of ``contact="implicit"``; ``SOLVE`` keeps the mesh
+given) that slipping touchdown is what the schedule-free guess finds: 823.57 and 827.48 at 10 and 20 intervals, 5 % below the
 two-phase cost, the foot sliding 0.04–0.06 s after touchdown.
 
 States
@@ -68,7 +68,8 @@ from colloc.phases import MultiPhaseProblem, Phase
 
 #: The homotopy starts at ε = 1 (not the default 0.1): from 0.1 the guess's sliding foot ends in gaits
 #: 8–11 % dearer than the two-phase optimum (969.7 at 20 intervals), from 1 within 2–3 % of it.
-SOLVE = dict(scheme="hermite-simpson", intervals=20, contact="implicit", relaxation=1.0)
+# the mesh given: the gait the two-phase problem can represent (free steps find the slipping touchdown, above)
+SOLVE = dict(scheme="hermite-simpson", intervals=20, contact="implicit", relaxation=1.0, free_steps=False)
 
 BODY_MASS, FOOT_MASS = 3.0, 0.3
 BODY_INERTIA, LEG_INERTIA = 0.75, 0.075

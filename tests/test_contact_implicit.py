@@ -44,7 +44,8 @@ def test_block_reports_complementarity_and_the_schedule(block_result):
     assert info["complementarity"]["block.floor"] <= 1e-7
     spans = info["schedule"]["block.floor"]
     slides = [(a, b) for a, b, m in spans if m == "slide"]
-    assert len(slides) == 1 and slides[0][0] <= 0.1 + 1e-9 and slides[0][1] >= 1.9 - 1e-9  # slides throughout
+    # slides throughout (the free steps move the first and last mesh points by 4e-4 from 0.1 and 1.9)
+    assert len(slides) == 1 and slides[0][0] <= 0.1 + 1e-3 and slides[0][1] >= 1.9 - 1e-3
     assert block_result.trajectory.metadata["contact"] == "implicit"
     text = block_result.summary()
     assert "complementarity" in text and "slide" in text
@@ -83,7 +84,7 @@ def test_exact_bounce_satisfies_every_contact_row():
     x, y = body.coordinates
     prob = cl.Problem([body], t0=0.0, tf=T, name="drop")
     prob.initial({x: 0.0, y: 1.0, body.speeds[1]: v0})
-    nlp = build_nlp(prob, intervals=N, contact="implicit", relaxation=1e-12)
+    nlp = build_nlp(prob, intervals=N, contact="implicit", relaxation=1e-12, free_steps=False)
     tt = nlp.grid.tau * T
     before = tt < t1 - 1e-12
     vals = nlp.layout.unpack(nlp.layout.vector("guess"))
@@ -202,7 +203,7 @@ def test_bar_landing_is_reproduced_by_the_event_driven_simulator():
 
 
 def test_ball_warm_started_with_its_bounce_keeps_it_at_first_order():
-    # the contact-implicit ball does not find the bounce by itself; warm-started from the two-phase optimum with its
+    # on the mesh given the contact-implicit ball does not find the bounce by itself; warm-started from the two-phase optimum with its
     # impulse (moved onto a mesh point, pre-impact speeds from M⁻¹Wᵀ P) it keeps the bounce, and the gap to the
     # two-phase optimum halves with the mesh (measured 6.2e-2, 3.0e-2: first order, the lift cannot jump there)
     bt = load("bounce_to_target")
@@ -210,7 +211,7 @@ def test_ball_warm_started_with_its_bounce_keeps_it_at_first_order():
     gaps = []
     for n in (10, 20):
         guess, mesh = bt.warm_start(two, n)
-        res = cl.solve(bt.build(), mesh=mesh, contact="implicit", guess=guess, relaxation=1e-3, ipopt=IPOPT)
+        res = cl.solve(bt.build(), mesh=mesh, contact="implicit", guess=guess, relaxation=1e-3, free_steps=False, ipopt=IPOPT)
         assert res.success and [i["contact"] for i in res.contact["impacts"]] == ["ball.ground"]
         gaps.append(res.objective - two.objective)
     assert 0 < gaps[1] < gaps[0] < 0.1

@@ -376,6 +376,13 @@ class ContactRows:
         return np.asarray(out).reshape(nc, ng)
 
 
+#: The default of ``free_steps``: free wherever the mesh has two intervals or more.  Measured (README,
+#: "Contact-implicit solves"): from 20 random starts the block with T = 4 reaches J* 19 times with free steps
+#: and never on the mesh given (stick phase cut at mesh points, 5 % dearer), the ball finds its bounce 18
+#: times against 0, the block with T = 2 19 against 17; the hopper's gait costs 824 against 896.
+AUTO = "auto"
+
+
 class ContactCollocation(Collocation):
     """Single-phase collocation with contact-implicit rows (``contact="implicit"``); see the module docstring.
 
@@ -385,10 +392,12 @@ class ContactCollocation(Collocation):
     """
 
     def __init__(self, problem, scheme="hermite-simpson", intervals=None, mesh=None, contact="implicit", relaxation=1e-6,
-                 impacts=True, free_steps=False, **options):
+                 impacts=True, free_steps=AUTO, **options):
         check_contact_problem(problem, scheme if isinstance(scheme, str) else scheme.name, dict(options, contact=contact))
-        steps = step_ratio(free_steps)
+        steps = step_ratio(True if free_steps is AUTO else free_steps)
         super().__init__(problem, scheme, intervals, mesh, **options)
+        if free_steps is AUTO and self.mesh.size < 3:  # one interval: its length is the horizon
+            steps = None
         if not (isinstance(relaxation, (int, float)) and relaxation >= 0):
             raise OptionError(f"`relaxation` of the complementarity rows must be a number ≥ 0; got {relaxation!r}.")
         if not isinstance(impacts, bool):
@@ -428,6 +437,8 @@ class ContactCollocation(Collocation):
 
     def result_metadata(self):
         return dict(super().result_metadata(), contact="implicit")
+
+
 
 
 def step_ratio(free_steps):
