@@ -27,6 +27,19 @@ BLOCK_LEGEND = {
           "on x', and the projection rows x = x' + F_x(x)ᵀ μ put the true state x on the constraint manifold",
     "mu": "projection slacks μ, one per constraint row (φ, φ̇, ψ) at each interval end, bounded ±1e-3 (bordalba2023)",
     "gamma": "velocity corrections γ̄ at each midpoint, q̇_m = N v_m + Φ_qᵀ γ̄ (constraint_method posa2016), bounded ±0.1",
+    "cn": "contact normal forces λ ≥ 0 (contact=\"implicit\"), one per contact and mesh interval (midpoint-vi: per node)",
+    "cbp": "friction force facets β⁺ ≥ 0 along each frictional contact's tangent (maximal dissipation)",
+    "cbm": "friction force facets β⁻ ≥ 0 against each frictional contact's tangent",
+    "cg": "sliding speeds γ ≥ |ṡ| of each frictional contact (zero while it sticks)",
+    "vm": "pre-impact speeds v⁻ at each interior mesh point: the interval before it ends on them",
+    "pn": "normal impulses P ≥ 0 at each interior mesh point, in force units P/h̄",
+    "pbp": "friction impulse facets along the tangent at each interior mesh point",
+    "pbm": "friction impulse facets against the tangent at each interior mesh point",
+    "pg": "sliding speeds after each impact (maximal dissipation of the tangential impulse)",
+    "zm": "free steps: the accelerations each interval ends on at an interior mesh point (they may jump there)",
+    "um": "free steps: the controls each interval ends on at an interior mesh point (written as NAME.interval_end)",
+    "steps": "free steps: each mesh interval's fraction of the horizon, within [1/r, r] of the mesh given",
+    "cq": "midpoint-vi contacts: the configuration one step past the last node, where its force acts",
 }
 
 #: Cost terms the transcription adds to the problem's own (``colloc info`` and the solve summary name them).
@@ -35,6 +48,8 @@ TERM_LEGEND = {
                   "state; tiny at an optimum (3e-18 on the Cartesian pendulum) and part of the objective printed",
     "control-polynomial": "a small penalty pulling controls that no defect uses (Radau's interval start, "
                           "Legendre–Gauss mesh points) onto the control polynomial; zero unless a bound stops them",
+    "steps": "1e-5 Σ (σ_i/σ̄_i − 1)² (free steps): a weak pull of each interval towards its length on the mesh given, "
+             "which nothing else decides in flight or at rest; part of the objective printed",
 }
 
 
