@@ -45,8 +45,12 @@ _STATUS = {
 #: stays automatic: turning it off (``mumps_scaling=0``) saves 11 % of the 10,000-interval cart-pole's solve
 #: (4.68 against 5.24 CPU s) and nothing below 1,600 intervals, but costs iterations on badly conditioned
 #: problems — the Solo12 jump 556 instead of 81 (stuck at a constraint violation of 2e-8 for 480 of them),
-#: UR5 minimum time 85 instead of 78, bar landing 634 instead of 617.
-DEFAULT_IPOPT = {"tol": 1e-8, "max_iter": 3000, "print_level": 0, "sb": "yes", "mumps_pivot_order": 0}
+#: UR5 minimum time 85 instead of 78, bar landing 634 instead of 617.  MUMPS's permuting scaling (MC64)
+#: is off (``mumps_permuting_scaling=0``): it cost 12–20 % of large solves (cart-pole 10,000 intervals 4.5
+#: against 5.1 s wall, Cartesian pendulum 1,600 1.5 against 1.85 s) and changed no iteration count on the
+#: problems of ``problems/`` but the contact-implicit ones (Solo12 jump 75 instead of 93); the contact
+#: homotopy keeps it (:data:`colloc.contact_implicit.CONTACT_IPOPT`).
+DEFAULT_IPOPT = {"tol": 1e-8, "max_iter": 3000, "print_level": 0, "sb": "yes", "mumps_pivot_order": 0, "mumps_permuting_scaling": 0}
 
 
 def ipopt_options(ipopt=None, verbose=False) -> dict:
