@@ -54,6 +54,7 @@ import casadi as ca
 import numpy as np
 
 from ..contact import contacts_of
+from ..derivatives import map_points
 from ..errors import OptionError
 from ..grid import Grid
 from ..multibody import Multibody
@@ -104,7 +105,8 @@ def check_contact_problem(problem, scheme_name, options):
 class ContactRows:
     """The contact variables and rows of one transcription (hooks called by :func:`transcribe`).
 
-    Stores nothing between calls but the numeric setup made in ``__init__``.
+    Stores the numeric setup made in ``__init__`` and, from :meth:`interval_ends`, the point outputs at the
+    interval ends that :meth:`add_rows` and :meth:`end_integrands` of the same build read.
     """
 
     def __init__(self, problem, grid, res_names, relaxation, impacts=True, free_steps=None):
@@ -242,9 +244,12 @@ class ContactRows:
         interval that ends at an interior mesh point."""
         if not self.impact_points.size and not self.free_steps:
             return ends
-        self._point = point
         Te, Xe, Ze, Ue = self._end_values(V, T, V["x"])
-        XDe = point.map(self.grid.num_intervals)(Te, Xe, Ze, Ue, V["lam"][:, list(self.grid.interval_ends)], V["p"])[0]
+        # one mapped call for the defects, the end residual rows and the end integrands (recorded, so its
+        # derivatives are taken point by point like the grid's)
+        wanted = (0, 1, 4) if self.free_steps else (0,)
+        (XDe, self._end_res, _, _, self._end_L), _ = map_points(
+            point, self.grid.num_intervals, (Te, Xe, Ze, Ue, V["lam"][:, list(self.grid.interval_ends)], V["p"]), outputs=wanted)
         return ends._replace(X=Xe, XD=XDe)
 
     def _end_rows(self, rows, V, T, X):
@@ -252,12 +257,11 @@ class ContactRows:
         n = self.grid.num_intervals
         if not self.free_steps or n < 2:
             return
-        Te, Xe, Ze, Ue = self._end_values(V, T, X)
+        _, Xe, _, _ = self._end_values(V, T, X)
         inner = list(range(n - 1))
-        _, RES, _, _, _ = self._point.map(n)(Te, Xe, Ze, Ue, V["lam"][:, list(self.grid.interval_ends)], V["p"])
         F = self.point.map(n)(Xe, V["p"], V["cn"], V["cbp"], V["cbm"])[0]
         names = [f"{r}.before" for r in self.res_names]
-        rows.add("residual", names, (RES - F)[:, inner], self.grid.mesh_points[1:-1])
+        rows.add("residual", names, (self._end_res - F)[:, inner], self.grid.mesh_points[1:-1])
 
     def end_integrands(self, V, T, X, H, LQ):
         """With free steps: the quadrature's correction for the interval ends' own controls, per integral cost
@@ -265,11 +269,9 @@ class ContactRows:
         n = self.grid.num_intervals
         if not self.free_steps or n < 2 or not LQ.numel():
             return None
-        Te, Xe, Ze, Ue = self._end_values(V, T, X)
-        Le = self._point.map(n)(Te, Xe, Ze, Ue, V["lam"][:, list(self.grid.interval_ends)], V["p"])[4]
         inner = list(range(n - 1))
         w = float(self.grid.scheme.weights[-1]) * H[:, inner]
-        return ca.mtimes(Le[:, inner] - LQ[:, list(self.grid.mesh_points[1:-1])], w.T)
+        return ca.mtimes(self._end_L[:, inner] - LQ[:, list(self.grid.mesh_points[1:-1])], w.T)
 
     def _on_grid(self, M):
         return ca.mtimes(M, ca.DM(self.interpolation.T))
@@ -437,8 +439,6 @@ class ContactCollocation(Collocation):
 
     def result_metadata(self):
         return dict(super().result_metadata(), contact="implicit")
-
-
 
 
 def step_ratio(free_steps):
