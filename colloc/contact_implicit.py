@@ -37,7 +37,7 @@ from .driver import result as make_result
 from .driver import transcription
 from .errors import OptionError
 from .trajectory import SolveResult, Trajectory
-from .transcription.contacts import COMPLEMENTARITY
+from .transcription.contacts import CLOSED_GAP, COMPLEMENTARITY
 
 #: Homotopy defaults: first ε, last ε, factor between solves.
 RELAXATION, TOLERANCE, FACTOR = 1e-1, 1e-8, 0.1
@@ -49,7 +49,7 @@ WARM = {"bound_push": 1e-9, "bound_frac": 1e-9, "mu_init": 1e-6}
 #: off; the complementarity rows are degenerate and without it the pushed block took 813 iterations, not 395.
 CONTACT_IPOPT = {"mumps_permuting_scaling": 7}
 #: Gap below which a contact counts as closed, and sliding speed above which it slides, in the schedule.
-GAP_TOLERANCE, SLIDE_TOLERANCE = 1e-5, 1e-4
+GAP_TOLERANCE, SLIDE_TOLERANCE = CLOSED_GAP, 1e-4
 
 
 def schedule(eps_start, eps_end, factor):

@@ -55,14 +55,11 @@ import numpy as np
 from ..discrete_mechanics import SCHEME
 from ..errors import OptionError
 from ..trajectory import Trajectory
-from .contacts import COMPLEMENTARITY, CONTACT_MODES, contact_bodies
+from .contacts import CLOSED_GAP, COMPLEMENTARITY, CONTACT_MODES, contact_bodies, friction_rows
 from .midpoint_vi import MidpointVITranscription, transcribe_midpoint_vi
 
 #: Options of a contact-implicit midpoint-vi transcription.
 OPTIONS = ("contact", "relaxation", "impacts", "forcing")
-#: Gap (times max(1, max |φ|)) below which a contact counts as closed when impacts are read back; the
-#: schedule of :mod:`colloc.contact_implicit` uses the same threshold.
-CLOSED_GAP = 1e-5
 
 
 def check_contact_vi(problem, options):
@@ -160,13 +157,8 @@ class ContactVIRows:
         rows.add(COMPLEMENTARITY, self._names("next_gap*normal_force"), gap_next * lam, nodes, -np.inf, eps)
         if not self.frictional:
             return
-        bp, bm, gamma = V["cbp"], V["cbm"], V["cg"]
-        cone = ca.repmat(ca.DM(self.mu), 1, n1) * lam[self.frictional, :] - bp - bm
-        plus, minus = gamma + sd, gamma - sd
-        for name, expr in (("slip_plus", plus), ("slip_minus", minus), ("cone", cone)):
-            rows.add("friction", self._names(name, True), expr, nodes, 0.0, np.inf)
-        for name, expr in (("slip_plus*friction_plus", plus * bp), ("slip_minus*friction_minus", minus * bm), ("cone*sliding_speed", cone * gamma)):
-            rows.add(COMPLEMENTARITY, self._names(name, True), expr, nodes, -np.inf, eps)
+        friction_rows(rows, lambda name: self._names(name, True), self.mu, lam[self.frictional, :], sd, V["cbp"], V["cbm"], V["cg"],
+                      nodes, eps)
 
     # -- reading back --------------------------------------------------------------------------
     def forces(self, values, Q):

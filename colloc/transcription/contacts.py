@@ -67,6 +67,9 @@ from .collocation import Collocation, reconstruct
 #: The one contact handling colloc offers besides none.
 CONTACT_MODES = ("implicit",)
 COMPLEMENTARITY = "complementarity"
+#: Gap (times max(1, max |φ|)) below which a contact counts as closed when a result is read back: its
+#: schedule and, on midpoint-vi, where its impacts are.
+CLOSED_GAP = 1e-5
 #: Suffix of the columns holding, at each interior mesh point, the control the interval before it ends on
 #: (free steps: it may differ from the mesh point's own, which starts the next interval).
 END = ".interval_end"
@@ -334,16 +337,9 @@ class ContactRows:
             rows.add(COMPLEMENTARITY, self._names(f"speed@{j}*friction_minus", True), -sj * bm, g.node(j), -np.inf, eps)
 
     def _friction(self, rows, normal, sd, bp, bm, gamma, points, tag):
-        """Maximal dissipation on the polyhedral cone ``{β⁺, β⁻}`` (one tangent): Stewart–Trinkle's rows."""
-        if not self.frictional:
-            return
-        eps = self.eps
-        cone = ca.repmat(ca.DM(self.mu), 1, len(points)) * normal[self.frictional, :] - bp - bm
-        plus, minus = gamma + sd, gamma - sd
-        for name, expr in (("slip_plus", plus), ("slip_minus", minus), ("cone", cone)):
-            rows.add("friction", self._names(tag + name, True), expr, points, 0.0, np.inf)
-        for name, expr in (("slip_plus*friction_plus", plus * bp), ("slip_minus*friction_minus", minus * bm), ("cone*sliding_speed", cone * gamma)):
-            rows.add(COMPLEMENTARITY, self._names(tag + name, True), expr, points, -np.inf, eps)
+        if self.frictional:
+            friction_rows(rows, lambda name: self._names(tag + name, True), self.mu, normal[self.frictional, :], sd, bp, bm,
+                          gamma, points, self.eps)
 
     # -- reading back --------------------------------------------------------------------------
     def columns(self, values, duration):
@@ -376,6 +372,20 @@ class ContactRows:
         nc, nf, ng = len(self.contacts), len(self.frictional), X.shape[1]
         out = self.point.map(ng)(X, P, np.zeros((nc, ng)), np.zeros((nf, ng)), np.zeros((nf, ng)))[1]
         return np.asarray(out).reshape(nc, ng)
+
+
+def friction_rows(rows, names, mu, normal, sd, bp, bm, gamma, points, eps):
+    """Maximal dissipation on the polyhedral cone ``{β⁺, β⁻}`` (one tangent): Stewart–Trinkle's rows.
+
+    ``names(suffix)`` gives the row names of the frictional contacts; ``mu`` their friction coefficients
+    (column), ``normal`` their normal forces or impulses, ``sd`` their sliding speeds, one column per point.
+    """
+    cone = ca.repmat(ca.DM(mu), 1, len(points)) * normal - bp - bm
+    plus, minus = gamma + sd, gamma - sd
+    for name, expr in (("slip_plus", plus), ("slip_minus", minus), ("cone", cone)):
+        rows.add("friction", names(name), expr, points, 0.0, np.inf)
+    for name, expr in (("slip_plus*friction_plus", plus * bp), ("slip_minus*friction_minus", minus * bm), ("cone*sliding_speed", cone * gamma)):
+        rows.add(COMPLEMENTARITY, names(name), expr, points, -np.inf, eps)
 
 
 #: The default of ``free_steps``: free wherever the mesh has two intervals or more.  Measured (README,
