@@ -63,7 +63,7 @@ def recording():
         _RECORDING.reset(token)
 
 
-def map_points(point, count, args, opts=None, outputs=None):
+def map_points(point, count, args, opts=None, outputs=None, symbols=None):
     """``point`` evaluated at ``count`` grid points (one column each), through a mapped copy that keeps
     only the inputs it uses and the outputs asked for (``outputs``: indices, default every non-empty
     one); returns the outputs (``None`` for those not asked for) and the call as :class:`MappedPoints`,
@@ -73,10 +73,11 @@ def map_points(point, count, args, opts=None, outputs=None):
     and in each of its derivatives, so the empty blocks of a model without multipliers, implicit
     derivatives, parameters or path constraints, and a time the dynamics never read, would make the
     NLP's evaluations slower than a hand-written map of the same equations; an output nobody reads
-    would be differentiated twice over for nothing.
+    would be differentiated twice over for nothing.  ``symbols``: the SX ``(inputs, outputs)`` ``point`` was
+    made of, when at hand (saves calling it symbolically).
     """
-    sx = point.sx_in()
-    out = point.call(sx)
+    sx, out = symbols if symbols is not None else (point.sx_in(), None)
+    out = point.call(sx) if out is None else out
     wanted = range(point.n_out()) if outputs is None else outputs
     keep_out = [i for i in wanted if point.nnz_out(i)]
     used = ca.vertcat(*[ca.vec(out[i]) for i in keep_out]) if keep_out else ca.SX(0, 1)

@@ -450,9 +450,17 @@ class Model:
         :meth:`residual_labels`.  Explicit rows used inside residuals are
         substituted by their right-hand sides.
         """
+        def make():
+            inputs, xdot, res = self.dynamics_expressions(mode)
+            return ca.Function("dynamics", inputs, [xdot, res], ["t", "x", "z", "u", "lam", "p"], ["xdot", "res"])
+        return self._once(("dynamics", mode), make)
+
+    def dynamics_expressions(self, mode="default"):
+        """:meth:`dynamics` as SX expressions, ``(inputs, xdot, res)``: ``inputs`` are the model's own
+        symbols ``(t, x, z, u, lam, p)``, ``z`` the derivative symbols ``dot(s)`` of the implicit states."""
         if mode == "explicit":
-            return self._once(("dynamics", mode), self._explicit_dynamics)
-        return self._once(("dynamics", mode), lambda: self._dynamics(mode))
+            return self._once(("dynamics expressions", mode), self._explicit_dynamics)
+        return self._once(("dynamics expressions", mode), lambda: self._dynamics(mode))
 
     def _dynamics(self, mode, equivalents=False):
         imp = self.implicit_states(mode)
@@ -465,7 +473,7 @@ class Model:
                 xdot.append(self._rows[s.name][1])
         # an explicit right-hand side may itself use derivative symbols
         xdot = self._substitute_explicit(ca.vertcat(*xdot) if xdot else ca.SX(0, 1), imp)
-        return ca.Function("dynamics", self.inputs(zdot), [xdot, rows], ["t", "x", "z", "u", "lam", "p"], ["xdot", "res"])
+        return self.inputs(zdot), xdot, rows
 
     def _explicit_dynamics(self):
         """``mode="explicit"``: solve residuals affine in ẋ for ẋ symbolically (no z variables).
@@ -473,12 +481,10 @@ class Model:
         A nonlinear implicit row with an explicit equivalent (:meth:`Component.residual`) is replaced by it.
         """
         imp = self.implicit_states()
-        f = self._dynamics("default", equivalents=True)
+        inputs, xdot, res = self._dynamics("default", equivalents=True)
         if not imp:
-            return f
-        args = self.inputs(ca.vertcat(*[s.dot for s in imp]))
-        xdot, res = f(*args)
-        zdot = args[2]
+            return inputs, xdot, res
+        zdot = inputs[2]
         J = ca.jacobian(res, zdot)
         for i, s in enumerate(imp):
             if ca.depends_on(J[i, :], zdot):
@@ -486,7 +492,7 @@ class Model:
         r0 = ca.substitute(res, zdot, ca.DM.zeros(zdot.shape))
         solved = -ca.solve(J, r0)
         xdot = ca.substitute(xdot, zdot, solved)
-        return ca.Function("dynamics", self.inputs(ca.SX(0, 1)), [xdot, ca.SX(0, 1)], ["t", "x", "z", "u", "lam", "p"], ["xdot", "res"])
+        return self.inputs(ca.SX(0, 1)), xdot, ca.SX(0, 1)
 
     def output_function(self) -> ca.Function:
         """The declared outputs ``(t, x, xdot, u, lam, p) -> values`` (shape ``(num_outputs, 1)``), in model order."""

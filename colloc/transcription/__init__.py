@@ -62,20 +62,19 @@ def make_options(**kw) -> Options:
 def point_function(problem, opts) -> tuple[ca.Function, dict]:
     """One grid point: ``(t, x, z, u, lam, p) -> (xdot, res, path, acc, L)``."""
     model = problem.model
-    dyn = model.dynamics(opts.mode)
     imp = model.implicit_states(opts.mode)
-    z = ca.vertcat(*[ca.SX.sym(s.name + ".dot") for s in imp]) if imp else ca.SX(0, 1)
-    args = model.inputs(z)
-    xdot, res = dyn(*args)
-    acc_f, acc_labels = model.constraint_function("acceleration")
-    acc = acc_f(args[0], args[1], xdot, args[3], args[4], args[5])
+    args, xdot, res = model.dynamics_expressions(opts.mode)  # the model's own symbols: z are the implicit states' dot(s)
+    acc, acc_labels = model.constraint_expressions("acceleration")
+    if acc.numel() and model.states and ca.depends_on(acc, model.dots):
+        acc = ca.substitute([acc], [model.dots], [xdot])[0]
     paths = [pc.expr for pc in problem.paths]
     path = ca.vertcat(*paths) if paths else ca.SX(0, 1)
     integrands = [c.integral for c in problem.costs if c.integral is not None]
     L = ca.vertcat(*integrands) if integrands else ca.SX(0, 1)
     if integrands and model.states:  # state rates in a cost: the derivative variables or the explicit right-hand sides
         L = ca.substitute([L], [model.dots], [xdot])[0]
-    f = ca.Function("point", args, [xdot, res, path, acc, L], ["t", "x", "z", "u", "lam", "p"], ["xdot", "res", "path", "acc", "L"])
+    outs = [xdot, res, path, acc, L]
+    f = ca.Function("point", args, outs, ["t", "x", "z", "u", "lam", "p"], ["xdot", "res", "path", "acc", "L"])
     path_names, path_lo, path_hi = [], [], []
     for pc in problem.paths:
         n = pc.expr.numel()
@@ -87,6 +86,7 @@ def point_function(problem, opts) -> tuple[ca.Function, dict]:
         path_names=path_names,
         path_lower=np.concatenate(path_lo) if path_lo else np.zeros(0),
         path_upper=np.concatenate(path_hi) if path_hi else np.zeros(0),
+        symbols=(list(args), outs),  # what ``f`` was made of
     )
     return f, meta
 
@@ -141,7 +141,7 @@ def _build(problem, opts, grid, method, point, meta, layout, hooks, w, V) -> NLP
         H = (tf - t0) * ca.reshape(fractions, 1, n)
         W = ca.mtimes(ca.DM(weights), fractions)
     X, Z, U, LAM, P = V["x"], V["z"], V["u"], V["lam"], V["p"]
-    (XD, RES, PATH, ACC, LQ), _ = map_points(point, ngrid, (T, X, Z, U, LAM, P), opts)
+    (XD, RES, PATH, ACC, LQ), _ = map_points(point, ngrid, (T, X, Z, U, LAM, P), opts, symbols=meta["symbols"])
     if hooks:
         RES = hooks.adjust_residual(RES, V, X)
     rows = Rows()
