@@ -100,3 +100,27 @@ def test_constraint_methods_calls_are_lifted_too(method, own):
     names = [m.function.name() for m in nlp.mapped]
     assert names[0] == "point" and own <= set(names)
     assert len(names) == (4 if method == "bordalba2023" else 3)
+
+
+@pytest.mark.parametrize("name,args,scheme,opts", CASES[:7], ids=[f"{c[0]}-{c[2]}-{'-'.join(c[3].values()) or 'default'}" for c in CASES[:7]])
+def test_inputs_read_off_the_graph_equal_their_jacobian(name, args, scheme, opts):
+    """The mapped calls' inputs are slices of the layout's blocks: the selection matrix read off the MX graph
+    is CasADi's Jacobian of the stacked inputs, entry by entry, and is found for every call of these NLPs."""
+    from colloc.derivatives import _selection_matrix
+    nlp = _nlp(name, args, scheme, opts)
+    for m in nlp.mapped:
+        n = m.count
+        V = ca.vertcat(*[a if a.size2() == n else ca.repmat(a, 1, n) for a in m.inputs])
+        S = _selection_matrix(m.inputs, n, nlp.w)
+        assert S is not None, m.function.name()
+        np.testing.assert_array_equal(np.asarray(ca.densify(S)), np.asarray(ca.densify(ca.evalf(ca.jacobian(ca.vec(V), nlp.w)))))
+
+
+def test_inputs_that_are_not_selections_are_differentiated():
+    """An input computed from w (a time scaled by a free step, a sum) is left to CasADi's Jacobian."""
+    from colloc.derivatives import _selection_matrix
+    w = ca.MX.sym("w", 6)
+    X = ca.reshape(w[:4], 2, 2)
+    assert _selection_matrix([X, ca.DM([[0.0, 1.0]])], 2, w) is not None
+    assert _selection_matrix([X, w[4] * ca.DM([[0.0, 1.0]])], 2, w) is None
+    assert _selection_matrix([X[0, :] + X[1, :]], 2, w) is None
