@@ -55,6 +55,27 @@ def quadrature_weights(nodes):
     return np.linalg.solve(V, moments)
 
 
+#: Scheme name -> :meth:`Scheme.defect_coefficients` (the same for every interval and mesh).
+_COEFFICIENTS: dict = {}
+
+
+def _linear_defects(scheme):
+    n = scheme.num_nodes
+    zero = [np.zeros((1, 1))] * n
+
+    def unit(j):
+        return [np.ones((1, 1)) if i == j else np.zeros((1, 1)) for i in range(n)]
+
+    def rows(X, F, H):
+        return np.array([float(np.asarray(d).ravel()[0]) for d in scheme.defects(X, F, np.full((1, 1), H))])
+
+    a = np.column_stack([rows(unit(j), zero, 1.0) for j in range(n)])
+    b = np.column_stack([rows(zero, unit(j), 1.0) for j in range(n)])
+    # the form holds when the X terms do not scale with H and the F terms do
+    ok = all(np.allclose(rows(unit(j), zero, 2.0), a[:, j]) and np.allclose(rows(zero, unit(j), 2.0), 2 * b[:, j]) for j in range(n))
+    return (a, b) if ok and np.allclose(rows(zero, zero, 1.0), 0.0) else None
+
+
 @dataclass(frozen=True)
 class Scheme:
     """Base of every scheme: see the module docstring."""
@@ -87,6 +108,14 @@ class Scheme:
 
     def defect_names(self):
         return [f"defect{j}" for j in range(self.num_defects())]
+
+    def defect_coefficients(self):
+        """``(a, b)``, shape ``(defect kinds, nodes)``, with defect ``k`` = ``Σ_j a[k, j] X[j] + H Σ_j b[k, j] F[j]``,
+        read off :meth:`defects` by evaluating it on unit node values; ``None`` for a scheme whose defects
+        are not of this form."""
+        if self.name not in _COEFFICIENTS:
+            _COEFFICIENTS[self.name] = _linear_defects(self)
+        return _COEFFICIENTS[self.name]
 
     def interpolate_state(self, s, X, F, h):  # pragma: no cover - abstract
         raise NotImplementedError

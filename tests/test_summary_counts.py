@@ -55,12 +55,16 @@ def test_progress_counts_ipopt_iterations_through_a_restoration_phase(capsys):
     p.guess({x: 1.0})
     p.path(ca.sqrt(x), lower=0, name="root")
     p.minimize(integral=u**2 + ca.log(x))
-    seen = []
     scaled = {"mumps_scaling": 77}  # MUMPS's automatic scaling (the default): this example's steps pass through restoration
-    res = cl.solve(p, intervals=5, progress=seen.append, ipopt=scaled)
+    # whether IPOPT takes a restoration step depends on rounding in the first iterates: the first mesh that does
+    for n in (5, 6, 7, 3):
+        seen = []
+        res = cl.solve(p, intervals=n, progress=seen.append, ipopt=scaled)
+        if any(i["restoration"] for i in seen):
+            break
     assert any(i["restoration"] for i in seen), "the example no longer reaches IPOPT's restoration phase"
     assert [i["iteration"] for i in seen] == list(range(res.iterations + 1))
-    res = cl.solve(p, intervals=5, progress=True, ipopt=scaled)
+    res = cl.solve(p, intervals=n, progress=True, ipopt=scaled)
     lines = capsys.readouterr().out.splitlines()
     numbers = [line.split()[0] for line in lines[1:]]
     assert numbers[-1].rstrip("r") == str(res.iterations) and len(numbers) == res.iterations + 1
