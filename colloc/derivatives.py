@@ -130,11 +130,12 @@ def structured(nlp, maps) -> dict | None:
     p = ca.MX.sym("p", 0)
     lam, sigma = ca.MX.sym("lam_g", g.numel()), ca.MX.sym("lam_f")
     fw, fY = ca.gradient(f, w), ca.gradient(f, Ys)
-    if not any(ca.symvar(e) for e in (gw, gY, fY)) and not ca.depends_on(fw, Ys):
+    constants = ca.Function("outer_derivatives", [], [gw, gY, fY], {"allow_free": True})
+    if not constants.has_free() and not ca.depends_on(fw, Ys):
         # G is affine in (w, Y) and f in Y (a fixed horizon's defects, quadrature and linear rows): their
         # derivatives are constant, and only f's own curvature in w (a penalty on variables) joins the
         # Hessian, so no outer function is built or run
-        gw, gY, fY = (ca.sparsify(ca.evalf(e)) for e in (gw, gY, fY))
+        gw, gY, fY = (ca.sparsify(e) for e in constants.call([]))
         jac = gw + ca.mtimes(gY, JV) if gw.nnz() else ca.mtimes(gY, JV)
         mu = sigma * fY + ca.mtimes(gY.T, lam)
         fww = ca.jacobian(fw, w) if ca.symvar(fw) else None
