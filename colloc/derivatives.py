@@ -124,7 +124,6 @@ def structured(nlp, maps) -> dict | None:
         at += part.size
     g, f = ca.graph_substitute([nlp.g, nlp.f], nodes, pieces)
     gw, gY = ca.jacobian(g, w), ca.jacobian(g, Ys)
-    Y = ca.vertcat(*[ca.vec(ca.vertcat(*p.mapped.outputs)) for p in parts])
     Vw = ca.vertcat(*[p.Vw for p in parts])
     JV = ca.mtimes(ca.diagcat(*[part.jacobian() for part in parts]), Vw)
     p = ca.MX.sym("p", 0)
@@ -141,6 +140,7 @@ def structured(nlp, maps) -> dict | None:
         fww = ca.jacobian(fw, w) if ca.symvar(fw) else None
         H = 0 if fww is None else sigma * (fww if ca.symvar(fww) else ca.sparsify(ca.evalf(fww)))
     else:
+        Y = ca.vertcat(*[ca.vec(ca.vertcat(*p.mapped.outputs)) for p in parts])
         outer = ca.Function("outer_jacobian", [w, Ys], [gw, gY])
         gw, gY = outer(w, Y)
         jac = gw + ca.mtimes(gY, JV)
