@@ -108,7 +108,10 @@ def structured(nlp, maps) -> dict | None:
     in ``w`` stays in the outer function, differentiated by CasADi."""
     maps = [maps] if isinstance(maps, MappedPoints) else [m for m in maps if m is not None]
     w = nlp.w
-    parts = [p for p in (_part(m, w) for m in maps) if p is not None]
+    layout = getattr(nlp, "layout", None)
+    views_of, views = getattr(layout, "views", (None, {}))
+    known = _indices(w, views if views_of is w else {})
+    parts = [p for p in (_part(m, w, known) for m in maps) if p is not None]
     if not parts:
         return None
     # the outer function G: every use of a mapped output replaced by its slice of the symbol Ys
@@ -182,10 +185,10 @@ class _Part:
         return ca.sparsity_cast(values, ca.diagcat(*([f.sparsity_out(0)] * self.count)))
 
 
-def _part(mapped, w):
+def _part(mapped, w, known=None):
     n = mapped.count
     V = ca.vertcat(*[a if a.size2() == n else ca.repmat(a, 1, n) for a in mapped.inputs])
-    Vw = _selection_matrix(mapped.inputs, n, w)
+    Vw = _selection_matrix(mapped.inputs, n, w, known)
     if Vw is None:  # not a plain selection of w's entries: differentiate
         Vw = ca.jacobian(ca.vec(V), w)
         if ca.symvar(Vw):  # the inputs are not affine in w
@@ -194,12 +197,21 @@ def _part(mapped, w):
     return _Part(mapped, V, Vw)
 
 
-def _selection_matrix(inputs, count, w):
-    """``∂vec(V)/∂w`` of the stacked inputs ``V`` when each of their entries is an entry of ``w`` or a
-    constant (the layout's blocks, sliced), read off the MX graph without differentiating; else ``None``."""
+def _indices(w, views):
+    """Node address -> the indices of ``w`` it holds: ``w``'s symbols and the layout's block views
+    (``{address: (MX, indices)}``, :attr:`colloc.nlp.Layout.views`)."""
     primitives = [w] if w.is_symbolic() else w.primitives()
     offsets = np.cumsum([0] + [q.numel() for q in primitives])
     known = {hash(q): np.arange(a, b) for q, a, b in zip(primitives, offsets[:-1], offsets[1:])}
+    known.update({key: idx for key, (_, idx) in views.items()})
+    return known
+
+
+def _selection_matrix(inputs, count, w, known=None):
+    """``∂vec(V)/∂w`` of the stacked inputs ``V`` when each of their entries is an entry of ``w`` or a
+    constant (the layout's blocks, sliced), read off the MX graph without differentiating; else ``None``.
+    ``known``: :func:`_indices` of ``w`` (nodes met on the way are added to it)."""
+    known = _indices(w, {}) if known is None else known
     columns = []
     for a in inputs:
         idx = _selected(a, known)
@@ -216,12 +228,22 @@ def _selection_matrix(inputs, count, w):
 def _selected(e, known):
     """The ``w`` index of each entry of ``e`` (column by column; −1 for a constant), when ``e`` only selects,
     reshapes, transposes and concatenates entries of ``w`` and constants; else ``None``."""
-    if isinstance(e, ca.DM) or (isinstance(e, ca.MX) and e.is_constant()):
+    if isinstance(e, ca.DM):
         return np.full(e.numel(), -1)
-    if not isinstance(e, ca.MX) or not e.is_dense():
+    if not isinstance(e, ca.MX):
         return None
-    if e.is_symbolic():
-        return known.get(hash(e))
+    key = hash(e)
+    if key in known:
+        return known[key]
+    known[key] = found = _selected_node(e, known)
+    return found
+
+
+def _selected_node(e, known):
+    if e.is_constant():
+        return np.full(e.numel(), -1)
+    if not e.is_dense() or e.is_symbolic():
+        return None
     op = e.op()
     deps = [e.dep(i) for i in range(e.n_dep())]
     if op in (ca.OP_RESHAPE, ca.OP_GETNONZEROS, ca.OP_TRANSPOSE) and not deps[0].is_dense():

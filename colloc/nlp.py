@@ -80,6 +80,7 @@ class Layout:
     def __init__(self):
         self.blocks: dict[str, Block] = {}
         self.size = 0
+        self.views = (None, {})
 
     def add(self, name, row_names, num_cols, lower=-np.inf, upper=np.inf, guess=0.0, col_index=None, per=None) -> Block:
         """Append a block; ``per`` says what one column belongs to (``"point"``, ``"interval"``, ``"problem"``), for
@@ -104,9 +105,15 @@ class Layout:
         return name in self.blocks
 
     def symbols(self, w: ca.MX) -> dict:
-        """Block name -> MX matrix view of the symbolic decision vector."""
-        return {b.name: ca.reshape(w[b.offset:b.offset + b.size], *b.shape) if b.size else ca.MX(*b.shape)
-                for b in self.blocks.values()}
+        """Block name -> MX matrix view of the symbolic decision vector.
+
+        The views and the indices of ``w`` they hold are kept (:attr:`views`), so that the derivatives can
+        read what a slice of them selects without walking down to ``w``."""
+        V = {b.name: ca.reshape(w[b.offset:b.offset + b.size], *b.shape) if b.size else ca.MX(*b.shape)
+             for b in self.blocks.values()}
+        # the MX objects are kept alive with their node addresses (the keys)
+        self.views = (w, {hash(V[b.name]): (V[b.name], b.offset + np.arange(b.size)) for b in self.blocks.values() if b.size})
+        return V
 
     def unpack(self, w) -> dict:
         """Block name -> numpy matrix of a numeric decision vector."""
