@@ -144,3 +144,31 @@ def test_every_row_has_a_label():
     labels = nlp.rows.labels()
     assert len(labels) == g.size == nlp.rows.size
     assert "defect.simpson:c.y@k=2" in labels
+
+
+@pytest.mark.parametrize("name,scheme", [("cartpole", "hermite-simpson"), ("cartpole", "trapezoidal"), ("cartpole", "radau-3"),
+                                         ("cartpole", "legendre-gauss-3"), ("double_integrator_time", "hermite-simpson"),
+                                         ("goddard", "radau-2")])
+def test_defects_as_matrix_products_equal_the_node_by_node_formulas(name, scheme, monkeypatch):
+    """The transcription writes a scheme's defects as ``X A + (tf − t0) XD B``; on a non-uniform mesh, with a
+    fixed or a free final time, every row equals :meth:`Scheme.defects` applied to the node slices."""
+    import importlib
+
+    from colloc.schemes import Scheme
+
+    prob = importlib.import_module(f"problems.{name}").build()
+    mesh = np.array([0.0, 0.1, 0.25, 0.3, 0.55, 0.8, 1.0])
+    a = cl.build_nlp(prob, scheme=scheme, mesh=mesh)
+    monkeypatch.setattr(Scheme, "defect_coefficients", lambda self: None)  # the node-by-node formulas
+    b = cl.build_nlp(prob, scheme=scheme, mesh=mesh)
+    assert a.rows.labels() == b.rows.labels()
+    rng = np.random.default_rng(3)
+    guess = a.layout.vector("guess")
+    defect = np.array([label.startswith("defect") for label in a.rows.labels()])
+    assert defect.any()
+    for _ in range(2):
+        w = guess + 0.05 * rng.normal(size=guess.size) * (1 + np.abs(guess))
+        ga = np.asarray(ca.Function("g", [a.w], [a.g])(w)).ravel()[defect]
+        gb = np.asarray(ca.Function("g", [b.w], [b.g])(w)).ravel()[defect]
+        assert np.all(np.isfinite(gb)) and np.abs(gb).max() > 0
+        np.testing.assert_allclose(ga, gb, rtol=1e-12, atol=1e-12 * np.abs(gb).max())

@@ -208,22 +208,28 @@ def free_step_maps(grid) -> tuple[np.ndarray, np.ndarray]:
 
 def _defects_by_matrices(grid, coefficients, X, XD, span):
     """The scheme's defects on every interval as ``X A + span · XD B`` (one block of columns per defect kind):
-    the same rows as :meth:`Scheme.defects` on the node slices, in three MX operations instead of a slice
-    per node and an operation per term.  ``A`` and ``B`` are constant and sparse; ``B`` holds the mesh's
-    normalised interval lengths, ``span`` the horizon ``tf − t0`` (a number, or the free final time's MX)."""
+    the same rows as :meth:`Scheme.defects` on the node slices, in two or three MX operations instead of a
+    slice per node and an operation per term.  ``A`` and ``B`` are constant and sparse; ``B`` holds the
+    mesh's normalised interval lengths, ``span`` the horizon ``tf − t0`` (a number, or the free final
+    time's MX; a number is folded into ``B`` and the product taken once, ``[X, XD] [A; span B]``)."""
     a, b = coefficients
     kinds, n, nodes = a.shape[0], grid.num_intervals, grid.nodes_of_intervals  # nodes[i, j]: grid index
-    h = np.diff(grid.mesh)
+    numeric = isinstance(span, (int, float))
     rows = np.tile(nodes, (kinds, 1)).ravel()  # (kind, interval, node) -> grid row
     cols = np.repeat(np.arange(kinds * n), nodes.shape[1])
     av = np.repeat(a, n, axis=0).ravel()
-    bv = (np.repeat(b, n, axis=0) * np.tile(h, kinds)[:, None]).ravel()
+    bv = (np.repeat(b, n, axis=0) * np.tile(np.diff(grid.mesh) * (span if numeric else 1.0), kinds)[:, None]).ravel()
 
-    def matrix(values):
+    def matrix(values, rows, cols, height):
         keep = np.flatnonzero(values)
-        return ca.DM(ca.Sparsity.triplet(grid.num_points, kinds * n, rows[keep].tolist(), cols[keep].tolist()), values[keep])
+        return ca.DM.triplet(rows[keep].tolist(), cols[keep].tolist(), ca.DM(values[keep]), height, kinds * n)
 
-    D = ca.mtimes(X, matrix(av)) + span * ca.mtimes(XD, matrix(bv))
+    m = grid.num_points
+    if numeric:
+        stacked = matrix(np.concatenate([av, bv]), np.concatenate([rows, rows + m]), np.concatenate([cols, cols]), 2 * m)
+        D = ca.mtimes(ca.horzcat(X, XD), stacked)
+    else:
+        D = ca.mtimes(X, matrix(av, rows, cols, m)) + span * ca.mtimes(XD, matrix(bv, rows, cols, m))
     return [D[:, k * n:(k + 1) * n] for k in range(kinds)]
 
 
