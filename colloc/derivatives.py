@@ -51,6 +51,9 @@ class MappedPoints:
     outputs: tuple
     #: The function's SX inputs and outputs, as it was made from them (saves calling it symbolically again).
     symbols: tuple = None
+    #: The mapped function itself, and which inputs and outputs of the point function it kept (by index).
+    mapped: ca.Function = None
+    kept: tuple = ((), ())
 
 
 @contextmanager
@@ -95,7 +98,7 @@ def map_points(point, count, args, opts=None, outputs=None, symbols=None):
     for i, v in zip(keep_out, values):
         result[i] = v
     record = MappedPoints(lean, count, tuple(args[i] for i in keep_in), tuple(values),
-                          (tuple(sx[i] for i in keep_in), tuple(out[i] for i in keep_out)))
+                          (tuple(sx[i] for i in keep_in), tuple(out[i] for i in keep_out)), mapped, (tuple(keep_in), tuple(keep_out)))
     calls = _RECORDING.get()
     if calls is not None and keep_out:
         calls.append(record)

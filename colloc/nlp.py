@@ -256,6 +256,8 @@ class NLP:
     mapped : tuple of MappedPoints, optional
         Collocation NLPs: the mapped calls inside ``g`` and ``f`` — the point function and the
         constraint method's — that :mod:`colloc.derivatives` differentiates point by point.
+    grid_call : MappedPoints, optional
+        Collocation NLPs: the point function's call on every grid point (reconstruction evaluates it again).
     """
 
     w: ca.MX
@@ -269,6 +271,7 @@ class NLP:
     method: object = None
     contact: object = None
     mapped: object = None
+    grid_call: object = None
 
     @property
     def g(self):

@@ -141,7 +141,7 @@ def _build(problem, opts, grid, method, point, meta, layout, hooks, w, V) -> NLP
         H = (tf - t0) * ca.reshape(fractions, 1, n)
         W = ca.mtimes(ca.DM(weights), fractions)
     X, Z, U, LAM, P = V["x"], V["z"], V["u"], V["lam"], V["p"]
-    (XD, RES, PATH, ACC, LQ), _ = map_points(point, ngrid, (T, X, Z, U, LAM, P), opts, symbols=meta["symbols"])
+    (XD, RES, PATH, ACC, LQ), grid_call = map_points(point, ngrid, (T, X, Z, U, LAM, P), opts, symbols=meta["symbols"])
     if hooks:
         RES = hooks.adjust_residual(RES, V, X)
     rows = Rows()
@@ -185,7 +185,7 @@ def _build(problem, opts, grid, method, point, meta, layout, hooks, w, V) -> NLP
     if opts.control_interpolation == "free" and U.numel():
         terms.update(_dangling_controls(grid, U))
     f = sum(terms.values()) if terms else ca.MX(0)
-    return NLP(w, f, rows, layout, terms, mesh=mesh, grid=grid, point=point, method=method, contact=hooks)
+    return NLP(w, f, rows, layout, terms, mesh=mesh, grid=grid, point=point, method=method, contact=hooks, grid_call=grid_call)
 
 
 def free_step_maps(grid) -> tuple[np.ndarray, np.ndarray]:

@@ -109,6 +109,16 @@ def between_mesh_points(problem, trajectory, grid) -> dict:
     return out
 
 
+def _derivatives(nlp, args):
+    """The state derivatives ẋ at every grid point: the NLP's own mapped call of the point function when it
+    computes them (it keeps only the inputs the dynamics read), else the point function mapped anew."""
+    grid_call = getattr(nlp, "grid_call", None)
+    if grid_call is not None and grid_call.mapped is not None and grid_call.count == args[0].shape[1] and 0 in grid_call.kept[1]:
+        inputs, outputs = grid_call.kept
+        return call(grid_call.mapped, *[args[i] for i in inputs])[outputs.index(0)]
+    return call(nlp.point.map(args[0].shape[1]), *args)[0]
+
+
 def reconstruct(problem, nlp, values, meta=None, grid=None) -> Trajectory:
     """The Trajectory of a (possibly unconverged) decision vector, unpacked by block (``values``).
 
@@ -119,7 +129,7 @@ def reconstruct(problem, nlp, values, meta=None, grid=None) -> Trajectory:
     tf = float(values["tf"][0, 0]) if "tf" in values else problem.tf_bounds[0]
     times = t0 + grid.tau * (tf - t0)
     X, Z, U, LAM, P = values["x"], values["z"], values["u"], values["lam"], values["p"]
-    XD = call(nlp.point.map(times.size), times[None, :], X, Z, U, LAM, np.reshape(P, (-1, 1)))[0].reshape(X.shape)
+    XD = _derivatives(nlp, (times[None, :], X, Z, U, LAM, np.reshape(P, (-1, 1)))).reshape(X.shape)
     model = problem.model
     cols, kinds = {}, {}
     for i, v in enumerate(model.states):
