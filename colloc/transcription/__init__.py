@@ -131,15 +131,7 @@ def _build(problem, opts, grid, method, point, meta, layout, hooks, w, V) -> NLP
     t0 = problem.t0_value
     tf = V["tf"] if "tf" in layout else problem.tf_bounds[0]
     fractions = hooks.step_fractions(V) if hooks else None
-    if fractions is None:
-        T = t0 + (tf - t0) * ca.DM(grid.tau).T
-        H = (tf - t0) * ca.DM(np.diff(mesh)).T
-        W = grid.weights
-    else:  # interval lengths are variables (free steps): times, lengths and weights follow them linearly
-        tau, weights = free_step_maps(grid)
-        T = t0 + (tf - t0) * ca.mtimes(ca.DM(tau), fractions).T
-        H = (tf - t0) * ca.reshape(fractions, 1, n)
-        W = ca.mtimes(ca.DM(weights), fractions)
+    T, H, W = _times(grid, t0, tf, fractions)
     X, Z, U, LAM, P = V["x"], V["z"], V["u"], V["lam"], V["p"]
     (XD, RES, PATH, ACC, LQ), grid_call = map_points(point, ngrid, (T, X, Z, U, LAM, P), opts, symbols=meta["symbols"])
     if hooks:
@@ -204,6 +196,19 @@ def free_step_maps(grid) -> tuple[np.ndarray, np.ndarray]:
         B[nodes[i], i] += scheme.weights
     A[-1, :] = 1.0
     return A, B
+
+
+def _times(grid, t0, tf, fractions=None):
+    """The grid's times (a row), the interval lengths (a row) and the quadrature weights on ``[0, 1]``:
+    numbers on a fixed horizon, expressions in a free final time or in free steps' ``fractions``."""
+    if fractions is None and isinstance(tf, (int, float)):
+        return ca.DM((t0 + (tf - t0) * grid.tau)[None, :]), ca.DM((tf - t0) * np.diff(grid.mesh)[None, :]), grid.weights
+    if fractions is None:
+        return t0 + (tf - t0) * ca.DM(grid.tau).T, (tf - t0) * ca.DM(np.diff(grid.mesh)).T, grid.weights
+    # interval lengths are variables (free steps): times, lengths and weights follow them linearly
+    tau, weights = free_step_maps(grid)
+    T = t0 + (tf - t0) * ca.mtimes(ca.DM(tau), fractions).T
+    return T, (tf - t0) * ca.reshape(fractions, 1, grid.num_intervals), ca.mtimes(ca.DM(weights), fractions)
 
 
 def _defects_by_matrices(grid, coefficients, X, XD, span):
@@ -334,15 +339,19 @@ def _costs(problem, rows, V, tf, t0, T, LQ, W, layout, ends_L=None):
         rows.add("boundary", [bc.name] if n == 1 else [f"{bc.name}[{i}]" for i in range(n)], val, [0], bc.lower, bc.upper)
     terms = {}
     k = 0
+    numeric = isinstance(tf - t0, (int, float)) and not isinstance(W, ca.MX)
     for c in problem.costs:
-        term = ca.MX(0)
+        parts = []
         if c.integral is not None:
-            weights = W if isinstance(W, ca.MX) else ca.sparsify(ca.DM(W))  # zero weights add no Hessian entries
-            term = term + (tf - t0) * ca.mtimes(LQ[k, :], weights)
+            L = LQ if LQ.size1() == 1 else LQ[k, :]
+            if numeric:  # the horizon folded into the weights; zero weights add no Hessian entries
+                parts.append(ca.mtimes(L, ca.sparsify(ca.DM((tf - t0) * np.asarray(W)))))
+            else:
+                parts.append((tf - t0) * ca.mtimes(L, W if isinstance(W, ca.MX) else ca.sparsify(ca.DM(W))))
             if ends_L is not None:  # intervals that end on their own controls (contact-implicit free steps)
-                term = term + ends_L[k]
+                parts.append(ends_L[k])
             k += 1
         if c.final is not None:
-            term = term + endpoint_function(problem, c.final)(t0, tf, e0, ef, P)
-        terms[c.name] = term
+            parts.append(endpoint_function(problem, c.final)(t0, tf, e0, ef, P))
+        terms[c.name] = sum(parts[1:], parts[0]) if parts else ca.MX(0)
     return terms
