@@ -130,8 +130,8 @@ def structured(nlp, maps) -> dict | None:
         at += part.size
     g, f = ca.graph_substitute([nlp.g, nlp.f], nodes, pieces)
     gw, gY = ca.jacobian(g, w), ca.jacobian(g, Ys)
-    Vw = ca.vertcat(*[p.Vw for p in parts])
-    JV = ca.mtimes(ca.diagcat(*[part.jacobian() for part in parts]), Vw)
+    Vw = ca.vertcat(*[p.Vw for p in parts]) if len(parts) > 1 else parts[0].Vw
+    JV = ca.mtimes(_blocks([part.jacobian() for part in parts]), Vw)
     p = ca.MX.sym("p", 0)
     lam, sigma = ca.MX.sym("lam_g", g.numel()), ca.MX.sym("lam_f")
     fw, fY = ca.gradient(f, w), ca.gradient(f, Ys)
@@ -144,7 +144,7 @@ def structured(nlp, maps) -> dict | None:
         jac = gw + ca.mtimes(gY, JV) if gw.nnz() else ca.mtimes(gY, JV)
         mu = sigma * fY + ca.mtimes(gY.T, lam)
         fww = ca.jacobian(fw, w) if ca.symvar(fw) else None
-        H = 0 if fww is None else sigma * (fww if ca.symvar(fww) else ca.sparsify(ca.evalf(fww)))
+        H = None if fww is None else sigma * (fww if ca.symvar(fww) else ca.sparsify(ca.evalf(fww)))
     else:
         Y = ca.vertcat(*[ca.vec(ca.vertcat(*p.mapped.outputs)) for p in parts])
         outer = ca.Function("outer_jacobian", [w, Ys], [gw, gY])
@@ -162,9 +162,15 @@ def structured(nlp, maps) -> dict | None:
     for part in parts:
         HF.append(part.hessian(mu[at:at + part.size]))
         at += part.size
-    H = H + ca.mtimes(Vw.T, ca.mtimes(ca.diagcat(*HF), Vw))
+    points = ca.mtimes(Vw.T, ca.mtimes(_blocks(HF), Vw))
+    H = points if H is None else H + points
     hess_lag = ca.Function("hess_lag", [w, p, sigma, lam], [ca.triu(H)], ["x", "p", "lam_f", "lam_g"], ["triu_hess_gamma_x_x"])
     return {"jac_g": jac_g, "hess_lag": hess_lag}
+
+
+def _blocks(matrices):
+    """The block-diagonal matrix of ``matrices`` (one needs no concatenation)."""
+    return matrices[0] if len(matrices) == 1 else ca.diagcat(*matrices)
 
 
 class _Part:
@@ -179,13 +185,13 @@ class _Part:
 
     def jacobian(self):
         f = ca.Function("point_jacobian", [self.v], [ca.jacobian(self.y, self.v)])
-        return ca.sparsity_cast(f.map(self.count)(self.V), ca.diagcat(*([f.sparsity_out(0)] * self.count)))
+        return ca.sparsity_cast(f.map(self.count)(self.V), ca.kron(ca.Sparsity.diag(self.count), f.sparsity_out(0)))
 
     def hessian(self, mu):
         m = ca.SX.sym("mu", self.nout)
         f = ca.Function("point_hessian", [self.v, m], [ca.hessian(ca.dot(m, self.y), self.v)[0]])
         values = f.map(self.count)(self.V, ca.reshape(mu, self.nout, self.count))
-        return ca.sparsity_cast(values, ca.diagcat(*([f.sparsity_out(0)] * self.count)))
+        return ca.sparsity_cast(values, ca.kron(ca.Sparsity.diag(self.count), f.sparsity_out(0)))
 
 
 def _part(mapped, w, known=None):
