@@ -71,7 +71,7 @@ def point_function(problem, opts) -> tuple[ca.Function, dict]:
     path = ca.vertcat(*paths) if paths else ca.SX(0, 1)
     integrands = [c.integral for c in problem.costs if c.integral is not None]
     L = ca.vertcat(*integrands) if integrands else ca.SX(0, 1)
-    if integrands and model.states:  # state rates in a cost: the derivative variables or the explicit right-hand sides
+    if integrands and model.states and ca.depends_on(L, model.dots):  # state rates in a cost: the derivative variables or the explicit right-hand sides
         L = ca.substitute([L], [model.dots], [xdot])[0]
     outs = [xdot, res, path, acc, L]
     f = ca.Function("point", args, outs, ["t", "x", "z", "u", "lam", "p"], ["xdot", "res", "path", "acc", "L"])
