@@ -95,9 +95,8 @@ def map_points(point, count, args, opts=None, outputs=None, symbols=None):
     mapped = lean.map(count, opts.parallelization, opts.threads) if threaded else lean.map(count)
     values = mapped(*[args[i] for i in keep_in])
     values = values if isinstance(values, (list, tuple)) else [values]
-    result = [ca.MX(point.size1_out(i), count) if i in wanted else None for i in range(point.n_out())]
-    for i, v in zip(keep_out, values):
-        result[i] = v
+    kept = dict(zip(keep_out, values))
+    result = [kept[i] if i in kept else ca.MX(point.size1_out(i), count) if i in wanted else None for i in range(point.n_out())]
     record = MappedPoints(lean, count, tuple(args[i] for i in keep_in), tuple(values),
                           (tuple(sx[i] for i in keep_in), tuple(out[i] for i in keep_out)), mapped, (tuple(keep_in), tuple(keep_out)))
     calls = _RECORDING.get()

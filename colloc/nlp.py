@@ -170,14 +170,14 @@ class Rows:
         if expr.numel() == 0 or not names:
             return
         ncol = expr.numel() // len(names)
-        if expr.size1() != len(names):
+        if expr.size1() != len(names) and expr.size2() != 1:  # a column is taken as already stacked point by point
             expr = ca.reshape(expr, len(names), ncol)
         points = np.arange(ncol) if points is None else np.asarray(points)
         n = len(names) * ncol
         lo = np.broadcast_to(np.asarray(lower, float).reshape(-1, 1) if np.ndim(lower) == 1 else np.asarray(lower, float), (len(names), ncol))
         hi = np.broadcast_to(np.asarray(upper, float).reshape(-1, 1) if np.ndim(upper) == 1 else np.asarray(upper, float), (len(names), ncol))
         self.blocks.append(RowBlock(kind, names, points, self.size, lo.ravel(order="F").copy(), hi.ravel(order="F").copy()))
-        self.exprs.append(ca.vec(expr))
+        self.exprs.append(expr if expr.size2() == 1 else ca.vec(expr))
         self.size += n
 
     @property

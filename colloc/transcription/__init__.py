@@ -138,16 +138,17 @@ def _build(problem, opts, grid, method, point, meta, layout, hooks, w, V) -> NLP
         RES = hooks.adjust_residual(RES, V, X)
     rows = Rows()
     nx = len(model.states)
-    ends = method.interval_ends(V, T, X, XD, point)
-    if hooks:
-        ends = hooks.interval_ends(ends, V, T, point)
     state_names = [s.name for s in model.states]
     plain = (hooks is None and fractions is None and nx and type(method).interval_ends is kc.ConstraintMethod.interval_ends
              and type(method).adjust_derivatives is kc.ConstraintMethod.adjust_derivatives)
     coefficients = scheme.defect_coefficients() if plain else None
-    if coefficients is not None:
+    if coefficients is not None:  # the next mesh point's own values close each interval: nothing else reads the ends
+        ends = kc.Ends(None, None)
         defects = _defects_by_matrices(grid, coefficients, X, XD, tf - t0)
     else:
+        ends = method.interval_ends(V, T, X, XD, point)
+        if hooks:
+            ends = hooks.interval_ends(ends, V, T, point)
         node_cols = [list(grid.node(j)) for j in range(scheme.num_nodes - 1)]
         X_nodes = [X[:, c] for c in node_cols] + [ends.X]
         F_nodes = [XD[:, c] for c in node_cols] + [ends.XD]
@@ -235,7 +236,9 @@ def _defects_by_matrices(grid, coefficients, X, XD, span):
         D = ca.mtimes(ca.horzcat(X, XD), stacked)
     else:
         D = ca.mtimes(X, matrix(av, rows, cols, m)) + span * ca.mtimes(XD, matrix(bv, rows, cols, m))
-    return [D[:, k * n:(k + 1) * n] for k in range(kinds)]
+    size = D.size1() * n
+    Dv = ca.vec(D)  # column by column: each kind's block of columns is a contiguous piece
+    return [Dv[k * size:(k + 1) * size] for k in range(kinds)]
 
 
 def _variables(problem, opts, meta, ngrid, n) -> Layout:
