@@ -139,8 +139,7 @@ def _build(problem, opts, grid, method, point, meta, layout, hooks, w, V) -> NLP
     rows = Rows()
     nx = len(model.states)
     state_names = [s.name for s in model.states]
-    plain = (hooks is None and fractions is None and nx and type(method).interval_ends is kc.ConstraintMethod.interval_ends
-             and type(method).adjust_derivatives is kc.ConstraintMethod.adjust_derivatives)
+    plain = hooks is None and fractions is None and nx and method.plain_nodes
     coefficients = scheme.defect_coefficients() if plain else None
     if coefficients is not None:  # the next mesh point's own values close each interval: nothing else reads the ends
         ends = kc.Ends(None, None)

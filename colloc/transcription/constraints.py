@@ -94,6 +94,9 @@ class ConstraintMethod:
 
     schemes = None
     kinds = ("holonomic", "nonholonomic", "acceleration")
+    #: Whether the defects close on the grid's own node values (no hook replaces or adjusts them); the
+    #: transcription then writes every interval's defects as one sparse product.
+    plain_nodes = True
 
     def __init__(self, problem, opts, grid):
         self.problem, self.opts, self.grid = problem, opts, grid
@@ -141,6 +144,8 @@ class Unconstrained(ConstraintMethod):
 
 class Bordalba2023(ConstraintMethod):
     """Projection method (every scheme, every kind): see the module docstring."""
+
+    plain_nodes = False  # the intervals end on the projection states x'
 
     def __init__(self, problem, opts, grid):
         super().__init__(problem, opts, grid)
@@ -203,6 +208,7 @@ class Posa2016(ConstraintMethod):
 
     schemes = ("hermite-simpson",)
     kinds = ("holonomic",)
+    plain_nodes = False  # the midpoint derivatives get the velocity correction
 
     def __init__(self, problem, opts, grid):
         super().__init__(problem, opts, grid)
