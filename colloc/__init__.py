@@ -1,8 +1,8 @@
 """colloc: trajectory optimization by direct collocation on implicit-residual models."""
 from .errors import CollocError, FileFormatError, ModelError, OptionError, ProblemError
-from .model import TIME, Component, KinematicConstraint, Model, Variable
-from .multibody import Multibody
-from .problem import Problem
+from .model.component import TIME, Component, KinematicConstraint, Model, Variable
+from .model.multibody import Multibody
+from .model.problem import Problem
 
 __version__ = "0.1.0"
 
@@ -12,40 +12,40 @@ __all__ = [
     "Multibody",
 ]
 
-from .mesh import make_mesh  # noqa: E402
-from .schemes import SCHEMES, get_scheme  # noqa: E402
-from .solve import build_nlp, solve  # noqa: E402
-from .trajectory import SolveResult, Status, Trajectory  # noqa: E402
+from .discretization.mesh import make_mesh  # noqa: E402
+from .discretization.schemes import SCHEMES, get_scheme  # noqa: E402
+from .pipeline.solve import build_nlp, solve  # noqa: E402
+from .results.trajectory import SolveResult, Status, Trajectory  # noqa: E402
 
 __all__ += ["make_mesh", "SCHEMES", "get_scheme", "solve", "build_nlp", "SolveResult", "Status", "Trajectory"]
 
-from .refine import solve_adaptive  # noqa: E402
-from .verify import simulate_controls, verify  # noqa: E402
+from .pipeline.refine import solve_adaptive  # noqa: E402
+from .simulate.verify import simulate_controls, verify  # noqa: E402
 
 __all__ += ["solve_adaptive", "simulate_controls", "verify"]
 
-from . import plot  # noqa: E402  (matplotlib loads only when a figure is made)
+from .viz import plot  # noqa: E402  (matplotlib loads only when a figure is made)
 
 __all__ += ["plot"]
 
-from .impact import Impact  # noqa: E402
-from .phased_trajectory import MultiPhaseResult, PhasedTrajectory  # noqa: E402
-from .phases import MultiPhaseProblem, Phase, solve_phases  # noqa: E402
+from .model.impact import Impact  # noqa: E402
+from .results.phased_trajectory import MultiPhaseResult, PhasedTrajectory  # noqa: E402
+from .pipeline.phases import MultiPhaseProblem, Phase, solve_phases  # noqa: E402
 
 __all__ += ["Impact", "MultiPhaseProblem", "Phase", "solve_phases", "MultiPhaseResult", "PhasedTrajectory"]
 
-from .variational import MidpointVI, simulate  # noqa: E402
+from .pipeline.variational import MidpointVI, simulate  # noqa: E402
 
 __all__ += ["MidpointVI", "simulate"]
 
-from . import urdf  # noqa: E402  (registers Multibody.from_urdf; the URDF parser loads only with a file)
+from .model import urdf  # noqa: E402  (registers Multibody.from_urdf; the URDF parser loads only with a file)
 
 __all__ += ["urdf"]
 
-from .events import SimulationError, simulate_events  # noqa: E402  (scipy loads only when a simulation runs)
+from .simulate.events import SimulationError, simulate_events  # noqa: E402  (scipy loads only when a simulation runs)
 
 __all__ += ["simulate_events", "SimulationError"]
 
-from .muscle import DeGrooteFregly2016Muscle  # noqa: E402
+from .model.muscle import DeGrooteFregly2016Muscle  # noqa: E402
 
 __all__ += ["DeGrooteFregly2016Muscle"]

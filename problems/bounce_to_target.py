@@ -9,7 +9,7 @@ falling, so it must bounce (or lift itself).
 vertical lift ``u`` (|u| ≤ 30 N), the fixed horizon ``T = 0.8`` s, least
 ``½m|v(0)|² + ∫u² dt``; the guess dips to the ground and back, its speed turning there.
 :func:`build_two_phase` is the same problem with the bounce scheduled (a fall,
-an :class:`colloc.impact.Impact`, a rise; the durations sum to ``T``): its
+an :class:`colloc.model.impact.Impact`, a rise; the durations sum to ``T``): its
 optimum is **3.98359237** (Hermite–Simpson, 40 and 80 intervals per phase agree
 to 1e-15), the reference.
 
@@ -54,8 +54,8 @@ import math
 import casadi as ca
 
 import colloc as cl
-from colloc.impact import Impact
-from colloc.phases import MultiPhaseProblem, Phase
+from colloc.model.impact import Impact
+from colloc.pipeline.phases import MultiPhaseProblem, Phase
 
 SOLVE = dict(scheme="hermite-simpson", intervals=10, contact="implicit", free_steps=True)
 REFERENCE = dict(value=3.98359237, tolerance=1e-5,

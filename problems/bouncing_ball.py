@@ -33,8 +33,8 @@ import math
 import casadi as ca
 
 import colloc as cl
-from colloc.impact import Impact
-from colloc.phases import MultiPhaseProblem, Phase
+from colloc.model.impact import Impact
+from colloc.pipeline.phases import MultiPhaseProblem, Phase
 
 SOLVE = dict(scheme="hermite-simpson", intervals=4)
 

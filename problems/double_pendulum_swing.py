@@ -18,7 +18,7 @@ Constraints
     plus l2 (sin(q1+q2), −cos(q1+q2)); generalised forces (τ1, τ2).
 
 This is the problem on which ``scheme="midpoint-vi"`` (discrete mechanics,
-``colloc.variational``) is checked against Hermite–Simpson: its optimum
+``colloc.pipeline.variational``) is checked against Hermite–Simpson: its optimum
 approaches the reference at second order as the mesh refines
 (``tests/test_variational.py``).
 

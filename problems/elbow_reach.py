@@ -30,7 +30,7 @@ differentiation equal the closed forms above; at both (static) ends the muscles'
 Σ r_m F_T,m equals the gravity torque that ``inverse_dynamics`` of the skeleton returns.
 
 ``smoothing`` is the muscles' activation_dynamics_smoothing: with 10 instead of the published 0.1 the
-∫e² optimum chatters (every solution then warns, see colloc.oscillation).
+∫e² optimum chatters (every solution then warns, see colloc.results.oscillation).
 
 Source: constructed for colloc; muscle model De Groote et al., Ann. Biomed. Eng. 44(10), 2016;
 attachment distances and forces of the order of Holzbaur, Murray & Delp, Ann. Biomed. Eng.

@@ -43,8 +43,8 @@ import casadi as ca
 import numpy as np
 
 import colloc as cl
-from colloc.impact import Impact
-from colloc.phases import MultiPhaseProblem, Phase
+from colloc.model.impact import Impact
+from colloc.pipeline.phases import MultiPhaseProblem, Phase
 
 SOLVE = dict(scheme="hermite-simpson", intervals=25)
 
@@ -186,7 +186,7 @@ def draw_steps(traj, path=None, steps=2, poses=6, step_length=0.5, spacing=0.45)
     ax.set_title(f"five-link biped: {steps} periodic steps, {poses} poses each (legs swap at heel strike)", fontsize=9)
     fig.tight_layout()
     if path is not None:
-        from colloc.plot import save_figure
+        from colloc.viz.plot import save_figure
 
         save_figure(fig, path)
     return fig

@@ -42,7 +42,7 @@ import math
 import casadi as ca
 
 import colloc as cl
-from colloc import muscle as mus
+from colloc.model import muscle as mus
 
 SOLVE = dict(scheme="hermite-simpson", intervals=30)
 

@@ -20,7 +20,7 @@ touchdown (an impulse on a mesh point).
 phase on the hopper pinned at its foot (coordinates ``θ, r``; the ground force,
 ``m_b a_body + (m_b + m_f) g e_y``, kept in the friction cone with a
 non-negative normal part), a flight phase ending when the foot comes down one
-stride ahead, the touchdown as an :class:`colloc.impact.Impact` (plastic, no
+stride ahead, the touchdown as an :class:`colloc.model.impact.Impact` (plastic, no
 slip) and periodicity.  (The stance written instead on the free hopper with
 the foot's height as a holonomic row and its horizontal speed as a velocity
 row ended in restoration failure after 68 iterations, probably because the
@@ -63,8 +63,8 @@ import casadi as ca
 import numpy as np
 
 import colloc as cl
-from colloc.impact import Impact
-from colloc.phases import MultiPhaseProblem, Phase
+from colloc.model.impact import Impact
+from colloc.pipeline.phases import MultiPhaseProblem, Phase
 
 #: The homotopy starts at ε = 1 (not the default 0.1): from 0.1 the guess's sliding foot ends in gaits
 #: 8–11 % dearer than the two-phase optimum (969.7 at 20 intervals), from 1 within 2–3 % of it.

@@ -17,7 +17,7 @@ docs/problems.md B4b [COMPUTED] 6.7239293, so good to ~6e-7 relative).
 The optimal state leaves x₀ in a boundary layer of width O(1), stays near
 x = u = 0 for most of the horizon and climbs to x_f in a second boundary layer
 at the end.  A uniform mesh wastes its points on the quiet middle; adaptive
-refinement (``colloc.refine.solve_adaptive``) puts them in the layers.
+refinement (``colloc.pipeline.refine.solve_adaptive``) puts them in the layers.
 
 Source: A. V. Rao, K. D. Mease, "Eigenvector approximate dichotomic basis
 method for solving hyper-sensitive optimal control problems", Optimal Control

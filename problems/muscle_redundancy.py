@@ -17,7 +17,7 @@ other than the muscles') is bounded to zero (exact at the mesh points with
 ``constraint_method="posa2016"``): the same continuous problem, a larger NLP (θ, θ̇, θ̈ and the
 multiplier at every point, every muscle term a function of θ) that costs twice as much per iteration.
 
-Guess: static optimization (``colloc.muscle_guess.static_optimization``): at each of 101 times the
+Guess: static optimization (``colloc.model.muscle_guess.static_optimization``): at each of 101 times the
 torque is shared among rigid-tendon muscles by minimum Σa²; excitations invert the activation
 dynamics.  It starts IPOPT near the optimum, so ``SOLVE`` starts the barrier at μ = 1e-6 (from the
 default 0.1, the barrier first drives every bounded variable to the middle of its range, J from 0.46
@@ -61,7 +61,7 @@ import casadi as ca
 import numpy as np
 
 import colloc as cl
-from colloc.muscle_guess import static_optimization
+from colloc.model.muscle_guess import static_optimization
 
 #: obj_scaling_factor 100: thousands of activations sit at their lower bound, and IPOPT's absolute tolerance stops
 #: at a barrier parameter μ whose bias on J (≈ μ per active bound) was 1e-5 of the unscaled J ≈ 0.07–0.45 and
@@ -195,7 +195,7 @@ def build(num_muscles=6, tendon_compliance="implicit", duration=1.0, regularizat
 
 def muscle_torque(trajectory, problem):
     """Σ_m r_m F_T,m at the trajectory's grid points (numpy), from the muscles' own expressions."""
-    from colloc.muscle import muscles_of
+    from colloc.model.muscle import muscles_of
 
     total = np.zeros(trajectory.time.size)
     for m in muscles_of(problem):

@@ -39,7 +39,7 @@ import casadi as ca
 import numpy as np
 
 import colloc as cl
-from colloc.urdf import example_robot
+from colloc.model.urdf import example_robot
 
 SOLVE = dict(scheme="hermite-simpson", intervals=50)
 

@@ -37,7 +37,7 @@ import casadi as ca
 import numpy as np
 
 import colloc as cl
-from colloc.variational import simulate
+from colloc.pipeline.variational import simulate
 
 SOLVE = dict(scheme="midpoint-vi", intervals=1000)
 

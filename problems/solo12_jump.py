@@ -112,8 +112,8 @@ import casadi as ca
 import numpy as np
 
 import colloc as cl
-from colloc.phases import MultiPhaseProblem, Phase
-from colloc.urdf import example_robot
+from colloc.pipeline.phases import MultiPhaseProblem, Phase
+from colloc.model.urdf import example_robot
 
 SOLVE = dict(scheme="hermite-simpson", intervals=6)
 

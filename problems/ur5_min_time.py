@@ -39,7 +39,7 @@ manipulators along specified paths", IJRR 4(3), 1985.
 import casadi as ca
 
 import colloc as cl
-from colloc.urdf import example_robot
+from colloc.model.urdf import example_robot
 
 SOLVE = dict(scheme="hermite-simpson", intervals=40)
 

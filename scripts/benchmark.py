@@ -114,7 +114,7 @@ class Case:
 def ipopt_options(extra=()):
     """colloc's own IPOPT defaults (so both sides always run the same options) plus ``extra``."""
     try:
-        opts = dict(importlib.import_module("colloc.backends.ipopt").DEFAULT_IPOPT)
+        opts = dict(importlib.import_module("colloc.solvers.ipopt").DEFAULT_IPOPT)
     except (ImportError, AttributeError):
         opts = {"tol": 1e-8, "max_iter": 3000, "print_level": 0, "sb": "yes"}
     opts.update(dict(extra))
@@ -473,7 +473,7 @@ def run_colloc(case):
         kw.update(parallelization="thread", threads=case.threads)
     # the driver notes when the build starts, the backend when it ends and when the solve starts and ends
     clock = _Clock()
-    modules = [m for m in (sys.modules.get(name) for name in ("colloc.driver", "colloc.backends.ipopt", "colloc.solve"))
+    modules = [m for m in (sys.modules.get(name) for name in ("colloc.pipeline.driver", "colloc.solvers.ipopt", "colloc.pipeline.solve"))
                if m is not None and hasattr(m, "_time")]
     saved = [m._time for m in modules]
     for m in modules:
@@ -728,8 +728,8 @@ def structure(case):
         x, f, g = nlp["x"], nlp["f"], nlp["g"]
     else:
         import colloc.transcription as tr
-        from colloc.mesh import make_mesh
-        from colloc.schemes import get_scheme
+        from colloc.discretization.mesh import make_mesh
+        from colloc.discretization.schemes import get_scheme
         opts = tr.make_options(**({} if case.mode == "default" else {"mode": case.mode}))
         nlp = tr.transcribe(load_problem(case.problem), make_mesh(case.n), get_scheme(case.scheme), opts)
         x, f, g = nlp.w, nlp.f, nlp.g
@@ -1084,7 +1084,7 @@ def adam_terms(path, joints, root, q, v):
 def robot_body(key, dynamics, name=None):
     """A fixed-base URDF body with colloc's dynamics or adam's (``dynamics`` = "colloc" | "adam")."""
     import colloc as cl
-    from colloc.urdf import example_robot
+    from colloc.model.urdf import example_robot
 
     rel, joints, root = ROBOT_CASES[key]
     path = example_robot(rel)
@@ -1099,7 +1099,7 @@ def robot_body(key, dynamics, name=None):
 def _pinocchio_error(key, body):
     import pinocchio as pin
 
-    from colloc.urdf import example_robot
+    from colloc.model.urdf import example_robot
 
     rel, joints, _ = ROBOT_CASES[key]
     model = pin.buildModelFromUrdf(example_robot(rel))
@@ -1198,7 +1198,7 @@ def muscle_problem_module():
 
 def muscle_hand_nlp(num_muscles, n, duration=1.0, regularization=None):
     """The hand-written NLP of the redundancy problem: ``(nlp, args)`` for ``ca.nlpsol`` (constant guess 0.05)."""
-    from colloc import muscle as mus
+    from colloc.model import muscle as mus
 
     red = muscle_problem_module()
     weight = red.REGULARIZATION if regularization is None else regularization

@@ -11,7 +11,7 @@ by wrapping the pipeline's stages in this process only (colloc itself is not cha
 ``guess``          the initial guess from the problem's rules
 ``projection``     the guess projected onto the kinematic constraints (models with constraints)
 ``transcription``  the rest of the NLP's construction (point function, layout, rows, costs)
-``IPOPT set-up``   the NLP's derivatives (``colloc.derivatives.structured``) and ``casadi.nlpsol``
+``IPOPT set-up``   the NLP's derivatives (``colloc.transcription.derivatives.structured``) and ``casadi.nlpsol``
 ``IPOPT solve``    the solver call (``stats["solve_cpu_seconds"]``)
 ``result``         reconstruction, violations, slacks, the oscillation check, ``SolveResult``
 ``other``          the rest of ``colloc.solve`` (option probe, backend look-up)
@@ -57,7 +57,7 @@ class _Clock:
 def _instrument(clock):
     import casadi as ca
 
-    import colloc.driver as driver
+    import colloc.pipeline.driver as driver
     import colloc.transcription as transcription
     from colloc.transcription.collocation import Collocation
 
@@ -66,7 +66,7 @@ def _instrument(clock):
     clock.wrap(transcription, "project_guess", "projection")
     clock.wrap(Collocation, "build", "build (inclusive)")
     clock.wrap(ca, "nlpsol", "IPOPT set-up")
-    import colloc.backends.ipopt as ipopt
+    import colloc.solvers.ipopt as ipopt
     if hasattr(ipopt, "structured"):  # the NLP's Jacobian and Hessian built point by point for nlpsol
         clock.wrap(ipopt, "structured", "IPOPT set-up")
     clock.wrap(driver, "result", "result")

@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 import colloc as cl
-from colloc import cli
-from colloc.script import parse_assignments
+from colloc.cli import commands as cli
+from colloc.pipeline.script import parse_assignments
 
 DOUBLE_INTEGRATOR = '''
 """Double integrator, minimum energy, rest to rest."""
@@ -435,7 +435,7 @@ def test_readme_cartpole_command_reaches_the_continuous_optimum(tmp_path, capsys
     from pathlib import Path
 
     import colloc as cl
-    from colloc import cli
+    from colloc.cli import commands as cli
 
     script = Path(__file__).resolve().parents[1] / "problems" / "cartpole.py"
     code = cli.main(["solve", str(script), "--intervals", "100", "--plot", "--out", str(tmp_path)])
@@ -452,7 +452,7 @@ CARTPOLE = Path(__file__).resolve().parents[1] / "problems" / "cartpole.py"
 
 def test_verify_reports_final_errors_that_shrink_with_the_mesh(tmp_path, capsys):
     """Issue check: `colloc verify` on cart-pole solutions at 25, 50, 100 Hermite–Simpson intervals."""
-    from colloc import cli
+    from colloc.cli import commands as cli
 
     finals = []
     for n in (25, 50, 100):
@@ -468,7 +468,7 @@ def test_verify_reports_final_errors_that_shrink_with_the_mesh(tmp_path, capsys)
 
 
 def test_checkpoint_every_writes_the_iterate(tmp_path, capsys):
-    from colloc import cli
+    from colloc.cli import commands as cli
 
     code = cli.main(["solve", str(CARTPOLE), "--intervals", "20", "--quiet", "--checkpoint-every", "2",
                      "--ipopt", "max_iter=3", "--out", str(tmp_path)])
@@ -595,7 +595,7 @@ def test_a_solve_with_other_set_values_writes_its_own_file(tmp_path, script, cap
 
 
 def test_result_names_list_the_set_values_in_name_order():
-    from colloc.outputs import MAX_STEM, result_name
+    from colloc.batch.outputs import MAX_STEM, result_name
 
     assert result_name("swingup", {}) == "swingup"
     assert result_name("swingup", {"mode": "time", "duration": 1.5}) == "swingup_duration=1.5_mode=time"

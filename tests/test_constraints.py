@@ -29,7 +29,7 @@ import pytest
 
 import colloc as cl
 from colloc.errors import ModelError
-from colloc.schemes import get_scheme
+from colloc.discretization.schemes import get_scheme
 
 IPOPT = {"tol": 1e-10}
 LEVEL_TOL = 1e-8  # every enforced row, with IPOPT tol 100× tighter

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import colloc as cl
-from colloc import cli
-from colloc.driver import build_nlp
+from colloc.cli import commands as cli
+from colloc.pipeline.driver import build_nlp
 from colloc.errors import OptionError
 
 from test_problems import load
@@ -120,7 +120,7 @@ def test_verify_resimulates_a_contact_implicit_file(block_result, tmp_path, caps
     out = capsys.readouterr().out
     assert code == 0, out
     assert "event-driven re-simulation" in out
-    sim = cl.contact_implicit.verify_contact(load("pushed_block").build(), cl.Trajectory.read(path))
+    sim = cl.pipeline.contact_implicit.verify_contact(load("pushed_block").build(), cl.Trajectory.read(path))
     assert sim["max_error"] < 1e-5  # measured 1.4e-7: the simulator slides the block with the same controls
 
 
@@ -173,7 +173,7 @@ def test_contact_plot_and_ground_line(block_result, tmp_path):
     import matplotlib
 
     matplotlib.use("Agg")
-    from colloc.contact_plot import plot_contacts
+    from colloc.viz.contact_plot import plot_contacts
 
     fig = plot_contacts(block_result.trajectory)
     titles = [a.get_title() for a in fig.axes]
@@ -181,7 +181,7 @@ def test_contact_plot_and_ground_line(block_result, tmp_path):
     assert any(p.get_facecolor()[:3] == matplotlib.colors.to_rgb("C3") for p in fig.axes[1].patches)  # a slide span
     path = cl.plot.animate(block_result.trajectory, load("pushed_block").build(), tmp_path / "b.gif", fps=5)
     assert path.endswith(".gif")
-    from colloc.plot import _has_contacts
+    from colloc.viz.plot import _has_contacts
 
     assert _has_contacts(load("pushed_block").build()) and not _has_contacts(load("cartpole").build())
     with pytest.raises(OptionError, match="contact-implicit"):
@@ -197,7 +197,7 @@ def test_bar_landing_is_reproduced_by_the_event_driven_simulator():
     res = cl.solve(bar.build(), intervals=20, contact="implicit", ipopt={"tol": 1e-9})
     assert res.success
     assert {i["contact"] for i in res.contact["impacts"]} == {"bar.left", "bar.right"}
-    sim = cl.contact_implicit.verify_contact(bar.build(), res.trajectory)
+    sim = cl.pipeline.contact_implicit.verify_contact(bar.build(), res.trajectory)
     assert sim["final_error"] < 1e-6
     assert {e["contact"] for e in sim["events"] if e["kind"] == "impact"} == {"bar.left", "bar.right"}
 
@@ -220,8 +220,8 @@ def test_ball_warm_started_with_its_bounce_keeps_it_at_first_order():
 
 @pytest.mark.parametrize("scheme", ["trapezoidal", "hermite-simpson", "radau-3"])
 def test_free_step_maps_reproduce_the_grid_at_the_given_mesh(scheme):
-    from colloc.grid import Grid
-    from colloc.schemes import get_scheme
+    from colloc.discretization.grid import Grid
+    from colloc.discretization.schemes import get_scheme
     from colloc.transcription import free_step_maps
 
     grid = Grid(np.array([0.0, 0.1, 0.35, 0.6, 1.0]), get_scheme(scheme))
@@ -253,7 +253,7 @@ def test_free_steps_find_the_block_stick_phase_to_the_analytic_optimum(block, in
     assert stick == pytest.approx(4.0 - block.critical_time(), abs=1e-3)
     # the push jumps where sliding starts: the file keeps each interval's end value, and the event-driven
     # re-simulation with it ends where the result does (measured 4.4e-7 at 10 intervals; 1.0 without it)
-    from colloc.contact_implicit import verify_contact
+    from colloc.pipeline.contact_implicit import verify_contact
     assert verify_contact(block.build(duration=4.0), res.trajectory)["max_error"] < 1e-4
 
 
@@ -282,7 +282,7 @@ def test_ball_finds_its_bounce_with_free_steps():
     two = cl.solve(bt.build_two_phase(), intervals=10, ipopt={"tol": 1e-12})
     assert impact["contact"] == "ball.ground"
     assert impact["time"] == pytest.approx(two.trajectory.metadata["phases"][1]["start"], abs=1e-4)
-    from colloc.contact_implicit import verify_contact
+    from colloc.pipeline.contact_implicit import verify_contact
     assert verify_contact(bt.build(), res.trajectory)["final_error"] < 1e-5  # the lift's jump is kept (3.3e-2 without)
 
 
@@ -302,7 +302,7 @@ def test_verification_sees_a_push_leave_the_friction_cone_while_the_block_sticks
     """A block at rest, unpushed for 1 s, then pushed by u = c(t − 1) up to t = 1.3 and less again after, must
     start to slide at c(t₁ − 1) = μmg.  While it sticks nothing moves, and the push is below μmg again at the
     end, so an integrator whose steps grew over the still second stepped past the slip (it once did)."""
-    from colloc.contact_implicit import verify_contact
+    from colloc.pipeline.contact_implicit import verify_contact
 
     problem = block.build(duration=2.0)
     mu_mg, c = 0.1 * 9.81, 5.0

@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 import colloc as cl
-from colloc import cli
-from colloc.driver import build_nlp
+from colloc.cli import commands as cli
+from colloc.pipeline.driver import build_nlp
 from colloc.errors import OptionError
 
 from test_problems import load
@@ -121,7 +121,7 @@ def test_verify_resimulates_a_midpoint_vi_contact_file(block, block_results, tmp
     code = cli.main(["verify", str(path), str(block.__file__)])
     out = capsys.readouterr().out
     assert code == 0 and "event-driven re-simulation" in out, out
-    sim = cl.contact_implicit.verify_contact(block.build(), cl.Trajectory.read(path))
+    sim = cl.pipeline.contact_implicit.verify_contact(block.build(), cl.Trajectory.read(path))
     assert sim["max_error"] < 1e-2  # measured 4.1e-3: the simulator integrates the held pushes exactly
 
 
@@ -146,7 +146,7 @@ def test_dropped_ball_falls_exactly_lands_plastically_and_rests():
     # the impulse of the two landing steps: m g t* plus at most the weight over them (measured 5.15 against 4.43)
     assert land <= impact["time"] < land + h
     assert G * land <= impact["impulse"] <= G * land + 2 * h * G
-    sim = cl.contact_implicit.verify_contact(ball(), traj)  # the event-driven simulator from the same start
+    sim = cl.pipeline.contact_implicit.verify_contact(ball(), traj)  # the event-driven simulator from the same start
     assert sim["events"][0]["kind"] == "impact" and sim["events"][0]["time"] == pytest.approx(land, abs=1e-9)
     assert max(sim["errors"][n].max() for n in ("ball.x", "ball.y")) < 1e-7 and sim["final_error"] < 1e-6
 
@@ -159,7 +159,7 @@ def test_dropped_bar_matches_the_event_driven_simulator():
     res = cl.solve(prob, scheme="midpoint-vi", intervals=25, contact="implicit", ipopt=IPOPT)
     assert res.success
     assert [i["contact"] for i in res.contact["impacts"]] == ["bar.left", "bar.right"]
-    sim = cl.contact_implicit.verify_contact(prob, res.trajectory)
+    sim = cl.pipeline.contact_implicit.verify_contact(prob, res.trajectory)
     assert [e["contact"] for e in sim["events"] if e["kind"] == "impact"][:1] == ["bar.left"]
     assert max(sim["errors"][n].max() for n in ("bar.x", "bar.y", "bar.theta")) < 1e-2 and sim["final_error"] < 1e-6
     events = {e["contact"]: e["time"] for e in sim["events"] if e["kind"] == "impact"}
@@ -188,7 +188,7 @@ def test_bar_landing_finds_the_passive_landing():
     res = cl.solve(bar_landing.build(), scheme="midpoint-vi", intervals=20, contact="implicit", ipopt={"tol": 1e-9})
     assert res.success and res.objective < 1e-8
     assert [i["contact"] for i in res.contact["impacts"]] == ["bar.left", "bar.right"]
-    sim = cl.contact_implicit.verify_contact(bar_landing.build(), res.trajectory)
+    sim = cl.pipeline.contact_implicit.verify_contact(bar_landing.build(), res.trajectory)
     assert sim["final_error"] < 1e-6  # measured 7e-14
     assert max(sim["errors"][n].max() for n in ("bar.x", "bar.y", "bar.theta")) < 1e-2  # measured 3.1e-3
 

@@ -131,7 +131,7 @@ def test_controls_no_defect_uses_sit_on_the_control_polynomial(scheme):
     for i in range(4):
         for j in loose:
             if i * m + j not in {k * m + c for k in range(4) for c in cols}:
-                value = u[i * m + cols] @ cl.schemes.lagrange_basis(sch.nodes[cols], sch.nodes[j])[:, 0]
+                value = u[i * m + cols] @ cl.discretization.schemes.lagrange_basis(sch.nodes[cols], sch.nodes[j])[:, 0]
                 side.setdefault(i * m + j, []).append(value)
     assert side and (0 in side)
     for g, values in side.items():
@@ -154,7 +154,7 @@ def test_defects_as_matrix_products_equal_the_node_by_node_formulas(name, scheme
     fixed or a free final time, every row equals :meth:`Scheme.defects` applied to the node slices."""
     import importlib
 
-    from colloc.schemes import Scheme
+    from colloc.discretization.schemes import Scheme
 
     prob = importlib.import_module(f"problems.{name}").build()
     mesh = np.array([0.0, 0.1, 0.25, 0.3, 0.55, 0.8, 1.0])

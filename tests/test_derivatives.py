@@ -1,4 +1,4 @@
-"""The point-by-point constraint Jacobian and Lagrangian Hessian (colloc.derivatives) equal CasADi's own
+"""The point-by-point constraint Jacobian and Lagrangian Hessian (colloc.transcription.derivatives) equal CasADi's own
 differentiation of the whole NLP, entry by entry, at random points, on every kind of collocation NLP."""
 import importlib
 
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import colloc as cl
-from colloc.derivatives import structured
+from colloc.transcription.derivatives import structured
 
 CASES = [
     ("cartpole", {}, "hermite-simpson", {}),
@@ -106,7 +106,7 @@ def test_constraint_methods_calls_are_lifted_too(method, own):
 def test_inputs_read_off_the_graph_equal_their_jacobian(name, args, scheme, opts):
     """The mapped calls' inputs are slices of the layout's blocks: the selection matrix read off the MX graph
     is CasADi's Jacobian of the stacked inputs, entry by entry, and is found for every call of these NLPs."""
-    from colloc.derivatives import _selection_matrix
+    from colloc.transcription.derivatives import _selection_matrix
     nlp = _nlp(name, args, scheme, opts)
     for m in nlp.mapped:
         n = m.count
@@ -118,7 +118,7 @@ def test_inputs_read_off_the_graph_equal_their_jacobian(name, args, scheme, opts
 
 def test_inputs_that_are_not_selections_are_differentiated():
     """An input computed from w (a time scaled by a free step, a sum) is left to CasADi's Jacobian."""
-    from colloc.derivatives import _selection_matrix
+    from colloc.transcription.derivatives import _selection_matrix
     w = ca.MX.sym("w", 6)
     X = ca.reshape(w[:4], 2, 2)
     assert _selection_matrix([X, ca.DM([[0.0, 1.0]])], 2, w) is not None

@@ -17,8 +17,8 @@ import pytest
 
 import colloc as cl
 from colloc.errors import ModelError, OptionError
-from colloc.events import ContactSystem, SimulationError, contact_lcp
-from colloc.lcp import LCPError, complementarity_error, lemke, solve_lcp, solve_symmetric_lcp
+from colloc.simulate.events import ContactSystem, SimulationError, contact_lcp
+from colloc.simulate.lcp import LCPError, complementarity_error, lemke, solve_lcp, solve_symmetric_lcp
 
 G = 9.81
 

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import colloc as cl
-from colloc.backends import ipopt as ipopt_backend
+from colloc.solvers import ipopt as ipopt_backend
 from colloc.transcription import make_options, map_points, point_function
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 
 import colloc as cl
-from colloc import cli
-from colloc.backends import fatrop as fatrop_backend
-from colloc.backends.stages import stage_structure, stagewise
+from colloc.cli import commands as cli
+from colloc.solvers import fatrop as fatrop_backend
+from colloc.solvers.stages import stage_structure, stagewise
 
 
 def _both(name, scheme, intervals, **kw):

@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 
 import colloc as cl
-from colloc import cli
-from colloc.files import atomic_write, remove_orphans
-from colloc.outputs import ResultSlot
+from colloc.cli import commands as cli
+from colloc.results.files import atomic_write, remove_orphans
+from colloc.batch.outputs import ResultSlot
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -348,7 +348,7 @@ def test_a_writer_killed_mid_write_leaves_an_orphan_that_the_next_run_removes(tm
     out.mkdir()
     killed = textwrap.dedent(f"""
         import os
-        import colloc.files as f
+        import colloc.results.files as f
         os.replace = lambda *a: os._exit(9)          # the process dies between writing and renaming
         f.atomic_write({str(out / 'di.csv')!r}, b"x" * 100000)
     """)
@@ -357,7 +357,7 @@ def test_a_writer_killed_mid_write_leaves_an_orphan_that_the_next_run_removes(tm
     orphans = list(out.glob(".colloc-*.tmp"))
     assert len(orphans) == 1
     atomic_write(out / "mine.txt", b"live")  # a live writer's own file is never taken for an orphan
-    from colloc.files import _host
+    from colloc.results.files import _host
 
     live = out / f".colloc-{_host()}-{os.getpid()}-x.tmp"
     live.write_bytes(b"")
@@ -406,7 +406,7 @@ def test_ctrl_c_stops_a_solve_without_iteration_callback_and_keeps_the_iterate(m
     import signal
     import threading
 
-    from colloc.backends import ipopt as ipopt_backend
+    from colloc.solvers import ipopt as ipopt_backend
 
     class SignalWhileRunning(ipopt_backend._interruptible):
         @contextlib.contextmanager

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import colloc as cl
-from colloc import cli
+from colloc.cli import commands as cli
 
 ROOT = Path(__file__).resolve().parents[1]
 ROCKET = ROOT / "problems" / "two_phase_rocket.py"
@@ -164,8 +164,8 @@ def test_a_multi_phase_problem_warm_starts_from_its_own_result_file(tmp_path, ca
 
 def test_a_sweep_finding_its_name_claimed_by_another_sweep_writes_new_names(tmp_path, capsys, solved):
     """Two sweeps of one script into one folder at once would write the same point files and summary."""
-    from colloc.outputs import ResultSlot
-    from colloc.sweep import read_summary
+    from colloc.batch.outputs import ResultSlot
+    from colloc.batch.sweep import read_summary
 
     path, _ = solved
     out = tmp_path / "s"
@@ -182,7 +182,7 @@ def test_a_sweep_finding_its_name_claimed_by_another_sweep_writes_new_names(tmp_
 
 def test_a_checkpoint_that_cannot_be_written_warns_once_and_the_solve_goes_on(tmp_path, solved):
     path, _ = solved
-    from colloc.script import load_problem
+    from colloc.pipeline.script import load_problem
 
     _, problem = load_problem(path)
     where = tmp_path / "no-such-folder" / "ck.csv"

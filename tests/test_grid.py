@@ -9,8 +9,8 @@ import pytest
 
 import colloc as cl
 from colloc.errors import FileFormatError
-from colloc.grid import Grid
-from colloc.schemes import get_scheme
+from colloc.discretization.grid import Grid
+from colloc.discretization.schemes import get_scheme
 
 
 def test_hermite_simpson_index_sets_by_hand():

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import colloc as cl
-from colloc.driver import build_nlp
+from colloc.pipeline.driver import build_nlp
 
 from test_problems import load
 

@@ -7,7 +7,7 @@ import pytest
 
 import colloc
 from colloc.errors import ModelError
-from colloc.multibody import MULTIPLIER_BOUNDS, Multibody
+from colloc.model.multibody import MULTIPLIER_BOUNDS, Multibody
 
 M_BOB, G, L_ROD = 2.0, 9.81, 1.5
 

@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 
 import colloc as cl
-from colloc import cli
-from colloc.multistart import distinct_optima, perturbed_guesses
-from colloc.script import load_problem
+from colloc.cli import commands as cli
+from colloc.pipeline.multistart import distinct_optima, perturbed_guesses
+from colloc.pipeline.script import load_problem
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 SWINGUP_OPTIMA = (65.4770684, 68.1306690)   # 40 HS intervals; 200 intervals: 65.4769, 68.1306
@@ -96,7 +96,7 @@ def test_optima_are_the_same_only_when_objective_and_trajectory_agree():
 @pytest.mark.parametrize("kwargs, match", [
     (dict(starts=0), "`starts` must be a positive whole number"),
     (dict(starts=2, seed=-1), "`seed` must be a whole number"),
-    (dict(starts=2, scheduler="tcp://127.0.0.1:1"), "load it with colloc.script.load_problem.*to use `scheduler`"),
+    (dict(starts=2, scheduler="tcp://127.0.0.1:1"), "load it with colloc.pipeline.script.load_problem.*to use `scheduler`"),
     (dict(starts=2, workers=2), "to use `workers`"),
     (dict(starts=2, refine=dict(tolerance=1e-6)), "`refine` cannot be combined with `starts`"),
     (dict(workers=2), "`scheduler` and `workers` go with `starts`"),
@@ -129,7 +129,7 @@ def test_cli_refuses_cluster_flags_without_starts(swingup, capsys):
 def test_without_dask_the_starts_run_in_this_process_and_say_so_once(monkeypatch):
     import warnings
 
-    from colloc import multistart
+    from colloc.pipeline import multistart
 
     _, problem = load_problem(Path(__file__).resolve().parents[1] / "problems" / "double_integrator_energy.py")
     monkeypatch.setattr(multistart, "_dask_available", lambda: False)
@@ -141,7 +141,7 @@ def test_without_dask_the_starts_run_in_this_process_and_say_so_once(monkeypatch
     said = [w for w in caught if "Dask is not installed" in str(w.message)]
     assert len(said) == 1 and "one after another" in str(said[0].message)
     assert res.optima[0]["objective"] == pytest.approx(12.0, rel=1e-9) and res.optima[0]["count"] == 2  # convex: one optimum
-    monkeypatch.setattr("colloc.cluster.dask_client_class", lambda: (_ for _ in ()).throw(cl.OptionError("no Dask here")))
+    monkeypatch.setattr("colloc.pipeline.cluster.dask_client_class", lambda: (_ for _ in ()).throw(cl.OptionError("no Dask here")))
     with pytest.raises(cl.OptionError, match="no Dask here"):  # a cluster asked for by name is not replaced silently
         cl.solve(problem, intervals=5, starts=2, workers=2)
 
@@ -149,7 +149,7 @@ def test_without_dask_the_starts_run_in_this_process_and_say_so_once(monkeypatch
 def test_an_interrupted_multistart_keeps_the_starts_done_and_begins_no_other(monkeypatch):
     import dataclasses
 
-    from colloc import driver
+    from colloc.pipeline import driver
     from problems import cartpole
 
     real, calls = driver.run, []

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 import colloc as cl
-from colloc import muscle as mus
-from colloc.oscillation import oscillating_points, warnings as oscillation_warnings
+from colloc.model import muscle as mus
+from colloc.results.oscillation import oscillating_points, warnings as oscillation_warnings
 
 PROBLEMS = Path(__file__).resolve().parents[1] / "problems"
 IPOPT = dict(print_level=0, tol=1e-10)
@@ -333,8 +333,8 @@ def _closed_form_rigid_share(t):
 
 
 def test_static_optimization_shares_the_torque_by_minimum_sum_of_squares():
-    from colloc.muscle import muscles_of
-    from colloc.muscle_guess import static_optimization
+    from colloc.model.muscle import muscles_of
+    from colloc.model.muscle_guess import static_optimization
 
     prob = REDUNDANCY.build(6, guess="constant")
     muscles = muscles_of(prob)
@@ -422,7 +422,7 @@ def test_a_result_with_output_columns_warm_starts_its_problem(tmp_path):
 
 
 def test_colloc_solve_writes_muscle_outputs_that_colloc_plot_groups(tmp_path, capsys):
-    from colloc import cli
+    from colloc.cli import commands as cli
 
     script = PROBLEMS / "hanging_mass_muscle.py"
     assert cli.main(["solve", str(script), "--intervals", "10", "--quiet", "--out", str(tmp_path)]) == 0
@@ -549,7 +549,7 @@ def test_lift_alternation_is_a_coarse_mesh_boundary_layer():
 def test_colloc_verify_command_agrees_on_a_muscle_driven_solution(tmp_path, capsys, mode):
     """`colloc solve … --set tendon_compliance=MODE` then `colloc verify`: exit 0, CVODES, errors small
     (measured at 30 intervals, both modes: final 2.6e-4, height 3.5e-6)."""
-    from colloc import cli
+    from colloc.cli import commands as cli
 
     script = PROBLEMS / "hanging_mass_muscle.py"
     out = tmp_path / mode
@@ -623,7 +623,7 @@ def test_midpoint_vi_refuses_a_cost_on_state_derivatives():
 def test_static_optimization_produces_the_requested_forces_on_two_coordinates():
     """Five pennate muscles on a point moving in a plane (two coordinates): the guess's rigid-tendon forces,
     mapped through the moment arms, give the requested generalized forces (measured 8e-6 N of 20)."""
-    from colloc.muscle_guess import static_optimization
+    from colloc.model.muscle_guess import static_optimization
 
     body = cl.Multibody("b", coordinates=["x", "y"])
     x, y = body.coordinates

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 import colloc as cl
-from colloc.oscillation import oscillating_points
-from colloc.refine import estimate_errors
+from colloc.results.oscillation import oscillating_points
+from colloc.pipeline.refine import estimate_errors
 
 PROBLEMS = Path(__file__).resolve().parents[1] / "problems"
 IPOPT = {"tol": 1e-10, "print_level": 0}

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 import colloc as cl
-from colloc.driver import transcription
-from colloc.grid import Grid
-from colloc.schemes import get_scheme
+from colloc.pipeline.driver import transcription
+from colloc.discretization.grid import Grid
+from colloc.discretization.schemes import get_scheme
 from colloc.transcription import constraints as kc
 from colloc.transcription import make_options
 from colloc.transcription.collocation import Collocation
@@ -126,7 +126,7 @@ def test_constraint_method_hooks_keep_no_state(name):
 
 
 def test_backends_are_chosen_by_name_and_an_unknown_one_is_refused_before_the_build():
-    from colloc.backends import BACKENDS, get_backend
+    from colloc.solvers import BACKENDS, get_backend
 
     assert get_backend("ipopt") is BACKENDS["ipopt"]
     for attr in ("options", "run", "outcome"):

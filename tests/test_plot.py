@@ -14,8 +14,8 @@ from PIL import Image
 
 import colloc as cl
 from colloc.errors import FileFormatError, OptionError
-from colloc.plot import VIOLATION_FLOOR, animate, model_points, plot_refinement, plot_trajectory, plot_violations, save_figure
-from colloc.plot import _point_positions
+from colloc.viz.plot import VIOLATION_FLOOR, animate, model_points, plot_refinement, plot_trajectory, plot_violations, save_figure
+from colloc.viz.plot import _point_positions
 
 matplotlib.use("Agg")
 
@@ -175,7 +175,7 @@ def test_save_figure_by_suffix(tmp_path):
 
 
 def test_import_colloc_does_not_import_matplotlib_or_dask():
-    code = ("import sys, colloc, colloc.plot, colloc.cli, colloc.sweep; "
+    code = ("import sys, colloc, colloc.viz.plot, colloc.cli.commands, colloc.batch.sweep; "
             "print([m for m in ('matplotlib', 'dask', 'distributed', 'PIL') if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
@@ -273,7 +273,7 @@ def test_refinement_plot_axes_and_data():
 
 
 def test_refinement_from_results_and_trajectories_overlaid():
-    class Result:  # the shape of colloc.refine.solve_adaptive's result
+    class Result:  # the shape of colloc.pipeline.refine.solve_adaptive's result
         refinement = RECORDS
 
     traj = make_traj()
@@ -392,7 +392,7 @@ def test_cartpole_swing_up_gif_has_one_frame_per_sample(tmp_path):
     from PIL import Image
 
     import colloc as cl
-    from colloc.plot import animate
+    from colloc.viz.plot import animate
 
     spec = importlib.util.spec_from_file_location("cartpole", Path(__file__).resolve().parents[1] / "problems" / "cartpole.py")
     cartpole = importlib.util.module_from_spec(spec)
@@ -407,7 +407,7 @@ def test_cartpole_swing_up_gif_has_one_frame_per_sample(tmp_path):
 
 
 def test_colloc_plot_of_sweep_files_labels_each_with_its_swept_values_and_parameters(tmp_path, monkeypatch):
-    from colloc import cli
+    from colloc.cli import commands as cli
 
     paths = []
     for i, (length, k) in enumerate([(0.5, 1.25), (1.5, 2.0)]):

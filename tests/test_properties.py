@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import colloc as cl
-from colloc.nlp import Layout
+from colloc.transcription.nlp import Layout
 
 SCHEMES = ["trapezoidal", "hermite-simpson", "radau-1", "radau-2", "radau-3"]
 

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import colloc as cl
 from colloc.errors import FileFormatError
-from colloc.sweep import read_summary, write_summary
+from colloc.batch.sweep import read_summary, write_summary
 
 FAST = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 

@@ -1,4 +1,4 @@
-"""Adaptive mesh refinement (colloc.refine), the vectorised interpolant, and non-uniform meshes.
+"""Adaptive mesh refinement (colloc.pipeline.refine), the vectorised interpolant, and non-uniform meshes.
 
 References (docs/problems.md):
 * B4a hyper-sensitive, t_f = 50: PSOPT prints J = 1.330826 [SEEN].  The converged optimum is
@@ -30,8 +30,8 @@ import numpy as np
 import pytest
 
 import colloc as cl
-from colloc.interpolant import Interpolant, collocation_nodes
-from colloc.refine import error_order, estimate_errors, local_errors, refine_mesh, solve_adaptive, summary
+from colloc.discretization.interpolant import Interpolant, collocation_nodes
+from colloc.pipeline.refine import error_order, estimate_errors, local_errors, refine_mesh, solve_adaptive, summary
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -283,8 +283,8 @@ def test_graded_mesh_beats_uniform_on_the_hypersensitive_problem():
 def test_refinement_summaries_tell_an_error_just_above_the_tolerance_from_one_just_below():
     import numpy as np
 
-    from colloc.refine import summary
-    from colloc.trajectory import SolveResult, Status, Trajectory
+    from colloc.pipeline.refine import summary
+    from colloc.results.trajectory import SolveResult, Status, Trajectory
 
     records = [dict(iteration=i, intervals=n, grid_points=2 * n + 1, max_error=e, objective=1.0, iterations=5, seconds=0.1)
                for i, (n, e) in enumerate([(10, 1.003e-6), (12, 0.996e-6)])]

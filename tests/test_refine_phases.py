@@ -67,7 +67,7 @@ def test_per_phase_meshes_must_match_the_phases():
 # -- verification phase by phase ---------------------------------------------------------------
 def test_walker_and_rocket_verification_errors_fall_at_fourth_order():
     """Hermite–Simpson is fourth order: forward-simulation error (jump maps applied) shrinks ~16× per halving."""
-    from colloc.verify_phases import verify_phases
+    from colloc.simulate.verify_phases import verify_phases
 
     for stem, key in (("simplest_walker", "periodic"), ("two_phase_rocket", "burn>coast")):
         module = load(stem)
@@ -81,7 +81,7 @@ def test_walker_and_rocket_verification_errors_fall_at_fourth_order():
 
 def test_bouncing_ball_impacts_are_reproduced_by_newtons_law():
     """Free fall is a quadratic that Hermite–Simpson integrates exactly, so every jump error is round-off."""
-    from colloc.verify_phases import verify_phases
+    from colloc.simulate.verify_phases import verify_phases
 
     ball = load("bouncing_ball")
     res = cl.solve(ball.build(), intervals=10, ipopt=TIGHT)
@@ -91,7 +91,7 @@ def test_bouncing_ball_impacts_are_reproduced_by_newtons_law():
 
 
 def test_colloc_verify_checks_a_multi_phase_file(tmp_path, capsys):
-    from colloc import cli
+    from colloc.cli import commands as cli
 
     path = cl.solve(load("simplest_walker").build(), scheme="hermite-simpson", intervals=20, ipopt=TIGHT).trajectory.write(tmp_path / "w.csv")
     code = cli.main(["verify", str(path), "problems/simplest_walker.py"])
@@ -102,7 +102,7 @@ def test_colloc_verify_checks_a_multi_phase_file(tmp_path, capsys):
 
 
 def test_colloc_verify_refuses_plot_for_a_multi_phase_file(tmp_path, capsys):
-    from colloc import cli
+    from colloc.cli import commands as cli
 
     path = cl.solve(load("two_phase_rocket").build(), intervals=4).trajectory.write(tmp_path / "r.csv")
     code = cli.main(["verify", str(path), "problems/two_phase_rocket.py", "--plot", str(tmp_path / "f.png")])

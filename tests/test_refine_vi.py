@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 import colloc as cl
-from colloc.refine_vi import local_errors
+from colloc.pipeline.refine_vi import local_errors
 from test_variational import pendulum_swing_down
 
 TIGHT = {"tol": 1e-12}

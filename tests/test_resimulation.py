@@ -1,4 +1,4 @@
-"""Re-simulation of multi-phase results with event detection (colloc.events.resimulate_phases).
+"""Re-simulation of multi-phase results with event detection (colloc.simulate.events.resimulate_phases).
 
 The bouncing ball's phases are exact (ballistic flight is quadratic, Hermite–Simpson integrates
 it exactly), so every guard time must be found again to the integrator's accuracy.  The simplest
@@ -15,8 +15,8 @@ import pytest
 
 import colloc as cl
 from colloc.errors import ModelError
-from colloc.events import format_resimulation, resimulate_phases
-from colloc.phases import MultiPhaseProblem, Phase, solve_phases
+from colloc.simulate.events import format_resimulation, resimulate_phases
+from colloc.pipeline.phases import MultiPhaseProblem, Phase, solve_phases
 
 PROBLEMS = Path(__file__).resolve().parents[1] / "problems"
 TIGHT = {"tol": 1e-12, "bound_relax_factor": 1e-14, "print_level": 0}

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from colloc.schemes import differentiation_matrix, get_scheme, lagrange_basis
+from colloc.discretization.schemes import differentiation_matrix, get_scheme, lagrange_basis
 
 NAMES = ["trapezoidal", "hermite-simpson"] + [f"radau-{d}" for d in range(1, 10)] + [f"legendre-gauss-{d}" for d in range(1, 10)]
 

@@ -98,7 +98,7 @@ def test_rows_settled_by_fixed_endpoints_match_casadis_depends_on(which):
     prob.final({x[0]: 0.0, x[1]: 1.0, x[3]: 2.0})
     prob.minimize(final=prob.tf)
     model = prob.model
-    t, xs, p = cl.model.TIME, model.vector("state"), model.vector("parameter")
+    t, xs, p = cl.TIME, model.vector("state"), model.vector("parameter")
     F = ca.vertcat(x[0] ** 2 + x[1], x[0] * x[2], x[1] + k, x[3] * t, x[0] - x[1] * t, ca.SX(0.5) * x[1])
     got = fixed_endpoint_rows(prob, F, t, xs, p, which)
     bounds = prob.initial_bounds if which == "t0" else prob.final_bounds

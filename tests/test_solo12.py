@@ -25,7 +25,7 @@ import colloc as cl
 
 pin = pytest.importorskip("pinocchio")
 pytest.importorskip("urdf_parser_py")
-from colloc.urdf import example_robot  # noqa: E402
+from colloc.model.urdf import example_robot  # noqa: E402
 
 try:
     URDF = example_robot("solo_description/robots/solo12.urdf")
@@ -146,8 +146,8 @@ def test_colloc_verify_checks_pass_on_the_result_file(jump, tmp_path):
     # so the landing's simulation starts with its feet off their ground points and IDAS cannot integrate
     # the constrained landing from there (measured: IDA_TOO_MUCH_WORK), as an unstable arm drifts in
     # tests/test_urdf_problems.py.
-    from colloc.verify import interval_errors
-    from colloc.verify_phases import check_phases
+    from colloc.simulate.verify import interval_errors
+    from colloc.simulate.verify_phases import check_phases
 
     module, problem, res, model = jump
     path = tmp_path / "solo12_jump.csv"

@@ -8,7 +8,7 @@ import pathlib
 import pytest
 
 import colloc as cl
-from colloc.backends import ipopt as backend
+from colloc.solvers import ipopt as backend
 
 PACKAGE = pathlib.Path(cl.__file__).parent
 MAX_MODULE_LINES = 600
@@ -137,3 +137,43 @@ def test_every_document_the_code_and_docs_cite_is_in_the_repository():
         for section in re.findall(r"docs/design\.md §(\d)", text):
             assert re.search(rf"^## {section}\. ", design, re.M), f"{path} cites docs/design.md §{section}, not in it"
     assert {"design.md", "problems.md"} <= cited
+
+
+# The sub-packages, lowest layer first: a module imports only from its own layer or lower ones, even inside a
+# function (docs/architecture.md explains each layer).
+LAYERS = ["errors", "numeric", "discretization", "results", "model", "transcription", "solvers", "viz",
+          "simulate", "pipeline", "batch", "cli"]
+
+
+def _layer(module):
+    parts = module.split(".")
+    if len(parts) == 1:
+        return LAYERS.index("cli")  # the curated `colloc` namespace: everything but the command line is below it
+    return LAYERS.index(parts[1]) if parts[1] in LAYERS else len(LAYERS)
+
+
+def test_every_module_belongs_to_a_layer():
+    strays = [n for n in _modules() if n.count(".") and n.split(".")[1] not in LAYERS + ["__main__"]]
+    assert not strays, f"modules outside the layers {LAYERS}: {strays}"
+
+
+def test_no_sub_package_imports_one_above_it():
+    mods = _modules()
+    upward = [f"{n} imports {t}" for n, p in mods.items() for t in sorted(_imports(n, p, mods, lazy=True))
+              if _layer(t) > _layer(n)]
+    assert not upward, "\n".join(upward)
+
+
+def test_the_architecture_page_maps_every_module_and_only_modules_that_exist():
+    import re
+
+    text = (PACKAGE.parent / "docs" / "architecture.md").read_text()
+    table = text.split("## Module map", 1)[1].split("\n## ", 1)[0]
+    cited = {c for row in table.splitlines() if row.startswith("| `")
+             for c in re.findall(r"`([\w/]+\.py)`", row.split(" | ")[0])}
+    missing_files = sorted(c for c in cited if not (PACKAGE / c).is_file())
+    assert not missing_files, f"docs/architecture.md maps modules that do not exist: {missing_files}"
+    modules = {str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py")
+               if p.name not in ("__init__.py", "__main__.py") or p.parent.name in ("solvers", "transcription")}
+    unmapped = sorted(modules - cited)
+    assert not unmapped, f"docs/architecture.md's module map leaves out {unmapped}"

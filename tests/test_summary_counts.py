@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import colloc as cl
-from colloc.trajectory import level_of
+from colloc.results.trajectory import level_of
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -73,7 +73,7 @@ def test_progress_counts_ipopt_iterations_through_a_restoration_phase(capsys):
 
 def test_a_multi_phase_summary_reports_kinematic_constraints_between_mesh_points_per_phase():
     """The Cartesian pendulum (a rod: x² + y² = 1) split into two phases joined by continuity."""
-    from colloc.phases import MultiPhaseProblem, Phase
+    from colloc.pipeline.phases import MultiPhaseProblem, Phase
 
     whole = _build("pendulum_cartesian")
     phases = []

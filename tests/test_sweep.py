@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 import colloc as cl
-from colloc import cli
+from colloc.cli import commands as cli
 from colloc.errors import OptionError
-from colloc.sweep import grid_points, parse_range, point_file, read_summary, serpentine, solve_chained, solve_point, sweep
+from colloc.batch.sweep import grid_points, parse_range, point_file, read_summary, serpentine, solve_chained, solve_point, sweep
 
 distributed = pytest.importorskip("distributed")
 
@@ -248,7 +248,7 @@ def test_unreachable_scheduler_exits_2_and_leaves_no_folder(tmp_path, capsys, mo
     import importlib
     import socket
 
-    module = importlib.import_module("colloc.cluster")  # where sweeps and multi-starts connect
+    module = importlib.import_module("colloc.pipeline.cluster")  # where sweeps and multi-starts connect
     with socket.socket() as s:  # a free port nobody listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -301,7 +301,7 @@ def test_cartpole_sweep_of_six_and_continuation_saves_iterations(tmp_path, capsy
 def test_without_a_terminal_the_progress_bar_prints_a_line_every_few_seconds(monkeypatch):
     import io
 
-    from colloc import sweep_runner
+    from colloc.pipeline import sweep_runner
 
     clock = [0.0]
     monkeypatch.setattr(sweep_runner._time, "perf_counter", lambda: clock[0])

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from colloc import cli
-from colloc.sweep import read_summary, sweep
+from colloc.cli import commands as cli
+from colloc.batch.sweep import read_summary, sweep
 
 pytest.importorskip("distributed")
 

@@ -179,7 +179,7 @@ def test_cpu_time_limit_is_data():
 ])
 def test_every_solver_outcome_becomes_a_flagged_result(monkeypatch, code, status, hint):
     """Fault injection at the solver boundary: IPOPT reports `code`; the result is data with a hint."""
-    from colloc.backends.ipopt import IpoptBackend  # the backend the driver runs
+    from colloc.solvers.ipopt import IpoptBackend  # the backend the driver runs
 
     real = IpoptBackend.run
 

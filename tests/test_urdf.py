@@ -18,7 +18,7 @@ import colloc as cl
 
 pin = pytest.importorskip("pinocchio")
 pytest.importorskip("urdf_parser_py")
-from colloc.urdf import example_robot  # noqa: E402
+from colloc.model.urdf import example_robot  # noqa: E402
 
 try:
     example_robot("ur_description/urdf/ur5_robot.urdf")
@@ -210,7 +210,7 @@ def _write(folder, name, text):
 def test_animation_draws_every_link_frame_in_3d(tmp_path):
     from PIL import Image
 
-    from colloc.animation import frame_poses
+    from colloc.viz.animation import frame_poses
 
     path = example_robot("double_pendulum_description/urdf/double_pendulum.urdf")
     body = cl.Multibody.from_urdf(path, name="dp")

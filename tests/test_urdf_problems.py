@@ -9,7 +9,7 @@ import pytest
 import colloc as cl
 
 pytest.importorskip("urdf_parser_py")
-from colloc.urdf import example_robot  # noqa: E402
+from colloc.model.urdf import example_robot  # noqa: E402
 
 try:
     example_robot("ur_description/urdf/ur5_robot.urdf")
@@ -81,7 +81,7 @@ def test_panda_reach_clears_the_sphere_that_the_free_motion_crosses():
 def test_cli_animates_a_urdf_model_in_3d(tmp_path):
     from PIL import Image
 
-    from colloc import cli
+    from colloc.cli import commands as cli
 
     code = cli.main(["solve", os.path.join(ROOT, "problems", "ur5_min_time.py"), "--intervals", "8",
                      "--out", str(tmp_path), "--animate", "--quiet"])

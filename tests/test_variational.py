@@ -20,7 +20,7 @@ import pytest
 from scipy.integrate import solve_ivp
 
 import colloc as cl
-from colloc.variational import ConvergenceError, MidpointVI, simulate, solve_midpoint_vi, transcribe_midpoint_vi
+from colloc.pipeline.variational import ConvergenceError, MidpointVI, simulate, solve_midpoint_vi, transcribe_midpoint_vi
 
 G = 9.81
 TIGHT = {"tol": 1e-12}

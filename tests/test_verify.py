@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import colloc as cl
-from colloc.verify import plot_simulation, report, simulate_controls
+from colloc.simulate.verify import plot_simulation, report, simulate_controls
 
 ROOT = Path(__file__).resolve().parents[1]
 

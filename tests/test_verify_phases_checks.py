@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import colloc as cl
-from colloc import cli
+from colloc.cli import commands as cli
 
 ROCKET = Path(__file__).resolve().parents[1] / "problems" / "two_phase_rocket.py"
 
@@ -96,7 +96,7 @@ def test_a_multi_phase_solution_passes_every_per_phase_check(capsys, solved):
 
 def test_a_multi_phase_sto_file_without_its_phase_column_is_verified_and_warm_starts(tmp_path, capsys, solved):
     """OpenSim's .sto has no room for the phase column; the phases come back from the metadata."""
-    from colloc.phased_trajectory import PhasedTrajectory
+    from colloc.results.phased_trajectory import PhasedTrajectory
 
     sto = Path(PhasedTrajectory.split(cl.Trajectory.read(solved)).write(tmp_path / "rocket.sto"))
     assert "phase" not in cl.Trajectory.read(sto)

@@ -17,11 +17,11 @@ from dataclasses import dataclass
 import casadi as ca
 import numpy as np
 
-from ..derivatives import map_points, recording
+from .derivatives import map_points, recording
 from ..errors import OptionError, did_you_mean
-from ..grid import Grid
-from ..nlp import NLP, Layout, Rows
-from ..schemes import Scheme, lagrange_basis
+from ..discretization.grid import Grid
+from .nlp import NLP, Layout, Rows
+from ..discretization.schemes import Scheme, lagrange_basis
 from . import constraints as kc
 from .consistent import project_guess
 from .guess import guess_final_time, initial_guess

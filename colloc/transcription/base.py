@@ -2,15 +2,15 @@
 
 A transcription is made for one problem and its settings (scheme, mesh,
 options), all checked when it is made, so that nothing malformed reaches the
-build.  The driver (:mod:`colloc.driver`) then calls, in order,
+build.  The driver (:mod:`colloc.pipeline.driver`) then calls, in order,
 
 1. :meth:`Transcription.warm_start` — the user's ``guess`` in the form ``build`` takes;
-2. :meth:`Transcription.build` — the :class:`~colloc.nlp.NLP` (typed fields, labelled rows);
+2. :meth:`Transcription.build` — the :class:`~colloc.transcription.nlp.NLP` (typed fields, labelled rows);
 3. a backend runs the NLP;
 4. :meth:`Transcription.trajectory` — the Trajectory of any decision vector
    (the optimum, the last iterate of a failed solve, a checkpoint);
 5. :meth:`Transcription.slacks` — the largest slack of each block;
-6. :meth:`Transcription.result` — the (immutable) :class:`~colloc.trajectory.SolveResult`.
+6. :meth:`Transcription.result` — the (immutable) :class:`~colloc.results.trajectory.SolveResult`.
 
 Single-phase collocation (:mod:`.collocation`), multi-phase problems
 (:mod:`.phases`) and the midpoint variational integrator (:mod:`.midpoint_vi`)
@@ -22,8 +22,8 @@ import os
 from abc import ABC, abstractmethod
 
 from ..errors import OptionError
-from ..nlp import NLP
-from ..trajectory import SolveResult, Trajectory
+from .nlp import NLP
+from ..results.trajectory import SolveResult, Trajectory
 
 
 def as_trajectory(guess):

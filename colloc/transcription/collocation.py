@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import oscillation
-from ..derived import add_outputs
-from ..mesh import make_mesh
+from ..results import oscillation
+from ..model.derived import add_outputs
+from ..discretization.mesh import make_mesh
 from ..numeric import call
-from ..schemes import get_scheme
-from ..trajectory import Trajectory
+from ..discretization.schemes import get_scheme
+from ..results.trajectory import Trajectory
 from . import make_options, transcribe
 from .base import Transcription
 
@@ -55,7 +55,7 @@ class Collocation(Transcription):
 
     def cost_parts(self, nlp, w) -> list:
         """Sentences naming each cost term's non-finite integrand values (grid point, time) and final part at ``w``."""
-        from ..nonfinite import locate_cost
+        from .nonfinite import locate_cost
         from . import endpoint_function, endpoint_vectors
 
         problem, values = self.problem, nlp.layout.unpack(w)

@@ -21,7 +21,7 @@ import casadi as ca
 import numpy as np
 
 from ..errors import ProblemError
-from ..multibody import Multibody
+from ..model.multibody import Multibody
 from ..numeric import Evaluator
 
 

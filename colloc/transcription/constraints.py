@@ -29,7 +29,7 @@ from typing import NamedTuple
 import casadi as ca
 import numpy as np
 
-from ..derivatives import map_points
+from .derivatives import map_points
 from ..errors import OptionError
 from .consistent import check_fixed_consistency, fixed_endpoint_rows
 

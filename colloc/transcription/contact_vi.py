@@ -33,7 +33,7 @@ Impacts need no variables of their own: a contact that closes between
 ``q_k`` and ``q_{k+1}`` is stopped by the impulses of nodes ``k`` and
 ``k + 1``, so every impact is plastic (restitution ``e = 0``; a contact
 declared with ``e > 0`` is refused).  The ``complementarity`` rows are those
-the Scholtes homotopy of :mod:`colloc.contact_implicit` drives to its
+the Scholtes homotopy of :mod:`colloc.pipeline.contact_implicit` drives to its
 tolerance.
 
 Trajectory columns: ``<contact>.normal_force`` (``λ_k``; at an impact a
@@ -52,9 +52,9 @@ from __future__ import annotations
 import casadi as ca
 import numpy as np
 
-from ..discrete_mechanics import SCHEME
+from .discrete_mechanics import SCHEME
 from ..errors import OptionError
-from ..trajectory import Trajectory
+from ..results.trajectory import Trajectory
 from .contacts import CLOSED_GAP, COMPLEMENTARITY, CONTACT_MODES, contact_bodies, friction_rows
 from .midpoint_vi import MidpointVITranscription, transcribe_midpoint_vi
 
@@ -88,7 +88,7 @@ def check_contact_vi(problem, options):
 class ContactVIRows:
     """The contact variables and rows of one contact-implicit midpoint-vi NLP (hooks of :func:`transcribe_midpoint_vi`).
 
-    Also what :func:`colloc.contact_implicit.contact_report` reads: ``contacts``, ``frictional``,
+    Also what :func:`colloc.pipeline.contact_implicit.contact_report` reads: ``contacts``, ``frictional``,
     ``point`` and :meth:`gaps` (same signatures as :class:`~colloc.transcription.contacts.ContactRows`).
     """
 
@@ -109,7 +109,7 @@ class ContactVIRows:
         dq = ca.SX.sym("dq", q.numel())
         self.node = ca.Function("contact_node", [q, par, lam, bp, bm, dq], [force, gap, ca.mtimes(Wt, dq)],
                                 ["q", "par", "lam", "bp", "bm", "dq"], ["force", "gap", "sliding_speed"])
-        # on the model's states, for the schedule of :func:`colloc.contact_implicit.contact_schedule`
+        # on the model's states, for the schedule of :func:`colloc.pipeline.contact_implicit.contact_schedule`
         x, v = model.vector("state"), vi.v
         self.point = ca.Function("contact_point", [x, par, lam, bp, bm], [force, gap, ca.mtimes(Wn, v), ca.mtimes(Wt, v)])
         self.mu = np.array([self.contacts[i].friction for i in self.frictional]).reshape(-1, 1)

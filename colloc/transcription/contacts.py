@@ -31,7 +31,7 @@ state holds ``v⁺``, and
 So no interval integrates through an impact (Posa et al. 2014, §III).  ``ε``
 is the Scholtes relaxation (Scholtes, SIAM J. Optim. 11 (2001)): every
 ``complementarity`` row has bounds ``[−∞, ε]`` or ``[−ε, ε]``, which
-:mod:`colloc.contact_implicit` drives to its tolerance over warm-started solves
+:mod:`colloc.pipeline.contact_implicit` drives to its tolerance over warm-started solves
 by changing only the row bounds.
 
 With **free steps** (``free_steps=True``; Posa et al. 2014's variable steps)
@@ -53,12 +53,12 @@ from __future__ import annotations
 import casadi as ca
 import numpy as np
 
-from ..contact import contacts_of
-from ..derivatives import map_points
+from ..model.contact import contacts_of
+from .derivatives import map_points
 from ..errors import OptionError
-from ..grid import Grid
-from ..multibody import Multibody
-from ..trajectory import Trajectory
+from ..discretization.grid import Grid
+from ..model.multibody import Multibody
+from ..results.trajectory import Trajectory
 from . import transcribe
 from .base import as_trajectory
 from .guess import guess_final_time

@@ -17,21 +17,21 @@ parameters, and ``tf`` if free.  Rows (labels ``kind:name@k=K``):
 
 The integral cost is ``Σ h_k ℓ(midpoint)`` (Ober-Blöbaum, Junge & Marsden,
 ESAIM:COCV 17 (2011) 322–352).  The discrete equations themselves are
-:class:`colloc.discrete_mechanics.MidpointVI`.
+:class:`colloc.transcription.discrete_mechanics.MidpointVI`.
 """
 from __future__ import annotations
 
 import casadi as ca
 import numpy as np
 
-from ..discrete_mechanics import FORCING, SCHEME, MidpointVI
+from .discrete_mechanics import FORCING, SCHEME, MidpointVI
 from ..errors import OptionError
-from ..grid import Grid
-from ..mesh import make_mesh
-from ..model import TIME
-from ..nlp import NLP, Layout, Rows
-from ..schemes import get_scheme
-from ..trajectory import Trajectory
+from ..discretization.grid import Grid
+from ..discretization.mesh import make_mesh
+from ..model.component import TIME
+from .nlp import NLP, Layout, Rows
+from ..discretization.schemes import get_scheme
+from ..results.trajectory import Trajectory
 from . import _bounds, endpoint_function
 from .base import Transcription
 from .guess import guess_final_time, initial_guess

@@ -31,13 +31,13 @@ import casadi as ca
 import numpy as np
 
 from ..errors import OptionError, ProblemError
-from ..impact import solve_impact
-from ..mesh import make_mesh
-from ..model import TIME
-from ..nlp import Layout, RowBlock, Rows
-from ..phased_trajectory import MultiPhaseResult, PhasedTrajectory
-from ..schemes import get_scheme
-from ..trajectory import SolveResult, Trajectory
+from ..model.impact import solve_impact
+from ..discretization.mesh import make_mesh
+from ..model.component import TIME
+from .nlp import Layout, RowBlock, Rows
+from ..results.phased_trajectory import MultiPhaseResult, PhasedTrajectory
+from ..discretization.schemes import get_scheme
+from ..results.trajectory import SolveResult, Trajectory
 from . import make_options, transcribe
 from .base import Transcription
 from .collocation import reconstruct
@@ -67,7 +67,7 @@ class PhasedNLP:
 
     @property
     def mapped(self) -> list:
-        """The mapped calls of every phase (:mod:`colloc.derivatives` differentiates them point by point)."""
+        """The mapped calls of every phase (:mod:`colloc.transcription.derivatives` differentiates them point by point)."""
         return [m for nlp in self.nlps for m in (nlp.mapped or ())]
 
     def split(self, w) -> tuple:

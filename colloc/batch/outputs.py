@@ -1,0 +1,186 @@
+"""Where a ``colloc solve`` writes its result, so that no result is ever lost.
+
+Three promises (docs/reliability.md):
+
+* **Concurrent runs keep both results.**  A run claims ``OUT/NAME.csv`` for
+  its whole duration with a lock file ``OUT/.NAME.csv.lock`` (created with
+  ``O_EXCL``, holding host and process id).  A second run that finds the name
+  claimed by a live process writes ``OUT/NAME-2.csv`` (then ``-3`` …) instead
+  and says so.  A lock left by a process that no longer runs (``kill -9``) is
+  taken over.
+* **An unconverged iterate never replaces a converged result.**  When
+  ``NAME.csv`` holds a converged solution, checkpoints and an unconverged or
+  interrupted final iterate go to ``NAME.unconverged.csv`` instead, unless
+  the run is forced (``--force``).
+* **A changed ``--set`` is a new file.**  The name is the script's stem
+  followed by each ``--set`` value in name order (:func:`result_name`):
+  ``--set mode=time`` writes ``swingup_mode=time.csv`` and leaves the energy
+  result ``swingup.csv`` alone.
+* **No temporary file outlives its writer.**  Writes are atomic
+  (:func:`colloc.results.files.atomic_write`); a claim first removes temporary files
+  of writers that no longer run.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import socket
+import time
+from pathlib import Path
+
+from ..errors import FileFormatError
+from ..results.files import process_alive, read_trajectory, remove_orphans
+
+
+#: Longest file stem :func:`result_name` writes out; longer ones end in a hash of the values.
+MAX_STEM = 100
+
+
+def result_name(stem, params) -> str:
+    """The file stem of a solve: ``stem`` and each ``--set`` value, in name order.
+
+    ``result_name("swingup", {"mode": "time", "duration": 1.5})`` is
+    ``"swingup_duration=1.5_mode=time"``.  Characters other than letters,
+    digits and ``. , + - = _`` become ``-``; when one did, or the stem is longer
+    than :data:`MAX_STEM` (then cut), it ends in ``-`` and eight hex digits of
+    a hash of the values, so two different settings do not share a name.
+    """
+    if not params:
+        return stem
+    raw = "_".join(f"{k}={_text(params[k])}" for k in sorted(params))
+    clean = re.sub(r"[^A-Za-z0-9.,+=_-]", "-", raw)
+    name = f"{stem}_{clean}"
+    if clean != raw or len(name) > MAX_STEM:
+        name = name[: MAX_STEM - 9] + "-" + hashlib.sha1(raw.encode()).hexdigest()[:8]
+    return name
+
+
+def _text(value) -> str:
+    if isinstance(value, (list, tuple)):
+        return ",".join(_text(v) for v in value)
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+class ResultSlot:
+    """The result file of one run in ``folder``, claimed until :meth:`release`.
+
+    Parameters
+    ----------
+    folder : path
+        Existing, writable output folder.
+    name : str
+        File stem (the problem script's stem).
+    force : bool
+        Let an unconverged iterate replace a converged ``NAME.csv``.
+    """
+
+    def __init__(self, folder, name, force=False):
+        self.folder, self.name, self.force = Path(folder), name, force
+        self.lock = None
+        self.stem = name
+        self.notes = []
+        remove_orphans(self.folder)
+        for lock in self.folder.glob(".*.csv.lock"):  # locks of runs that were killed
+            if _stale(lock):
+                try:
+                    lock.unlink()
+                except OSError:
+                    pass
+        for k in range(1, 10000):
+            stem = name if k == 1 else f"{name}-{k}"
+            if self._take(self.folder / f".{stem}.csv.lock"):
+                self.stem = stem
+                break
+        if self.stem != name:
+            self.notes.append(f"`{self.folder / (name + '.csv')}` is being written by another colloc run; "
+                              f"this run writes `{self.path}` instead.")
+        self.keep_converged = not force and _converged(self.path)
+        self.wrote_unconverged = False
+
+    @property
+    def path(self) -> Path:
+        """``OUT/NAME.csv`` (or ``NAME-k.csv`` when another run holds ``NAME.csv``)."""
+        return self.folder / f"{self.stem}.csv"
+
+    @property
+    def unconverged_path(self) -> Path:
+        """Where checkpoints and an unconverged result go: ``NAME.csv``, or ``NAME.unconverged.csv``
+        when ``NAME.csv`` holds a converged result that must not be replaced."""
+        return self.folder / f"{self.stem}.unconverged.csv" if self.keep_converged else self.path
+
+    def result_path(self, success: bool) -> Path:
+        """Where the final result goes, and a note when a converged result was kept."""
+        if success:
+            return self.path
+        if self.keep_converged:
+            self.notes.append(f"kept the converged result in `{self.path}`; this unconverged iterate is in "
+                              f"`{self.unconverged_path}` (--force replaces the converged file).")
+        return self.unconverged_path
+
+    def finish(self, success: bool):
+        """After a converged result is written: drop this run's now stale unconverged checkpoint file."""
+        stale = self.folder / f"{self.stem}.unconverged.csv"
+        if success and self.keep_converged and stale.exists():
+            try:
+                stale.unlink()
+            except OSError:
+                pass
+
+    def release(self):
+        if self.lock is not None:
+            try:
+                os.unlink(self.lock)
+            except OSError:
+                pass
+            self.lock = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.release()
+        return False
+
+    def _take(self, lock: Path) -> bool:
+        """Create ``lock`` exclusively; take it over if its owner no longer runs."""
+        for _ in range(3):
+            try:
+                fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+            except FileExistsError:
+                if not _stale(lock):
+                    return False
+                try:
+                    os.unlink(lock)
+                except OSError:
+                    pass
+                continue
+            with os.fdopen(fd, "w") as fh:
+                fh.write(f"{socket.gethostname()} {os.getpid()}\n")
+            self.lock = lock
+            return True
+        return False
+
+
+def _stale(lock: Path) -> bool:
+    """Whether the run that wrote ``lock`` is gone (same host, process not running)."""
+    try:
+        host, pid = lock.read_text().split()
+    except ValueError:  # empty: being written this instant, or its writer died right after creating it
+        try:
+            return time.time() - lock.stat().st_mtime > 60
+        except OSError:
+            return False
+    except OSError:
+        return False
+    return host == socket.gethostname() and pid.isdigit() and not process_alive(int(pid))
+
+
+def _converged(path: Path) -> bool:
+    try:
+        return read_trajectory(path)[4].get("success") is True
+    except FileFormatError:
+        return False
+
+
+__all__ = ["ResultSlot", "result_name", "MAX_STEM"]

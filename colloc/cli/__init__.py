@@ -1,0 +1,4 @@
+"""The ``colloc`` command: argument parsing and dispatch (``colloc.cli.commands``)."""
+from .commands import main
+
+__all__ = ["main"]

@@ -1,0 +1,41 @@
+"""Meshes on normalised time ``tau ∈ [0, 1]`` (numpy only)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import OptionError
+
+
+def make_mesh(intervals=None, mesh=None) -> np.ndarray:
+    """A uniform mesh of ``intervals`` intervals, or a checked user mesh.
+
+    Parameters
+    ----------
+    intervals : int, optional
+        Number of uniform intervals (≥ 1).
+    mesh : sequence of float, optional
+        Normalised mesh points, strictly increasing from 0 to 1.  Wins over
+        ``intervals`` if both are given.
+    """
+    if mesh is not None:
+        try:
+            m = np.asarray(mesh, dtype=float).ravel()
+        except (TypeError, ValueError):
+            raise OptionError(f"A mesh must be a sequence of numbers from 0 to 1; got {mesh!r}.") from None
+        if m.size < 2:
+            raise OptionError(f"A mesh needs at least two points (0 and 1); got {m.size}.")
+        if not np.isfinite(m).all():
+            raise OptionError("The mesh contains NaN or inf.")
+        if m[0] != 0.0 or m[-1] != 1.0:
+            raise OptionError(f"A mesh is normalised: it must start at 0 and end at 1; got {m[0]} … {m[-1]}.")
+        if (np.diff(m) <= 0).any():
+            k = int(np.argmax(np.diff(m) <= 0))
+            raise OptionError(f"Mesh points must be strictly increasing; point {k + 1} ({m[k + 1]}) is not after point {k} ({m[k]}).")
+        return m
+    if intervals is None:
+        intervals = 50
+    if isinstance(intervals, bool) or not isinstance(intervals, (int, np.integer)):
+        raise OptionError(f"`intervals` must be a whole number ≥ 1; got {intervals!r}.")
+    if intervals < 1:
+        raise OptionError(f"`intervals` must be at least 1; got {intervals}.")
+    return np.linspace(0.0, 1.0, int(intervals) + 1)

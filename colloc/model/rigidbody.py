@@ -1,0 +1,298 @@
+"""Recursive rigid-body dynamics of a kinematic tree as CasADi SX expressions.
+
+A :class:`Tree` is a list of bodies in topological order (every parent before
+its children).  Each body hangs from its parent (or from the world) by one
+joint: ``revolute`` (1 dof about a unit axis), ``prismatic`` (1 dof along a
+unit axis) or ``free`` (a floating base: position ``p`` and unit quaternion
+``(w, x, y, z)``, nq = 7, with speeds ``(v, ω)``, the linear velocity of the
+body origin and the angular velocity, both in body coordinates, nv = 6).
+
+The algorithms are those of Featherstone, *Rigid Body Dynamics Algorithms*,
+Springer 2008: recursive Newton–Euler (RNEA, §5.3, Table 5.1) for the inverse
+dynamics ``τ = M(q) a + c(q, v)`` and the composite-rigid-body algorithm (CRBA,
+§6.2, Table 6.2) for the joint-space mass matrix ``M(q)``.  Spatial vectors are
+kept as pairs of 3-vectors (angular, linear) in body coordinates and spatial
+transforms as a rotation and a translation, so SX never multiplies by the
+structural zeros of 6 × 6 Plücker matrices; the expression graph grows
+linearly with the number of bodies for RNEA.
+
+Conventions (those of Pinocchio, so results compare entry by entry):
+gravity enters as a base acceleration ``−g`` (§5.3); the free joint's speeds
+are ``(v, ω)`` of the body in its own frame, its generalised force
+``(f, n)`` in the same frame; the pose of body i in its parent is
+``(R_pi, p_pi)`` with ``x_parent = R_pi x_i + p_pi``.
+
+Legend: ``q`` coordinates, ``v`` speeds, ``a`` accelerations, ``w``/``dw``
+angular velocity/acceleration, ``vv``/``dv`` linear velocity/spatial
+acceleration of the body origin, ``n``/``f`` moment about the body origin and
+force, ``m`` mass, ``h = m c`` first mass moment, ``Io`` rotational inertia
+about the body origin.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import casadi as ca
+import numpy as np
+
+from ..errors import ModelError
+
+JOINT_DOFS = {"revolute": (1, 1), "prismatic": (1, 1), "free": (7, 6)}
+
+
+@dataclass
+class Body:
+    """One body of a tree and the joint that carries it.
+
+    Attributes
+    ----------
+    name : str
+        The joint's name (the body is everything rigidly attached to its child link).
+    kind : str
+        ``"revolute"``, ``"prismatic"`` or ``"free"``.
+    parent : int
+        Index of the parent body, -1 for the world.
+    rotation, translation : ndarray, shapes (3, 3), (3,)
+        Pose of the joint frame in the parent body frame (at zero joint coordinate).
+    axis : ndarray, shape (3,)
+        Unit joint axis in the joint frame (unused for ``free``).
+    mass : float
+    com : ndarray, shape (3,)
+        Centre of mass in the body frame.
+    inertia : ndarray, shape (3, 3)
+        Rotational inertia about the centre of mass, body axes.
+    """
+
+    name: str
+    kind: str
+    parent: int
+    rotation: np.ndarray
+    translation: np.ndarray
+    axis: np.ndarray = field(default_factory=lambda: np.array([0.0, 0.0, 1.0]))
+    mass: float = 0.0
+    com: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    inertia: np.ndarray = field(default_factory=lambda: np.zeros((3, 3)))
+
+
+class Tree:
+    """A kinematic tree of :class:`Body` in topological order, with its coordinate blocks."""
+
+    def __init__(self, bodies):
+        self.bodies = list(bodies)
+        self.q_slices, self.v_slices = [], []
+        nq = nv = 0
+        for i, b in enumerate(self.bodies):
+            if not -1 <= b.parent < i:
+                raise ModelError(f"Body `{b.name}` comes before its parent; bodies must be in topological order.")
+            dq, dv = JOINT_DOFS[b.kind]
+            self.q_slices.append(slice(nq, nq + dq))
+            self.v_slices.append(slice(nv, nv + dv))
+            nq, nv = nq + dq, nv + dv
+        self.nq, self.nv = nq, nv
+
+    # -- kinematics ------------------------------------------------------------------------------
+    def joint_poses(self, q):
+        """Pose ``(R_pi, p_pi)`` of every body in its parent's frame, as SX."""
+        return [_joint_pose(b, q[s]) for b, s in zip(self.bodies, self.q_slices)]
+
+    def world_poses(self, q, poses=None):
+        """Pose ``(R_i, p_i)`` of every body in the world frame: ``x_world = R_i x_i + p_i``."""
+        poses = poses if poses is not None else self.joint_poses(q)
+        out = []
+        for b, (R, p) in zip(self.bodies, poses):
+            if b.parent < 0:
+                out.append((R, p))
+            else:
+                Rp, pp = out[b.parent]
+                out.append((ca.mtimes(Rp, R), pp + ca.mtimes(Rp, p)))
+        return out
+
+    # -- dynamics --------------------------------------------------------------------------------
+    def inverse_dynamics(self, q, v, a, gravity):
+        """RNEA: ``τ = M(q) a + c(q, v)`` with gravity ``g`` (world frame), shape (nv, 1).
+
+        Featherstone (2008) Table 5.1: forward pass
+        ``V_i = X_i V_λ + S_i v_i``, ``A_i = X_i A_λ + S_i a_i + V_i ×ₘ S_i v_i``
+        with ``A_0 = (0, −g)``; body force ``F_i = I_i A_i + V_i ×* I_i V_i``;
+        backward pass ``τ_i = S_iᵀ F_i``, ``F_λ += X_iᵀ F_i``.
+        """
+        poses = self.joint_poses(q)
+        g = ca.DM(np.asarray(gravity, dtype=float).reshape(3, 1))
+        zero = ca.DM.zeros(3, 1)
+        motion = []
+        for b, (R, p), sv in zip(self.bodies, poses, self.v_slices):
+            E = R.T
+            if b.parent < 0:
+                w_p, v_p, dw_p, dv_p = zero, zero, zero, -g
+            else:
+                w_p, v_p, dw_p, dv_p = motion[b.parent]
+            w = ca.mtimes(E, w_p)
+            vv = ca.mtimes(E, v_p + ca.cross(w_p, p))
+            dw = ca.mtimes(E, dw_p)
+            dv = ca.mtimes(E, dv_p + ca.cross(dw_p, p))
+            wj, vj = _subspace(b, v[sv])
+            awj, avj = _subspace(b, a[sv])
+            if b.kind == "free":  # V_i ×ₘ S v = V_i ×ₘ V_i = 0
+                w, vv, dw, dv = w + wj, vv + vj, dw + awj, dv + avj
+            else:
+                w, vv = w + wj, vv + vj
+                dw = dw + awj + ca.cross(w, wj)
+                dv = dv + avj + ca.cross(w, vj) + ca.cross(vv, wj)
+            motion.append((w, vv, dw, dv))
+        forces = []
+        for b, (w, vv, dw, dv) in zip(self.bodies, motion):
+            m, h, Io = _spatial_inertia(b)
+            n_a, f_a = _inertia_times(m, h, Io, dw, dv)
+            n_h, f_h = _inertia_times(m, h, Io, w, vv)
+            forces.append([n_a + ca.cross(w, n_h) + ca.cross(vv, f_h), f_a + ca.cross(w, f_h)])
+        tau = [None] * len(self.bodies)
+        for i in reversed(range(len(self.bodies))):
+            b, (n, f) = self.bodies[i], forces[i]
+            tau[i] = _subspace_transpose(b, n, f)
+            if b.parent >= 0:
+                R, p = poses[i]
+                fp = ca.mtimes(R, f)
+                forces[b.parent][0] += ca.mtimes(R, n) + ca.cross(p, fp)
+                forces[b.parent][1] += fp
+        return ca.vertcat(*tau)
+
+    def mass_matrix(self, q):
+        """CRBA: the joint-space mass matrix ``M(q)``, shape (nv, nv), symmetric.
+
+        Featherstone (2008) Table 6.2: composite inertias
+        ``I^c_λ += X_iᵀ I^c_i X_i`` from the leaves in, then
+        ``M_ii = S_iᵀ I^c_i S_i`` and ``M_ji = S_jᵀ X…ᵀ I^c_i S_i`` along the
+        path from i to the root.
+        """
+        poses = self.joint_poses(q)
+        comp = [list(_spatial_inertia(b)) for b in self.bodies]
+        for i in reversed(range(len(self.bodies))):
+            par = self.bodies[i].parent
+            if par >= 0:
+                m, h, Io = _inertia_to_parent(*comp[i], *poses[i])
+                comp[par][0] += m
+                comp[par][1] += h
+                comp[par][2] += Io
+        M = ca.SX.zeros(self.nv, self.nv)
+        for i, b in enumerate(self.bodies):
+            cols = _subspace_columns(b)
+            F = [_inertia_times(*comp[i], w, vv) for w, vv in cols]
+            si = self.v_slices[i]
+            M[si, si] = _project(b, F)
+            j = i
+            while self.bodies[j].parent >= 0:
+                R, p = poses[j]
+                F = [(ca.mtimes(R, n) + ca.cross(p, ca.mtimes(R, f)), ca.mtimes(R, f)) for n, f in F]
+                j = self.bodies[j].parent
+                block = _project(self.bodies[j], F)
+                sj = self.v_slices[j]
+                M[sj, si] = block
+                M[si, sj] = block.T
+        return M
+
+
+def quaternion_rate_matrix(quat):
+    """``Q(q)`` with ``q̇ = ½ Q(q) ω`` for ``q = (w, x, y, z)`` and ω in body axes, shape (4, 3).
+
+    The quaternion product ``q ⊗ (0, ω)`` written as a matrix (Shuster 1993);
+    ``qᵀ Q(q) = 0``, so the kinematics keep ``|q| = 1``.
+    """
+    w, x, y, z = ca.vertsplit(quat)
+    return ca.vertcat(ca.horzcat(-x, -y, -z), ca.horzcat(w, -z, y), ca.horzcat(z, w, -x), ca.horzcat(-y, x, w))
+
+
+def quaternion_rotation(quat):
+    """Rotation matrix of the unit quaternion ``(w, x, y, z)``, shape (3, 3) (body to world)."""
+    w, x, y, z = ca.vertsplit(quat)
+    return ca.vertcat(
+        ca.horzcat(1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)),
+        ca.horzcat(2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)),
+        ca.horzcat(2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)))
+
+
+def axis_rotation(axis, angle):
+    """Rodrigues' rotation by ``angle`` about the constant unit ``axis``: ``I + sin θ [a]× + (1 − cos θ)[a]×²``."""
+    K = ca.DM(skew(axis))
+    return ca.DM.eye(3) + ca.sin(angle) * K + (1 - ca.cos(angle)) * ca.DM(skew(axis) @ skew(axis))
+
+
+def skew(u):
+    """``[u]×`` of a numeric 3-vector, shape (3, 3)."""
+    x, y, z = np.asarray(u, dtype=float).ravel()
+    return np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
+
+
+def _joint_pose(b, qi):
+    R0, p0 = ca.DM(b.rotation), ca.DM(b.translation.reshape(3, 1))
+    if b.kind == "revolute":
+        return ca.mtimes(R0, axis_rotation(b.axis, qi[0])), ca.SX(p0)
+    if b.kind == "prismatic":
+        return ca.SX(R0), p0 + ca.mtimes(R0, ca.DM(b.axis.reshape(3, 1))) * qi[0]
+    # free: the parent is the world; the joint frame offset is folded into (p, quat)
+    return quaternion_rotation(qi[3:7]), qi[0:3]
+
+
+def _subspace(b, s):
+    """``S_i s`` as (angular, linear) 3-vectors."""
+    zero = ca.DM.zeros(3, 1)
+    axis = ca.DM(b.axis.reshape(3, 1))
+    if b.kind == "revolute":
+        return axis * s[0], zero
+    if b.kind == "prismatic":
+        return zero, axis * s[0]
+    return s[3:6], s[0:3]
+
+
+def _subspace_columns(b):
+    """Columns of ``S_i`` as (angular, linear) pairs of numeric 3-vectors."""
+    e = np.eye(3)
+    if b.kind == "revolute":
+        return [(ca.DM(b.axis), ca.DM.zeros(3, 1))]
+    if b.kind == "prismatic":
+        return [(ca.DM.zeros(3, 1), ca.DM(b.axis))]
+    return [(ca.DM.zeros(3, 1), ca.DM(e[k])) for k in range(3)] + [(ca.DM(e[k]), ca.DM.zeros(3, 1)) for k in range(3)]
+
+
+def _subspace_transpose(b, n, f):
+    """``S_iᵀ F`` for a spatial force (n, f)."""
+    axis = ca.DM(b.axis.reshape(3, 1))
+    if b.kind == "revolute":
+        return ca.dot(axis, n)
+    if b.kind == "prismatic":
+        return ca.dot(axis, f)
+    return ca.vertcat(f, n)
+
+
+def _project(b, F):
+    """``S_bᵀ [F_1 … F_k]``, shape (dof_b, k), for spatial forces F given as (n, f) pairs."""
+    return ca.horzcat(*[_subspace_transpose(b, n, f) for n, f in F])
+
+
+def _spatial_inertia(b):
+    """``(m, h = m c, Io)`` of a body about its own origin (parallel-axis theorem)."""
+    c = np.asarray(b.com, dtype=float)
+    Io = np.asarray(b.inertia, dtype=float) + b.mass * (c @ c * np.eye(3) - np.outer(c, c))
+    return ca.SX(b.mass), ca.SX(ca.DM(b.mass * c)), ca.SX(ca.DM(Io))
+
+
+def _inertia_times(m, h, Io, w, vv):
+    """Spatial inertia times a motion vector: ``n = Io w + h × vv``, ``f = m vv − h × w``."""
+    return ca.mtimes(Io, w) + ca.cross(h, vv), m * vv - ca.cross(h, w)
+
+
+def _inertia_to_parent(m, h, Io, R, p):
+    """A body's ``(m, h, Io)`` expressed about its parent's origin in parent axes: ``X_iᵀ I X_i``."""
+    hR = ca.mtimes(R, h)
+    IoR = ca.mtimes(ca.mtimes(R, Io), R.T)
+    # move the reference point from the body origin to the parent origin (p = body origin in parent):
+    # I_p = −Σ m [p + y]×² = R Io Rᵀ − [p]×[Rh]× − [Rh]×[p]× − m [p]×²
+    P, H = _skew_sx(p), _skew_sx(hR)
+    Io_p = IoR - ca.mtimes(P, H) - ca.mtimes(H, P) - m * ca.mtimes(P, P)
+    return m, hR + m * p, Io_p
+
+
+def _skew_sx(u):
+    return ca.vertcat(ca.horzcat(0, -u[2], u[1]), ca.horzcat(u[2], 0, -u[0]), ca.horzcat(-u[1], u[0], 0))
+
+
+__all__ = ["Body", "Tree", "JOINT_DOFS", "quaternion_rate_matrix", "quaternion_rotation", "axis_rotation", "skew"]

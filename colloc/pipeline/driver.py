@@ -1,0 +1,181 @@
+"""The one solve pipeline: validate → mesh → guess → build → backend → result.
+
+Every kind of problem goes through :func:`run`: a :class:`colloc.Problem` by
+collocation (:class:`~colloc.transcription.collocation.Collocation`) or by the
+midpoint variational integrator (``scheme="midpoint-vi"``,
+:class:`~colloc.transcription.midpoint_vi.MidpointVITranscription`; with
+``contact="implicit"``, :class:`~colloc.transcription.contact_vi.ContactVITranscription`), and a
+multi-phase problem by the transcription it names
+(``MultiPhaseProblem.transcription``).  :func:`build_nlp` stops after the
+build (``colloc info``).  Nothing here imports the public ``solve`` module
+back; refinement sits on top of this module.
+"""
+from __future__ import annotations
+
+import dataclasses
+import time as _time
+
+from ..solvers import get_backend
+from ..errors import OptionError, ProblemError
+from ..transcription.nonfinite import HINT, describe, rows_at, trial_points
+from ..model.problem import Problem
+from ..results.trajectory import Status
+from ..transcription.base import Transcription, slack_warnings
+from ..transcription.collocation import Collocation
+from ..transcription.contact_vi import ContactVITranscription
+from ..transcription.contacts import ContactCollocation
+from ..transcription.midpoint_vi import SCHEME as MIDPOINT_VI
+from ..transcription.midpoint_vi import MidpointVITranscription
+
+
+def transcription(problem, scheme="hermite-simpson", intervals=None, mesh=None, **options) -> Transcription:
+    """The transcription of ``problem`` with these settings, every one of them checked (nothing is built)."""
+    if isinstance(problem, Problem):
+        problem.validate()
+        if options.get("contact") is not None and scheme == MIDPOINT_VI:
+            return ContactVITranscription(problem, intervals, mesh, **options)
+        if options.get("contact") is not None:
+            return ContactCollocation(problem, scheme, intervals, mesh, **options)
+        if scheme == MIDPOINT_VI:
+            return MidpointVITranscription(problem, intervals, mesh, **options)
+        return Collocation(problem, scheme, intervals, mesh, **options)
+    if options.get("contact") is not None:
+        raise OptionError(f"contact='implicit' solves a single-phase colloc.Problem; got {type(problem).__name__} (its phases fix the contact schedule already).")
+    make = getattr(problem, "transcription", None)
+    if not callable(make):
+        raise ProblemError(f"solve() takes a colloc.Problem or MultiPhaseProblem; got {type(problem).__name__}.")
+    return make(scheme=scheme, intervals=intervals, mesh=mesh, **options)
+
+
+def build_nlp(problem, scheme="hermite-simpson", intervals=None, mesh=None, guess=None, **options):
+    """The NLP ``colloc.solve`` would hand to IPOPT, with its layout and labelled rows (nothing is solved).
+
+    Arguments as :func:`colloc.solve`.  Returns the NLP (``nlp.layout.size``
+    variables, ``nlp.rows.size`` constraints, ``nlp.rows.labels()``).
+    """
+    tr = transcription(problem, scheme, intervals, mesh, **options)
+    return tr.build(tr.warm_start(guess))
+
+
+def run(problem, scheme="hermite-simpson", intervals=None, mesh=None, guess=None, ipopt=None, verbose=False, expand=False,
+        progress=None, checkpoint=None, backend="ipopt", fatrop=None, **options):
+    """Solve ``problem`` once on one mesh; arguments as :func:`colloc.solve` (no ``refine``)."""
+    solver = get_backend(backend)
+    given = {"ipopt": ipopt, "fatrop": fatrop}
+    for other, value in given.items():
+        if other != solver.name and value is not None:
+            raise OptionError(f"`{other}=` options do not apply to backend='{solver.name}'; pass them as {solver.name}={{...}}.")
+    tr = transcription(problem, scheme, intervals, mesh, **options)
+    solver.check(tr, progress, checkpoint)
+    warm = tr.warm_start(guess)
+    solver_opts = solver.options(given[solver.name], verbose)
+
+    start = _time.perf_counter()
+    nlp = tr.build(warm)
+    to_trajectory = lambda w: tr.trajectory(nlp, w, dict(status="checkpoint", success=False))  # noqa: E731
+    sol, stats, build_seconds, solve_seconds = solver.run(nlp, solver_opts, expand, progress, checkpoint, to_trajectory, start)
+    res = result(tr, nlp, sol, stats, build_seconds, solve_seconds, solver)
+    if (res.status in (Status.INFEASIBLE, Status.RESTORATION_FAILED) and warm is None and _straight_guess(problem)
+            and not res.stats.get("nonfinite_evaluations")):  # a NaN, not the guess's shape, is the cause then
+        res = dataclasses.replace(res, message=res.message + TRIVIAL_GUESS_HINT)
+    return res
+
+
+TRIVIAL_GUESS_HINT = (" The guess was constant or a straight line in time, where the dynamics can be degenerate"
+                      " (e.g. a heading guessed ≡ 0 gives no sideways motion); a non-trivial guess is the likely cure.")
+
+
+def _straight_guess(problem) -> bool:
+    """Whether every variable's guess is constant or linear in time (the default rules, or such user guesses).
+
+    Local infeasibility from such a guess is usually the guess's fault, not
+    contradictory bounds: the constraint Jacobian is often rank-deficient there.
+    """
+    guesses = getattr(problem, "guesses", None)
+    return guesses is not None and all(kind in ("constant", "linear") for kind, _ in guesses.values())
+
+
+def result(tr, nlp, sol, stats, build_seconds, solve_seconds, solver):
+    """The SolveResult of one backend run: status and hint, trajectory, violations by label, slacks."""
+    o = solver.outcome(nlp, sol, stats, nlp.terms)
+    slacks = tr.slacks(nlp, o.w)
+    traj = tr.trajectory(nlp, o.w, dict(status=o.status.value, success=o.success, objective=o.objective, iterations=o.iterations,
+                                        **tr.result_metadata()))
+    message = o.message
+    if not o.success and o.status != Status.INTERRUPTED:
+        found = _non_finite(tr, nlp, o, stats, traj)
+        if found:  # the NaN is the cause; IPOPT's status is how it ended
+            message = f"{found} {o.message}" if o.status == Status.INVALID_NUMBER else f"{found} {HINT} IPOPT stopped with: {o.message}"
+    return tr.result(
+        nlp, o.w, traj, success=o.success, status=o.status, message=message, objective=o.objective, terms=o.terms,
+        iterations=o.iterations, build_seconds=build_seconds, solve_seconds=solve_seconds,
+        violations=nlp.rows.violations(o.g), worst=nlp.rows.worst(o.g, 10), slacks=slacks, warnings=slack_warnings(slacks),
+        stats=dict(stats), nlp_size=dict(variables=int(nlp.layout.size), constraints=int(nlp.rows.size)))
+
+
+def _non_finite(tr, nlp, o, stats, traj) -> str:
+    """What went NaN or inf (constraint rows, derivatives, cost terms, with times), or ``""``.
+
+    From CasADi's reports of failed evaluations during the run, the constraint values and cost terms at
+    the iterate IPOPT returned, and each cost term at the trial points of the last step.
+    """
+    import math
+
+    events = stats.get("nonfinite_evaluations") or []
+    parts = getattr(tr, "cost_parts", None)
+    cost_parts = (lambda w: parts(nlp, w)) if parts is not None else None
+    row_time, variable_time = _time_labels(nlp, traj)
+    row_label = lambda i: row_time(nlp.rows.label(i))  # noqa: E731
+    labels = []
+
+    def variable_label(j):
+        if not labels:
+            labels.extend(nlp.layout.labels())
+        return variable_time(labels[j])
+
+    at_guess = o.iterations == 0 and all(e.iteration == 0 for e in events)
+    where = "at the guess" if at_guess else "at the last iterate"
+    found = []
+    rows = rows_at(o.g, row_label)
+    if rows:
+        found.append(f"Constraint {rows} are not finite {where}.".replace("row ", "row ", 1))
+    if not all(math.isfinite(v) for v in o.terms.values()) and not any(e.function == "nlp_f" for e in events):
+        terms = cost_parts(o.w) if cost_parts is not None else []
+        names = [k for k, v in o.terms.items() if not math.isfinite(v)]
+        found.append(f"The objective is not finite {where}: " + (", ".join(terms) or "cost " + ", ".join(f"`{n}`" for n in names)) + ".")
+    if events:
+        text = describe(events, row_label, variable_label, cost_parts, trial_points(o.w, stats.get("previous_iterate")))
+        found.append(text.replace("appeared in iteration 0 at points IPOPT tried", "appeared at the guess") if at_guess else text)
+    return " ".join(found)
+
+
+def _time_labels(nlp, traj):
+    """Row and variable labels with the time of their grid point (defects: their interval)."""
+    grid = getattr(nlp, "grid", None)  # multi-phase NLPs have one per phase: labels without times
+
+    def when(label, interval):
+        head, _, k = label.rpartition("@k=")
+        if grid is None or not k.isdigit():
+            return label
+        k = int(k)
+        if interval:
+            if k >= grid.num_intervals:
+                return label
+            a, b = traj.time[grid.interval_starts[k]], traj.time[grid.interval_ends[k]]
+            return f"{label} (t = {a:.6g} … {b:.6g})"
+        return f"{label} (t = {traj.time[k]:.6g})" if k < traj.time.size else label
+
+    def row(label):
+        kind = label.split(":", 1)[0]
+        return label if kind == "boundary" else when(label, kind.startswith("defect"))
+
+    def variable(label):
+        block, _, rest = label.partition(":")
+        name, _, k = rest.rpartition("@k=")
+        if block in ("x", "z", "u", "lam") and grid is not None and k.isdigit() and int(k) < traj.time.size:
+            return f"`{name}` at grid point {k} (t = {traj.time[int(k)]:.6g})"  # a variable, by its own name
+        if block == "p":
+            return f"parameter `{name}`"
+        return "the final time" if block == "tf" else label
+
+    return row, variable

@@ -1,0 +1,58 @@
+"""Local error of a midpoint-vi solution, by step doubling (for mesh refinement with ``scheme="midpoint-vi"``).
+
+On each interval ``[t_k, t_{k+1}]`` the discrete flow of the midpoint rule is
+stepped twice with half the step, from the solution's node ``(q_k, p_k)``
+with the interval's held control ``u_k``.  The midpoint rule is second order,
+so its local error is ``O(h³)``; the difference between the two-half-step
+configuration ``q̃_{k+1}`` and the solution's ``q_{k+1}`` is ``(1 − 2⁻²)``
+of the full step's local error (Richardson; Hairer, Nørsett & Wanner,
+*Solving ODEs I*, §II.4), so
+
+    ε_k = (4/3) max_i |q̃_{k+1,i} − q_{k+1,i}| / (1 + max_k |q_{k,i}|).
+
+The momentum ``p_k = P⁻_k − (h_k/2) Gᵀλ_k`` at a node (see
+:mod:`colloc.transcription.discrete_mechanics`) is the arriving momentum of a step whose
+constraint impulse weight is ``h/2``, so the half steps use weights ``h/4``
+(at ``q_k``) and ``h/2`` (at the midpoint, an interior node of two halves).
+
+Legend: ``q`` coordinates, ``p`` momenta, ``u`` controls, ``h`` step.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..transcription.discrete_mechanics import SCHEME, ConvergenceError, MidpointVI  # noqa: F401 - SCHEME names what this module refines
+
+#: Power of h at which the local error of the midpoint rule shrinks.
+ORDER = 3
+
+
+def local_errors(problem, trajectory, forcing=None) -> np.ndarray:
+    """Relative local error ``ε_k`` of every interval of a midpoint-vi ``trajectory`` of ``problem``.
+
+    Returns
+    -------
+    ndarray, shape (num_intervals,)
+        ``inf`` where a half step does not converge.
+    """
+    vi = MidpointVI(problem, forcing or trajectory.metadata.get("forcing") or "midpoint")
+    t = trajectory.time
+    Q = np.array([trajectory[n] for n in vi.coordinate_names]).reshape(len(vi.coordinate_names), t.size)
+    U = np.array([trajectory[n][:-1] for n in vi.control_names]).reshape(len(vi.control_names), t.size - 1)
+    LAM = np.array([trajectory[n] for n in vi.multiplier_names]).reshape(len(vi.multiplier_names), t.size)
+    par = vi.parameter_vector(trajectory.parameters if vi.parameter_names else None)
+    P = vi.node_states(t, Q, U, LAM, par)[0]
+    scale = 1.0 + np.abs(Q).max(axis=1)
+    params = {n: trajectory.parameters[n] for n in vi.parameter_names}
+    errors = np.empty(t.size - 1)
+    for k in range(t.size - 1):
+        h, mid = t[k + 1] - t[k], 0.5 * (t[k] + t[k + 1])
+        u = U[:, k] if U.size else None
+        try:
+            qm, pm, _ = vi.step(Q[:, k], P[:, k], u, t[k], mid, params, weight=h / 4, lam_guess=LAM[:, k])
+            q2, _, _ = vi.step(qm, pm, u, mid, t[k + 1], params, weight=h / 2, lam_guess=LAM[:, k])
+        except ConvergenceError:
+            errors[k] = np.inf
+            continue
+        errors[k] = (4.0 / 3.0) * float(np.max(np.abs(q2 - Q[:, k + 1]) / scale, initial=0.0))
+    return errors

@@ -1,0 +1,131 @@
+"""``solve()``: the public entry point — one run of the pipeline (:mod:`colloc.pipeline.driver`) or adaptive refinement.
+
+A solve never raises because IPOPT did not converge: the result is flagged,
+its message says what to try, and the last iterate is a full Trajectory.
+Malformed problems and options raise before anything is built.
+"""
+from __future__ import annotations
+
+from ..solvers.ipopt import DEFAULT_IPOPT, ipopt_options  # noqa: F401 - colloc's IPOPT defaults, re-exported
+from .contact_implicit import solve_contact
+from .driver import build_nlp, run  # noqa: F401 - build_nlp re-exported
+from ..errors import OptionError, did_you_mean
+from .refine import solve_adaptive
+from ..results.trajectory import SolveResult
+
+
+def solve(problem, scheme="hermite-simpson", intervals=None, mesh=None, guess=None, ipopt=None,
+          verbose=False, expand=False, progress=None, checkpoint=None, refine=None, backend="ipopt", fatrop=None,
+          starts=None, seed=0, scheduler=None, workers=None, **options) -> SolveResult:
+    """Solve ``problem`` by direct collocation with IPOPT (or FATROP).
+
+    Parameters
+    ----------
+    problem : Problem or MultiPhaseProblem
+    scheme : str
+        ``"trapezoidal"``, ``"hermite-simpson"`` (default), ``"radau-d"``,
+        ``"legendre-gauss-d"`` or ``"midpoint-vi"`` (a multi-phase problem:
+        the default of phases that set none).
+    intervals : int, optional
+        Number of uniform mesh intervals (default 50).
+    mesh : sequence of float, optional
+        Normalised mesh points ``0 = τ₀ < … < τ_n = 1`` (non-uniform meshes).
+    guess : Trajectory, SolveResult or path, optional
+        Warm start, resampled onto the new grid with its own interpolant.
+    ipopt : dict, optional
+        IPOPT options, e.g. ``{"tol": 1e-10, "max_iter": 500}``.
+    verbose : bool
+        Print IPOPT's own log.
+    expand : bool
+        ``False`` (default): the NLP is an MX graph that calls one SX function
+        per grid point through ``map``, as a careful hand-written CasADi NLP
+        is; IPOPT's set-up stays cheap at every size.  ``True``: expand the
+        whole NLP to SX first; each iteration's derivatives are then 2–4×
+        cheaper, but the set-up grows by more than the whole solve of a short
+        problem; it pays only for long solves whose iterations are mostly
+        derivative evaluation (about 60 iterations for the cart-pole at 1600
+        intervals and for a 7-joint arm; README, Performance).
+    progress : bool or callable, optional
+        ``True`` prints one compact line per IPOPT iteration (IPOPT's own
+        iteration number, ``r`` after it for a restoration step as in IPOPT's
+        log, objective, primal infeasibility = largest constraint violation, dual
+        infeasibility = largest entry of the Lagrangian gradient, step = largest
+        change of a variable); a callable receives a dict with those keys
+        (``iteration``, ``restoration``, ``objective``, ``violation``, ``dual``, ``step``).  With
+        ``starts``, a callable instead receives ``(start, result)`` as each start
+        finishes (``result`` a SolveResult or :class:`colloc.pipeline.multistart.Failed`).
+    refine : dict, optional
+        Adaptive mesh refinement (:func:`colloc.pipeline.refine.solve_adaptive`):
+        ``tolerance`` (relative local error, default 1e-6), ``max_iterations``,
+        ``max_intervals``, ``max_pieces``.  The result then records every
+        mesh iteration in ``result.refinement``.
+    checkpoint : (path, every), optional
+        Write the current iterate as a Trajectory to ``path`` every ``every``
+        iterations (atomically).
+    backend : str
+        Solver backend by name (:data:`colloc.solvers.BACKENDS`): ``"ipopt"``
+        (default; options in ``ipopt=``) or ``"fatrop"`` (a Riccati-based
+        interior-point solver on the stage-wise form of single-phase
+        collocation NLPs with a fixed final time and no parameters; options in
+        ``fatrop=``, e.g. ``{"max_iter": 500}``; see :mod:`colloc.solvers.fatrop`).
+    fatrop : dict, optional
+        FATROP options (with ``backend="fatrop"``).
+
+    starts : int, optional
+        Multi-start (:mod:`colloc.pipeline.multistart`): solve from ``starts`` guesses,
+        the problem's own and ``starts − 1`` seeded perturbations of it, and
+        return the best converged result; ``result.optima`` lists each distinct
+        local optimum found (objective, how many starts reached it, its
+        trajectory).  Runs on Dask for a problem loaded from a script.
+    seed : int
+        Seed of the multi-start perturbations (default 0: the same guesses every run).
+    scheduler : str, optional
+        Multi-start on a running Dask scheduler (``tcp://host:8786``) instead of a local cluster.
+    workers : int, optional
+        Multi-start: processes of the local Dask cluster (default 2).
+
+    Ctrl-C (SIGINT) or SIGTERM during the solve stops IPOPT after the current
+    iteration; the result is flagged ``Status.INTERRUPTED`` and holds the last
+    iterate.
+    **options
+        Transcription options: ``mode`` (``"default"``, ``"implicit"``,
+        ``"explicit"``), ``constraint_method`` (``"bordalba2023"``,
+        ``"posa2016"``), ``control_interpolation`` (``"free"``, ``"linear"``),
+        ``derivative_bounds``, ``multiplier_bounds`` …
+        ``contact="implicit"``: contact-implicit collocation of the contacts the model declares
+        (:mod:`colloc.pipeline.contact_implicit`; options ``relaxation``, ``complementarity_tolerance``,
+        ``relaxation_factor``, ``impacts``, and ``free_steps``: by default (or True, or a ratio r > 1)
+        the interval lengths are variables within [h/r, r h] of the mesh given, default r = 4, so that
+        switches and impacts fall on mesh points — collocation schemes with two intervals or more;
+        ``free_steps=False`` keeps the mesh given); with
+        ``scheme="midpoint-vi"`` the contact-implicit discrete Euler–Lagrange equations
+        (:mod:`colloc.transcription.contact_vi`, plastic impacts).
+
+    Returns
+    -------
+    SolveResult
+    """
+    if starts is not None:
+        from .multistart import solve_starts
+
+        return solve_starts(problem, starts, seed, scheduler, workers, progress=progress if callable(progress) else None,
+                            scheme=scheme, intervals=intervals, mesh=mesh, guess=guess, ipopt=ipopt, verbose=verbose,
+                            expand=expand, checkpoint=checkpoint, refine=refine, backend=backend, fatrop=fatrop, **options)
+    if scheduler is not None or workers is not None:
+        raise OptionError("`scheduler` and `workers` go with `starts` (multi-start); a single solve runs in this process.")
+    if options.get("contact") is not None:
+        if refine is not None:
+            raise OptionError("`refine` does not combine with contact='implicit' yet; solve on a finer mesh (intervals=...) instead.")
+        return solve_contact(problem, scheme, intervals, mesh, guess, ipopt, verbose, expand, progress, checkpoint, **options)
+    if refine is not None:
+        if not isinstance(refine, dict):
+            raise OptionError(f"`refine` must be a dict such as {{'tolerance': 1e-6}}; got {type(refine).__name__}.")
+        allowed = ("tolerance", "max_iterations", "max_intervals", "max_pieces")
+        for key in refine:
+            if key not in allowed:
+                raise OptionError(f"Unknown refinement option `{key}`.{did_you_mean(key, allowed)} Known: {', '.join(allowed)}.")
+        return solve_adaptive(problem, scheme, 50 if intervals is None and mesh is None else intervals, mesh=mesh, guess=guess,
+                              ipopt=ipopt, verbose=verbose, expand=expand, progress=progress, checkpoint=checkpoint,
+                              backend=backend, fatrop=fatrop, **options, **refine)
+    return run(problem, scheme, intervals, mesh, guess, ipopt, verbose, expand, progress, checkpoint, backend=backend,
+               fatrop=fatrop, **options)

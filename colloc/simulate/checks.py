@@ -1,0 +1,306 @@
+"""Does a trajectory solve a problem?  The checks ``colloc verify`` makes, each with its tolerance.
+
+A file can be read and still not be a solution: cut off before the horizon
+ends, with time running backwards, a NaN in a state, or states edited after
+the solve.  :func:`check_solution` answers with one :class:`Check` per
+question, each passed or failed with a one-line reason:
+
+* **time**: finite and strictly increasing;
+* **horizon**: starts at ``t0`` and ends at ``tf`` (or inside the bounds of a
+  free final time);
+* **finite**: every state, control, multiplier and parameter is finite;
+* **initial / final**: the boundary conditions of ``Problem.initial`` and
+  ``Problem.final``;
+* **bounds**: every variable inside its bounds at every grid point;
+* **path**: each path constraint at the scheme's collocation points;
+* **boundary**: each endpoint constraint of ``Problem.boundary``;
+* **dynamics** (one check per state): each mesh interval integrated alone
+  from the file's state at its start, with the file's control interpolant
+  (CasADi CVODES or IDAS, tolerances 1e-10), must end at the file's state at
+  its end.  Restarting every interval measures the local error of the
+  collocation, ``O(h^{p+1})`` for a scheme of order ``p``, without the
+  exponential drift a whole-horizon simulation of an unstable system shows.
+
+A constraint value ``g`` with bounds ``[lo, hi]`` passes when
+``lo − tol·max(1, |lo|) ≤ g ≤ hi + tol·max(1, |hi|)``; a state passes the
+dynamics check when its largest interval-end error is at most
+``dynamics_tol · max(1, max_t |x(t)|)``.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+#: Default tolerance of the constraint checks (relative to max(1, |bound|)).
+TOLERANCE = 1e-6
+#: Default tolerance of the one-interval simulations (relative to max(1, max |x|)).
+DYNAMICS_TOLERANCE = 1e-2
+
+
+@dataclass
+class Check:
+    """One verdict: ``name`` (e.g. ``bounds`` or ``dynamics:cart.x``), ``passed``, the measured
+    ``value`` against its ``limit``, and ``message`` saying what was found."""
+
+    name: str
+    passed: bool
+    value: float
+    limit: float
+    message: str
+
+    def line(self) -> str:
+        return f"  {'pass' if self.passed else 'FAIL'}  {self.name:34s} {self.message}"
+
+
+def check_solution(problem, trajectory, tolerance=TOLERANCE, dynamics_tolerance=DYNAMICS_TOLERANCE, interval_errors=None) -> list:
+    """Check that ``trajectory`` solves ``problem``; return one :class:`Check` per question (see module doc).
+
+    ``interval_errors(problem, trajectory) -> (errors, mesh_times, message)`` integrates each
+    interval alone (:func:`colloc.verify.interval_errors`, which :func:`colloc.verify.verify`
+    passes); without it the dynamics are not checked.  They are checked only when the time,
+    horizon and finiteness checks pass (a simulation of such a file would say nothing more).
+    """
+    checks = basic_checks(problem, trajectory, tolerance)
+    if not all(c.passed for c in checks):
+        return checks
+    checks += solution_checks(problem, trajectory, tolerance)
+    if interval_errors is not None:
+        checks += _dynamics(problem, trajectory, dynamics_tolerance, interval_errors)
+    return checks
+
+
+def solution_checks(problem, trajectory, tolerance=TOLERANCE) -> list:
+    """Initial and final conditions, bounds, path and endpoint constraints (the file already passed
+    :func:`basic_checks`)."""
+    traj = trajectory
+    return (_endpoint_values(problem, traj, tolerance) + [_bounds(problem, traj, tolerance)]
+            + _paths(problem, traj, tolerance) + _boundaries(problem, traj, tolerance))
+
+
+def basic_checks(problem, trajectory, tolerance=TOLERANCE) -> list:
+    """The checks without which nothing else can be judged: time finite and increasing, the horizon covered,
+    every value the problem needs finite."""
+    traj, checks = trajectory, []
+    t = traj.time
+    ordered = bool(np.all(np.isfinite(t)) and np.all(np.diff(t) > 0))
+    if not np.all(np.isfinite(t)):
+        k = int(np.flatnonzero(~np.isfinite(t))[0])
+        checks.append(Check("time", False, math.nan, 0.0, f"time is not finite in row {k + 1}"))
+    elif not ordered:
+        k = int(np.flatnonzero(np.diff(t) <= 0)[0])
+        checks.append(Check("time", False, float(t[k + 1] - t[k]), 0.0,
+                            f"time does not increase from row {k + 1} to {k + 2} ({t[k]:.6g} → {t[k + 1]:.6g})"))
+    else:
+        checks.append(Check("time", True, 0.0, 0.0, f"{t.size} times, increasing"))
+    checks.append(_horizon(problem, t, tolerance))
+    checks.append(_finite(problem, traj))
+    return checks
+
+
+def check_columns(problem, trajectory):
+    """Raise :class:`~colloc.errors.FileFormatError` naming the file and the first variable of ``problem``
+    that ``trajectory`` has no column (or parameter value) for: such a file belongs to another problem."""
+    from ..errors import FileFormatError, did_you_mean
+
+    where = f"`{trajectory.source}`" if getattr(trajectory, "source", None) else "The trajectory"
+    model = problem.model
+    for v in model.states + model.controls + model.multipliers:
+        if v.name not in trajectory:
+            raise FileFormatError(f"{where} has no column `{v.name}`, which problem `{problem.name}` needs; "
+                                  f"is it a solution of another problem?{did_you_mean(v.name, trajectory.names)}")
+    for v in model.parameters:
+        if v.name not in trajectory.parameters:
+            raise FileFormatError(f"{where} has no value of parameter `{v.name}`, which problem `{problem.name}` needs."
+                                  f"{did_you_mean(v.name, trajectory.parameters)}")
+
+
+def _allowance(bound, tol):
+    return tol * max(1.0, abs(bound)) if math.isfinite(bound) else math.inf
+
+
+def _excess(values, lo, hi, tol):
+    """Largest amount by which ``values`` leave ``[lo, hi]`` beyond the allowance (≤ 0: inside), and where."""
+    values = np.asarray(values, dtype=float)
+    below = (lo - _allowance(lo, tol)) - values if math.isfinite(lo) else np.full(values.shape, -math.inf)
+    above = values - (hi + _allowance(hi, tol)) if math.isfinite(hi) else np.full(values.shape, -math.inf)
+    worst = np.maximum(below, above)
+    k = int(np.argmax(worst)) if worst.size else 0
+    return (float(worst[k]) if worst.size else -math.inf), k
+
+
+def _horizon(problem, t, tol):
+    t0, (lo, hi) = problem.t0_value, problem.tf_bounds
+    start, end = float(t[0]), float(t[-1])
+    if not (math.isfinite(start) and math.isfinite(end)):
+        return Check("horizon", False, math.nan, tol, "the file's first or last time is not finite")
+    if abs(start - t0) > _allowance(t0, tol):
+        return Check("horizon", False, abs(start - t0), tol, f"the file starts at t = {start:.8g}; the problem starts at t0 = {t0:.8g}")
+    if end < lo - _allowance(lo, tol) or end > hi + _allowance(hi, tol):
+        want = f"tf = {lo:.8g}" if lo == hi else f"tf in [{lo:.8g}, {hi:.8g}]"
+        cut = " (the file is cut off before the horizon ends)" if end < lo else ""
+        return Check("horizon", False, end, hi, f"the file ends at t = {end:.8g}; the problem ends at {want}{cut}")
+    return Check("horizon", True, 0.0, tol, f"covers [{start:.8g}, {end:.8g}]")
+
+
+def _finite(problem, traj):
+    model = problem.model
+    for v in model.states + model.controls + model.multipliers:
+        col = traj[v.name]
+        bad = np.flatnonzero(~np.isfinite(col))
+        if bad.size:
+            k = int(bad[0])
+            more = f", and {bad.size - 1} more value{'s' if bad.size > 2 else ''}" if bad.size > 1 else ""
+            return Check("finite", False, float(col[k]), 0.0, f"`{v.name}` is {col[k]} at t = {traj.time[k]:.8g} (row {k + 1}){more}")
+    for v in model.parameters:
+        if not math.isfinite(traj.parameters[v.name]):
+            return Check("finite", False, traj.parameters[v.name], 0.0, f"parameter `{v.name}` is {traj.parameters[v.name]}")
+    return Check("finite", True, 0.0, 0.0, "every state, control, multiplier and parameter is finite")
+
+
+def _endpoint_values(problem, traj, tol):
+    out = []
+    for which, bounds, row in (("initial", problem.initial_bounds, 0), ("final", problem.final_bounds, -1)):
+        worst, text = -math.inf, f"{len(bounds)} condition{'s' if len(bounds) != 1 else ''} met"
+        for name, (lo, hi) in bounds.items():
+            excess, _ = _excess([traj[name][row]], lo, hi, tol)
+            if excess > worst:
+                worst = excess
+                if excess > 0:
+                    want = f"{lo:.8g}" if lo == hi else f"[{lo:.8g}, {hi:.8g}]"
+                    text = f"`{name}` is {traj[name][row]:.8g} at t = {traj.time[row]:.8g}; the problem asks {want}"
+        out.append(Check(which, worst <= 0, max(worst, 0.0), tol, text))
+    return out
+
+
+def _bounds(problem, traj, tol):
+    worst, text = -math.inf, "every variable within its bounds at every grid point"
+    for name, (lo, hi) in problem.bounds.items():
+        values = [traj.parameters[name]] if name in traj.parameters else traj[name] if name in traj else None
+        if values is None:
+            continue
+        excess, k = _excess(values, lo, hi, tol)
+        if excess > worst:
+            worst = excess
+            if excess > 0:
+                where = "" if name in traj.parameters else f" at t = {traj.time[k]:.8g}"
+                text = f"`{name}` is {np.atleast_1d(values)[k]:.8g}{where}, outside its bounds [{lo:.8g}, {hi:.8g}]"
+    return Check("bounds", worst <= 0, max(worst, 0.0), tol, text)
+
+
+def symbol_values(symbols, traj, rows) -> list | None:
+    """Values of CasADi symbols at the file's ``rows``: time, a column or a parameter
+    (:func:`colloc.viz.animation.symbol_values` on the grid rows themselves); None if the file lacks one."""
+    from ..viz.animation import symbol_values as values_at
+
+    rows = np.asarray(rows)
+    try:
+        return values_at(traj, symbols, traj.time[rows], {n: traj[n][rows] for n in traj.names})
+    except KeyError:
+        return None
+
+
+def _paths(problem, traj, tol):
+    import casadi as ca
+
+    rows = _collocation_rows(traj)
+    out = []
+    for pc in problem.paths:
+        syms = ca.symvar(pc.expr)
+        args = symbol_values(syms, traj, rows)
+        if args is None:
+            out.append(Check(f"path:{pc.name}", False, math.nan, tol, "the file lacks a column this constraint uses"))
+            continue
+        fn = ca.Function("path", syms, [pc.expr])
+        g = np.atleast_2d(np.asarray(fn.map(rows.size).call([np.atleast_2d(a) for a in args])[0], dtype=float))
+        worst, where = -math.inf, ""
+        for r in range(g.shape[0]):
+            excess, k = _excess(g[r], float(pc.lower[r]), float(pc.upper[r]), tol)
+            if excess > worst:
+                worst, where = excess, f"{g[r, k]:.6g} at t = {traj.time[rows][k]:.8g}, outside [{float(pc.lower[r]):.6g}, {float(pc.upper[r]):.6g}]"
+        out.append(Check(f"path:{pc.name}", worst <= 0, max(worst, 0.0), tol,
+                         where if worst > 0 else f"met at {rows.size} collocation points"))
+    return out
+
+
+def _boundaries(problem, traj, tol):
+    import casadi as ca
+
+    out = []
+    for bc in problem.boundaries:
+        syms = ca.symvar(bc.expr)
+
+        def value(name):
+            if name in ("t0", "tf"):
+                return float(traj.time[0 if name == "t0" else -1])
+            base, _, at = name.rpartition("@")
+            if at in ("t0", "tf") and base in traj:
+                return float(traj[base][0 if at == "t0" else -1])
+            return traj.parameters.get(name)
+
+        args = [value(sym.name()) for sym in syms]
+        if any(a is None for a in args):
+            out.append(Check(f"boundary:{bc.name}", False, math.nan, tol, "the file lacks a value this constraint uses"))
+            continue
+        g = np.ravel(np.asarray(ca.Function("boundary", syms, [bc.expr]).call(args)[0], dtype=float))
+        worst, text = -math.inf, "met"
+        for r in range(g.size):
+            excess, _ = _excess(g[r:r + 1], float(bc.lower[r]), float(bc.upper[r]), tol)
+            if excess > worst:
+                worst = excess
+                if excess > 0:
+                    text = f"value {g[r]:.6g}, outside [{float(bc.lower[r]):.6g}, {float(bc.upper[r]):.6g}]"
+        out.append(Check(f"boundary:{bc.name}", worst <= 0, max(worst, 0.0), tol, text))
+    return out
+
+
+def _collocation_rows(traj):
+    """Rows of the scheme's collocation points (every row when the scheme is unknown)."""
+    from ..discretization.interpolant import collocation_nodes
+    from ..discretization.schemes import get_scheme
+
+    n = traj.time.size
+    try:
+        scheme = get_scheme(traj.metadata.get("scheme", ""))
+    except Exception:  # noqa: BLE001  a file from elsewhere: check every row
+        return np.arange(n)
+    m = scheme.stride
+    if (n - 1) % m:
+        return np.arange(n)
+    cols = np.asarray(collocation_nodes(scheme))
+    rows = (np.arange((n - 1) // m)[:, None] * m + cols[None, :]).ravel()
+    return np.unique(rows[rows < n])
+
+
+def _dynamics(problem, traj, tol, interval_errors):
+    """One Check per state: its largest interval-end error against ``tol · max(1, max |x|)``."""
+    errors, mesh_times, message = interval_errors(problem, traj)
+    out = []
+    for name, err in errors.items():
+        limit = tol * max(1.0, float(np.max(np.abs(traj[name]))))
+        if err.size and not np.all(np.isfinite(err)):
+            out.append(Check(f"dynamics:{name}", False, math.nan, limit, message))
+            continue
+        worst = float(np.max(err)) if err.size else 0.0
+        k = int(np.argmax(err)) if err.size else 0
+        if worst <= limit:
+            text = f"largest interval-end error {worst:.2e} ≤ {limit:.1e}"
+        else:
+            text = (f"interval-end error {worst:.2e} > {limit:.1e} in interval {k} "
+                    f"(t = {mesh_times[k]:.6g} to {mesh_times[k + 1]:.6g}): the states do not follow the dynamics there")
+        out.append(Check(f"dynamics:{name}", worst <= limit, worst, limit, text))
+    return out
+
+
+def report(checks, tolerance=TOLERANCE, dynamics_tolerance=DYNAMICS_TOLERANCE) -> str:
+    """The checks as lines under a heading that states the tolerances (``dynamics_tolerance=None``: no dynamics checks)."""
+    failed = [c for c in checks if not c.passed]
+    dynamics = "" if dynamics_tolerance is None else \
+        f"; dynamics: each interval simulated alone, tolerance {dynamics_tolerance:.1e} × max(1, max |x|)"
+    head = (f"checks (constraints: tolerance {tolerance:.1e} × max(1, |bound|){dynamics}): "
+            f"{len(checks) - len(failed)} passed, {len(failed)} failed")
+    return "\n".join([head] + [c.line() for c in checks])
+
+
+__all__ = ["Check", "check_solution", "check_columns", "basic_checks", "solution_checks", "symbol_values", "report", "TOLERANCE", "DYNAMICS_TOLERANCE"]
