@@ -19,7 +19,7 @@ on u, so Hermite–Simpson with a free midpoint control lets the control
 alternate between 0 and 1 at mesh points and midpoints and reports a value
 below the continuous optimum; constraining the midpoint control to the mean of
 the interval's end controls (``control_interpolation="linear"``) or Radau
-collocation does not (see the README's table of midpoint-control treatments).
+collocation does not (see the table in docs/problem-scripts.md of midpoint-control treatments).
 
 Source: E. D. Dolan, J. J. Moré, T. S. Munson, *Benchmarking Optimization
 Software with COPS 3.0*, Argonne ANL/MCS-TM-273 (2004), §14 "Catalyst mixing":

@@ -27,7 +27,7 @@ row ended in restoration failure after 68 iterations, probably because the
 touchdown's rows already fix the foot's speed at the stance's first point.)  Its optimum, 870.39–870.63 from
 10 to 80 intervals per phase with the stance 0.3277 s of 0.6, is the reference.
 
-Measured (README, "Contact-implicit solves"; ``scripts/hopper_gait.py``): the
+Measured (docs/contacts.md, "Contact-implicit solves"; ``scripts/hopper_gait.py``): the
 contact-implicit solve finds one stance and one flight per stride by itself,
 within 2.9 % (10 intervals) and 2.3 % (20) of the two-phase cost, its stance a
 whole number of intervals (0.36 s, 0.33 s).  The gap is first order in the

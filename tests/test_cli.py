@@ -608,15 +608,17 @@ def test_result_names_list_the_set_values_in_name_order():
 
 
 def test_the_readme_shows_the_verdicts_colloc_verify_prints(tmp_path, capsys):
-    """README's `verify` listing (the tutorial's swing-up) has the checks and verdicts the command prints."""
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    start = readme.index('"""Pendulum swing-up')
-    script = write(tmp_path, "swingup.py", readme[start:readme.index("```", start)])
+    """docs/verification.md's `verify` listing (the tutorial's swing-up) has the checks and verdicts the command prints."""
+    docs = Path(__file__).resolve().parents[1] / "docs"
+    tutorial = (docs / "tutorial.md").read_text()
+    start = tutorial.index('"""Pendulum swing-up')
+    script = write(tmp_path, "swingup.py", tutorial[start:tutorial.index("```", start)])
     assert cli.main(["solve", str(script), "--quiet", "--out", str(tmp_path)]) == 0
     capsys.readouterr()
     assert cli.main(["verify", str(tmp_path / "swingup.csv"), str(script)]) == 0
     printed = capsys.readouterr().out.splitlines()
-    block = readme[readme.index("  checks (constraints:"):]
+    readme = (docs / "verification.md").read_text()
+    block = readme[readme.index("checks (constraints:"):]
     shown = [line.strip() for line in block[:block.index("```")].splitlines() if line.strip()]
     verdicts = lambda lines: [line.split()[:2] for line in lines if line.split()[:1] in (["pass"], ["FAIL"])]  # noqa: E731
     assert verdicts(shown) == verdicts(printed) and len(verdicts(shown)) == 8

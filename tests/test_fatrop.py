@@ -4,7 +4,7 @@ IPOPT (MUMPS) on colloc's own layout is the oracle: the two solvers share
 nothing but the NLP, so the same objective to 1e-8 (relative, both at tol 1e-10)
 checks the permutation, the copies of shared mesh points and the mapping back
 (FATROP at tol 1e-9: at 1e-10 it stalls on some of these problems, see the
-README's Backends section).
+docs/backends.md).
 """
 from __future__ import annotations
 

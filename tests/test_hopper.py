@@ -2,7 +2,7 @@
 
 References: the ground force of the pinned stance model is checked against hand-derived values
 (static balance, free fall of the body); the contact-implicit gait against the two-phase solve of the
-same gait (stance, flight, touchdown scheduled), the reference of README "Contact-implicit solves".
+same gait (stance, flight, touchdown scheduled), the reference of docs/contacts.md "Contact-implicit solves".
 """
 from __future__ import annotations
 

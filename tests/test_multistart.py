@@ -1,6 +1,6 @@
 """Multi-start: seeded perturbed guesses, distinct local optima, the best kept.
 
-The pendulum swing-up of the README's tutorial has two local optima at 40
+The pendulum swing-up of the tutorial (docs/tutorial.md) has two local optima at 40
 Hermite–Simpson intervals: J = 68.1307 (swung straight up, reached from the
 straight-line guess) and J = 65.4771 (the pendulum first swings back to about
 −0.53 rad).  The cart-pole of Kelly 2017 has two as well: 58.8077 (the optimum
@@ -20,15 +20,15 @@ from colloc.cli import commands as cli
 from colloc.pipeline.multistart import distinct_optima, perturbed_guesses
 from colloc.pipeline.script import load_problem
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+TUTORIAL = Path(__file__).resolve().parents[1] / "docs" / "tutorial.md"
 SWINGUP_OPTIMA = (65.4770684, 68.1306690)   # 40 HS intervals; 200 intervals: 65.4769, 68.1306
 CARTPOLE_OPTIMA = (57.9450221, 58.8075759)  # 40 HS intervals; continuous: 57.944780, 58.807667
 
 
 @pytest.fixture(scope="module")
 def swingup(tmp_path_factory):
-    """The tutorial's problem script, taken from the README so that the two cannot drift."""
-    text = README.read_text()
+    """The tutorial's problem script, taken from docs/tutorial.md so that the two cannot drift."""
+    text = TUTORIAL.read_text()
     start = text.index('"""Pendulum swing-up')
     path = tmp_path_factory.mktemp("tutorial") / "swingup.py"
     path.write_text(text[start:text.index("```", start)])

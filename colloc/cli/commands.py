@@ -45,7 +45,7 @@ from ..pipeline.solve import build_nlp, solve
 from ..results.trajectory import Trajectory
 from ..transcription.guess import check_times
 
-#: The exit-code contract (README "Exit codes", docs/reliability.md).
+#: The exit-code contract (docs/cli.md "Exit codes", docs/reliability.md).
 EXIT_SOLVED, EXIT_NOT_CONVERGED, EXIT_ERROR, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 70, 130
 EXIT_CODES = ("Exit codes: 0 solved (verify: passed); 1 not converged, files still written (verify: failed; sweep: some "
               "point did not solve); 2 bad input: problem script, file or option, one sentence on stderr; 130 interrupted "

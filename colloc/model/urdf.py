@@ -5,7 +5,7 @@ that ships with Pinocchio; imported only here, when a URDF is loaded).  Links
 joined by ``fixed`` joints — and movable joints left out of ``joints=`` — are
 merged into one rigid body, as Pinocchio does.  The dynamics come from
 :mod:`colloc.model.rigidbody` (recursive Newton–Euler and composite-rigid-body
-algorithms in CasADi SX), the choice measured in README "Robots from URDF".
+algorithms in CasADi SX), the choice measured in docs/urdf.md.
 
 A floating base adds the root link's position ``(x, y, z)`` and unit
 quaternion ``(qw, qx, qy, qz)`` as coordinates and its body-frame velocity
@@ -56,7 +56,7 @@ class RobotBody(Multibody):
         ``M(q) a + c(q, v)`` is built by RNEA with the accelerations ``a``
         (Featherstone 2008 §5.3) instead of multiplying out the CRBA mass
         matrix: the same value with about half the expression graph
-        (README "Robots from URDF" has the measurement).
+        (docs/urdf.md has the measurement).
         """
         if self._equations is not None:
             return self._equations

@@ -12,7 +12,7 @@ J. Optim. 11 (2001) 918–936): every product ``a·b`` of a complementarity pair
 each solve warm-started from the last (only the row bounds change, the NLP is
 built once).  A relaxed problem satisfies the MPCC's constraint
 qualifications, which IPOPT needs; an unrelaxed one has no strictly feasible
-point.  Measured on the block and bar problems (README, "Contact-implicit
+point.  Measured on the block and bar problems (docs/contacts.md, "Contact-implicit
 solves"), the homotopy from 1e-1 finds the block's stick phase where a single
 solve at 1e-8, or a homotopy from 1e-6, ends sliding throughout (J = 4.0370
 for T = 4); an exact penalty

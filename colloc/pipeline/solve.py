@@ -44,7 +44,7 @@ def solve(problem, scheme="hermite-simpson", intervals=None, mesh=None, guess=No
         cheaper, but the set-up grows by more than the whole solve of a short
         problem; it pays only for long solves whose iterations are mostly
         derivative evaluation (about 60 iterations for the cart-pole at 1600
-        intervals and for a 7-joint arm; README, Performance).
+        intervals and for a 7-joint arm; docs/performance.md).
     progress : bool or callable, optional
         ``True`` prints one compact line per IPOPT iteration (IPOPT's own
         iteration number, ``r`` after it for a restoration step as in IPOPT's
@@ -84,9 +84,6 @@ def solve(problem, scheme="hermite-simpson", intervals=None, mesh=None, guess=No
     workers : int, optional
         Multi-start: processes of the local Dask cluster (default 2).
 
-    Ctrl-C (SIGINT) or SIGTERM during the solve stops IPOPT after the current
-    iteration; the result is flagged ``Status.INTERRUPTED`` and holds the last
-    iterate.
     **options
         Transcription options: ``mode`` (``"default"``, ``"implicit"``,
         ``"explicit"``), ``constraint_method`` (``"bordalba2023"``,
@@ -104,6 +101,12 @@ def solve(problem, scheme="hermite-simpson", intervals=None, mesh=None, guess=No
     Returns
     -------
     SolveResult
+
+    Notes
+    -----
+    Ctrl-C (SIGINT) or SIGTERM during the solve stops IPOPT after the current
+    iteration; the result is flagged ``Status.INTERRUPTED`` and holds the last
+    iterate.
     """
     if starts is not None:
         from .multistart import solve_starts

@@ -388,7 +388,7 @@ def friction_rows(rows, names, mu, normal, sd, bp, bm, gamma, points, eps):
         rows.add(COMPLEMENTARITY, names(name), expr, points, -np.inf, eps)
 
 
-#: The default of ``free_steps``: free wherever the mesh has two intervals or more.  Measured (README,
+#: The default of ``free_steps``: free wherever the mesh has two intervals or more.  Measured (docs/contacts.md,
 #: "Contact-implicit solves"): from 20 random starts the block with T = 4 reaches J* 19 times with free steps
 #: and never on the mesh given (stick phase cut at mesh points, 5 % dearer), the ball finds its bounce 18
 #: times against 0, the block with T = 2 19 against 17; the hopper's gait costs 824 against 896.
