@@ -177,3 +177,20 @@ def test_the_architecture_page_maps_every_module_and_only_modules_that_exist():
                if p.name not in ("__init__.py", "__main__.py") or p.parent.name in ("solvers", "transcription")}
     unmapped = sorted(modules - cited)
     assert not unmapped, f"docs/architecture.md's module map leaves out {unmapped}"
+
+
+#: The curated public namespace: `import colloc as cl` gives exactly these names (a new public name is a
+#: decision, made here and in docs/api/index.md).
+PUBLIC = {
+    "CollocError", "FileFormatError", "ModelError", "OptionError", "ProblemError",
+    "TIME", "Component", "KinematicConstraint", "Model", "Variable", "Problem", "Multibody",
+    "make_mesh", "SCHEMES", "get_scheme", "solve", "build_nlp", "SolveResult", "Status", "Trajectory",
+    "solve_adaptive", "simulate_controls", "verify", "plot", "Impact", "MultiPhaseProblem", "Phase", "solve_phases",
+    "MultiPhaseResult", "PhasedTrajectory", "MidpointVI", "simulate", "urdf", "simulate_events", "SimulationError",
+    "DeGrooteFregly2016Muscle",
+}
+
+
+def test_the_public_namespace_is_the_curated_one():
+    assert set(cl.__all__) == PUBLIC and len(cl.__all__) == len(PUBLIC)
+    assert all(hasattr(cl, name) for name in PUBLIC)
