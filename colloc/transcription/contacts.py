@@ -277,7 +277,9 @@ class ContactRows:
         return ca.mtimes(self._end_L[:, inner] - LQ[:, list(self.grid.mesh_points[1:-1])], w.T)
 
     def _on_grid(self, M):
-        return ca.mtimes(M, ca.DM(self.interpolation.T))
+        # a column selection, not a product with the dense 0/1 matrix: MX keeps a product's structural zeros,
+        # which made every residual row depend on every interval's forces (Jacobian nonzeros growing as N²)
+        return M[:, [int(i) for i in np.argmax(self.interpolation, axis=1)]]
 
     def adjust_residual(self, RES, V, X):
         """The residual with the contact forces' generalised force: ``R − Σ (W_nᵀλ + W_tᵀ(β⁺ − β⁻))``."""
