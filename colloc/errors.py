@@ -28,6 +28,26 @@ class FileFormatError(CollocError, ValueError):
     """A trajectory file cannot be read or does not match the problem."""
 
 
+class SimulationError(CollocError, RuntimeError):
+    """The event-driven simulation cannot go on (too many events, integrator failure)."""
+
+class LCPError(CollocError, RuntimeError):
+    """An LCP has no solution that the method can find (Lemke ended on a ray)."""
+
+class MissingDependencyError(CollocError, ImportError):
+    """An optional dependency (Dask for sweeps) is not installed."""
+
+class UserCodeError(ProblemError):
+    """An exception raised by the user's own problem script; ``frames`` are its traceback lines in user files."""
+
+    def __init__(self, message, frames=()):
+        super().__init__(message)
+        self.frames = list(frames)
+
+class ConvergenceError(CollocError, RuntimeError):
+    """Newton's method did not solve a DEL equation of a simulation step."""
+
+
 def did_you_mean(name: str, choices) -> str:
     """Return `` Did you mean `x`?`` for the closest choice, or ``""``."""
     close = difflib.get_close_matches(str(name), [str(c) for c in choices], n=1, cutoff=0.5)

@@ -194,3 +194,10 @@ PUBLIC = {
 def test_the_public_namespace_is_the_curated_one():
     assert set(cl.__all__) == PUBLIC and len(cl.__all__) == len(PUBLIC)
     assert all(hasattr(cl, name) for name in PUBLIC)
+
+
+def test_every_exception_class_is_defined_in_errors():
+    strays = [f"{name}.{node.name}" for name, path in _modules().items() if name != "colloc.errors"
+              for node in ast.walk(ast.parse(path.read_text())) if isinstance(node, ast.ClassDef)
+              and any(getattr(b, "id", getattr(b, "attr", "")).endswith(("Error", "Exception")) for b in node.bases)]
+    assert not strays, f"exception classes outside colloc/errors.py: {strays}"

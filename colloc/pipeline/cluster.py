@@ -7,14 +7,10 @@ process per solve.  Dask is an optional dependency (``python -m pip install
 """
 from __future__ import annotations
 
-from ..errors import CollocError, OptionError
+from ..errors import MissingDependencyError, OptionError
 
 #: How long to try to reach a scheduler given by address.
 CONNECT_TIMEOUT = "10s"
-
-
-class MissingDependencyError(CollocError, ImportError):
-    """An optional dependency (Dask for sweeps) is not installed."""
 
 
 def dask_client_class():

@@ -15,7 +15,7 @@ import sys
 import traceback
 from pathlib import Path
 
-from ..errors import CollocError, OptionError, ProblemError, did_you_mean
+from ..errors import CollocError, did_you_mean, OptionError, ProblemError, UserCodeError
 from ..model.problem import Problem
 
 
@@ -81,14 +81,6 @@ def import_script(path):
         raise UserCodeError(f"Problem script `{path}` called exit({e.code!r}) while being imported; "
                             "a problem script only defines `build`.", user_frames(e)) from None
     return module
-
-
-class UserCodeError(ProblemError):
-    """An exception raised by the user's own problem script; ``frames`` are its traceback lines in user files."""
-
-    def __init__(self, message, frames=()):
-        super().__init__(message)
-        self.frames = list(frames)
 
 
 def _cause(error) -> str:

@@ -48,7 +48,7 @@ import casadi as ca
 import numpy as np
 
 from ..model.contact import contacts_of
-from ..errors import CollocError, ModelError, OptionError, did_you_mean
+from ..errors import did_you_mean, ModelError, OptionError, SimulationError
 from .lcp import solve_lcp
 from ..model.component import TIME, Model
 from ..model.multibody import Multibody
@@ -57,10 +57,6 @@ from .resimulation import format_resimulation, resimulate_phases, solve_ivp_func
 from ..results.trajectory import Trajectory
 
 EVENT_KINDS = ("impact", "closed", "take-off", "stick", "slip")
-
-
-class SimulationError(CollocError, RuntimeError):
-    """The event-driven simulation cannot go on (too many events, integrator failure)."""
 
 
 class ContactSystem:

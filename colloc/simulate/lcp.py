@@ -24,11 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import CollocError
-
-
-class LCPError(CollocError, RuntimeError):
-    """An LCP has no solution that the method can find (Lemke ended on a ray)."""
+from ..errors import LCPError
 
 
 def complementarity_error(A, b, z) -> float:

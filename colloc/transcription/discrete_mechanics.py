@@ -53,7 +53,7 @@ from __future__ import annotations
 import casadi as ca
 import numpy as np
 
-from ..errors import CollocError, ModelError, OptionError, did_you_mean
+from ..errors import ConvergenceError, did_you_mean, ModelError, OptionError
 from ..model.named_values import named_vector as _named
 from ..model.named_values import vector as _array
 from ..model.component import TIME, Model
@@ -63,10 +63,6 @@ from ..results.trajectory import Trajectory
 
 SCHEME = "midpoint-vi"
 FORCING = ("midpoint", "trep")
-
-
-class ConvergenceError(CollocError, RuntimeError):
-    """Newton's method did not solve a DEL equation of a simulation step."""
 
 
 def _as_model(model_or_body):
