@@ -1,14 +1,36 @@
 """OpenSim's side of the goal and table checks, run as ``python tests/oracle/moco_goals.py REQUEST.json OUT.json``.
 
 OpenSim's wheel carries its own libcasadi, so it never shares a process with colloc; the tests write a
-request, run this script with the same interpreter and read the answer.  A request is
-``{"kind": ..., ...}``; every kind returns a JSON object of plain numbers.
+request, run this script with the same interpreter and read the answer (a JSON object of numbers).
+
+Kinds of request:
+
+* ``lowpass``: ``TabOpLowPassFilter(cutoff)`` on a table of ``time`` and ``columns``.
+* ``goals``: a Moco problem on one of the models below with the given goals, on ``intervals``
+  Hermite–Simpson intervals over [t0, tf]; its guess is the given trajectory (values at the 2N + 1 grid
+  times) and IPOPT runs zero iterations, so the solution's objective terms are Moco's own evaluation of
+  each goal on that trajectory (``MocoSolution.getObjectiveTerm``).  Bounds are wide so that IPOPT's
+  bound push leaves the guess untouched.
+
+Models (built here with OpenSim's API; the tests write the same ones by hand in colloc):
+
+* ``slider``: a 2 kg body on ``/jointset/slider`` (coordinate ``position`` along x), ``/forceset/actuator`` a
+  CoordinateActuator on it (optimal force 1).
+* ``twolink``: two 1 m links pinned in series at the origin (coordinates ``swing_r`` then ``swing_l``
+  about z, each link along its body's x), CoordinateActuators ``/forceset/act_r`` and ``/forceset/act_l``, marker ``tip``
+  at the end of the second link.
+* ``muscle``: a 2 kg body on ``/jointset/slider`` (coordinate ``length`` along x) pulled by ``/forceset/muscle``,
+  a DeGrooteFregly2016Muscle from the ground's origin to the body's origin (so its length is the
+  coordinate), implicit tendon (its tendon-force derivative given with the trajectory), no fiber damping; with ``metabolics`` a
+  Bhargava2004SmoothedMuscleMetabolics (smoothed, tanh) at ``/metabolics``.
 """
 import json
 import sys
 
 import numpy as np
 import opensim as osim
+
+BIG = 1e4
 
 
 def lowpass(req):
@@ -26,7 +48,184 @@ def lowpass(req):
             "columns": {k: out.getDependentColumn(k).to_numpy().tolist() for k in labels}}
 
 
-KINDS = {"lowpass": lowpass}
+def _slider(name, coordinate, mass=2.0):
+    model = osim.Model()
+    model.setName(name)
+    body = osim.Body("body", mass, osim.Vec3(0), osim.Inertia(1))
+    model.addBody(body)
+    joint = osim.SliderJoint("slider", model.getGround(), body)
+    joint.updCoordinate().setName(coordinate)
+    model.addJoint(joint)
+    return model, joint.updCoordinate(), body
+
+
+def _actuator(model, coord, name):
+    act = osim.CoordinateActuator()
+    act.setCoordinate(coord)
+    act.setName(name)
+    act.setOptimalForce(1.0)
+    model.addForce(act)
+
+
+def slider_model(req):
+    model, coord, _ = _slider("slider", "position")
+    _actuator(model, coord, "actuator")
+    return model
+
+
+def twolink_model(req):
+    model = osim.Model()
+    model.setName("twolink")
+    parent = model.getGround()
+    offset = osim.Vec3(0)
+    for side in ("r", "l"):
+        link = osim.Body(f"link_{side}", 1.0, osim.Vec3(0.5, 0, 0), osim.Inertia(0.1))
+        model.addBody(link)
+        joint = osim.PinJoint(f"pin_{side}", parent, offset, osim.Vec3(0), link, osim.Vec3(0), osim.Vec3(0))
+        joint.updCoordinate().setName(f"swing_{side}")
+        model.addJoint(joint)
+        _actuator(model, joint.updCoordinate(), f"act_{side}")
+        parent, offset = link, osim.Vec3(1, 0, 0)
+    model.addMarker(osim.Marker("tip", model.getBodySet().get("link_l"), osim.Vec3(1, 0, 0)))
+    return model
+
+
+def muscle_model(req):
+    model, coord, body = _slider("muscle", "length")
+    m = osim.DeGrooteFregly2016Muscle()
+    m.setName("muscle")
+    p = req["muscle"]
+    for key in ("max_isometric_force", "optimal_fiber_length", "tendon_slack_length", "pennation_angle_at_optimal",
+                "max_contraction_velocity"):
+        getattr(m, f"set_{key}")(float(p[key]))
+    m.set_fiber_damping(0.0)
+    m.set_ignore_tendon_compliance(False)
+    # implicit: Moco's MocoInitialVelocityEquilibriumDGFGoal realizes only to Velocity, which the explicit
+    # form's tendon-force derivative needs Dynamics for (OpenSim 4.6 throws); the derivative then comes
+    # from the trajectory, and the tests give it the explicit form's value.
+    m.set_tendon_compliance_dynamics_mode("implicit")
+    m.addNewPathPoint("origin", model.getGround(), osim.Vec3(0))
+    m.addNewPathPoint("insertion", body, osim.Vec3(0))
+    model.addForce(m)
+    if req.get("metabolics"):
+        met = osim.Bhargava2004SmoothedMuscleMetabolics()
+        met.setName("metabolics")
+        met.set_use_smoothing(True)
+        met.addMuscle("muscle", m)
+        model.addComponent(met)
+    return model
+
+
+MODELS = {"slider": slider_model, "twolink": twolink_model, "muscle": muscle_model}
+
+
+def _table(time, columns):
+    table = osim.TimeSeriesTable()
+    labels = list(columns)
+    table.setColumnLabels(labels)
+    for k, t in enumerate(time):
+        table.appendRow(float(t), osim.RowVector([float(columns[c][k]) for c in labels]))
+    table.addTableMetaDataString("inDegrees", "no")
+    return table
+
+
+def _goal(spec, time):
+    kind, name, weight = spec["type"], spec["name"], float(spec.get("weight", 1.0))
+    if kind == "control":
+        goal = osim.MocoControlGoal(name, weight)
+        goal.setExponent(int(spec.get("exponent", 2)))
+        for c, w in spec.get("weights", {}).items():
+            goal.setWeightForControl(c, float(w))
+    elif kind == "state_tracking":
+        goal = osim.MocoStateTrackingGoal(name, weight)
+        goal.setReference(osim.TableProcessor(_table(time, spec["reference"])))
+        for s, w in spec.get("weights", {}).items():
+            goal.setWeightForState(s, float(w))
+        goal.setScaleWeightsWithRange(bool(spec.get("scale_weights_with_range", False)))
+    elif kind == "marker_tracking":
+        goal = osim.MocoMarkerTrackingGoal(name, weight)
+        table = osim.TimeSeriesTableVec3()
+        table.setColumnLabels(list(spec["reference"]))
+        for k, t in enumerate(time):
+            table.appendRow(float(t), osim.RowVectorVec3([osim.Vec3(*spec["reference"][m][k]) for m in spec["reference"]]))
+        table.addTableMetaDataString("Units", "m")
+        weights = osim.SetMarkerWeights()
+        for m, w in spec.get("weights", {}).items():
+            weights.cloneAndAppend(osim.MarkerWeight(m, float(w)))
+        goal.setMarkersReference(osim.MarkersReference(table, weights))
+    elif kind == "periodicity":
+        goal = osim.MocoPeriodicityGoal(name)
+        for first, last, negate in spec["states"]:
+            pair = osim.MocoPeriodicityGoalPair(first, last)
+            pair.set_negate(bool(negate))
+            goal.addStatePair(pair)
+        for first, last, negate in spec.get("controls", []):
+            pair = osim.MocoPeriodicityGoalPair(first, last)
+            pair.set_negate(bool(negate))
+            goal.addControlPair(pair)
+    elif kind == "average_speed":
+        goal = osim.MocoAverageSpeedGoal(name)
+        goal.set_desired_average_speed(float(spec["speed"]))
+    elif kind == "initial_activation":
+        goal = osim.MocoInitialActivationGoal(name)
+    elif kind == "initial_velocity_equilibrium":
+        goal = osim.MocoInitialVelocityEquilibriumDGFGoal(name)
+    elif kind == "output":
+        goal = osim.MocoOutputGoal(name, weight)
+        goal.setOutputPath(spec["output"])
+    else:
+        raise ValueError(f"unknown goal type {kind}")
+    if spec.get("cost_mode"):
+        goal.setMode("cost")
+    goal.setWeight(weight)
+    goal.setDivideByDuration(bool(spec.get("divide_by_duration", False)))
+    goal.setDivideByDisplacement(bool(spec.get("divide_by_displacement", False)))
+    return goal
+
+
+def goals(req):
+    model = MODELS[req["model"]](req)
+    model.finalizeConnections()
+    study = osim.MocoStudy()
+    problem = study.updProblem()
+    problem.setModel(model)
+    problem.setTimeBounds(float(req["t0"]), float(req["tf"]))
+    state = model.initSystem()
+    names = model.getStateVariableNames()
+    for name in [names.get(i) for i in range(names.getSize())]:
+        problem.setStateInfo(name, [-BIG, BIG])
+    for i in range(model.getActuators().getSize()):
+        path = model.getActuators().get(i).getAbsolutePathString()
+        problem.setControlInfo(path, [-BIG, BIG])
+    time = np.array(req["trajectory"]["time"])
+    for spec in req["goals"]:
+        problem.addGoal(_goal(spec, time))
+    solver = study.initCasADiSolver()
+    solver.set_num_mesh_intervals(int(req["intervals"]))
+    solver.set_optim_max_iterations(0)
+    solver.set_parallel(0)
+    guess = solver.createGuess()
+    grid = np.array(guess.getTime().to_numpy())
+    assert np.allclose(grid, time, rtol=0, atol=1e-14), (grid, time)
+    for path, values in req["trajectory"]["states"].items():
+        guess.setState(path, osim.Vector([float(v) for v in values]))
+    for path, values in req["trajectory"]["controls"].items():
+        guess.setControl(path, osim.Vector([float(v) for v in values]))
+    for path, values in req["trajectory"].get("derivatives", {}).items():
+        guess.setDerivative(path, osim.Vector([float(v) for v in values]))
+    solver.setGuess(guess)
+    solution = study.solve()
+    solution.unseal()
+    names = list(solution.getObjectiveTermNames())
+    del state
+    states = solution.getStatesTrajectory().to_numpy()
+    controls = solution.getControlsTrajectory().to_numpy()
+    return {"terms": {n: solution.getObjectiveTerm(n) for n in names},
+            "states": {n: states[:, i].tolist() for i, n in enumerate(solution.getStateNames())},
+            "controls": {n: controls[:, i].tolist() for i, n in enumerate(solution.getControlNames())}}
+
+
+KINDS = {"lowpass": lowpass, "goals": goals}
 
 
 def main(argv):
