@@ -7,6 +7,7 @@ This package sits above the model layer: it imports colloc's core, files and mod
 """
 from .effort import (average_speed, control_effort, initial_activation, initial_velocity_equilibrium,
                      linearized_equilibrium_rate, mirror_pairs, periodicity)
+from .inverse import PrescribedMotion, inverse_intervals, inverse_problem, prescribed_motion
 from .metabolics import bhargava2004_rates, metabolic_cost, metabolic_rate
 from .normalization import Normalization
 from .tables import TimeTable, degrees_to_radians, filter_lowpass, read_table
@@ -15,4 +16,5 @@ from .tracking import track_contact, track_markers, track_states
 __all__ = ["TimeTable", "read_table", "degrees_to_radians", "filter_lowpass", "Normalization", "track_states",
            "track_markers", "track_contact", "control_effort", "average_speed", "mirror_pairs", "periodicity",
            "initial_activation", "initial_velocity_equilibrium", "linearized_equilibrium_rate",
-           "bhargava2004_rates", "metabolic_rate", "metabolic_cost"]
+           "bhargava2004_rates", "metabolic_rate", "metabolic_cost", "PrescribedMotion", "prescribed_motion",
+           "inverse_problem", "inverse_intervals"]
