@@ -75,14 +75,14 @@ def test_contact_tracking_projections(projection, vector, expected):
     problem = cl.Problem([comp], t0=0.0, tf=1.0)
     t = np.linspace(0.0, 1.0, 5)
     loads = TimeTable(t, {"grf_vx": 0 * t + 1.0, "grf_vy": 0 * t + 2.0, "grf_vz": 0 * t + 3.0})
-    integrand = goals.track_contact(problem, loads, [([heel, toe], "grf_v")], projection=projection,
+    integrand = goals.track_contact(problem, loads, [([heel, toe], "grf_v")], 1.0, projection=projection,
                                     projection_vector=vector)
     f = ca.Function("f", [cl.TIME, heel, toe], [integrand])
     # forces (1, 2, 3) + (1, 2, 3) against the reference (1, 2, 3): the error is (1, 2, 3)
     assert float(f(0.5, [1, 2, 3], [1, 2, 3])) == pytest.approx(expected, rel=1e-13)
-    normalized = goals.track_contact(problem, loads, [([heel], "grf_v")], normalize_tracking_error=True, name="n")
+    normalized = goals.track_contact(problem, loads, [([heel], "grf_v")], 2.0, normalize_tracking_error=True, name="n")
     g = ca.Function("g", [cl.TIME, heel], [normalized])
-    assert float(g(0.5, [2, 4, 6])) == pytest.approx(3.0, rel=1e-13)  # each error divided by its column's peak
+    assert float(g(0.5, [2, 4, 6])) == pytest.approx(3.0 / 2.0, rel=1e-13)  # errors over peaks, over the weight
 
 
 def test_free_final_time_duration_is_a_tied_parameter():
@@ -121,14 +121,16 @@ def test_average_speed_constraint_sets_the_final_time():
     (lambda p, x, u: goals.control_effort(p, divide_by_displacement=True), "add a `colloc.goals.Normalization`"),
     (lambda p, x, u: goals.periodicity(p, [(x, x)], negate=[u]), "in `negate` .* but starts no pair"),
     (lambda p, x, u: goals.periodicity(p, [(x, x)], mode="soft"), "Unknown mode 'soft'"),
-    (lambda p, x, u: goals.track_contact(p, TimeTable(np.arange(4.0), {}), [([ca.vertcat(u, u, u)], "f")],
+    (lambda p, x, u: goals.track_contact(p, TimeTable(np.arange(4.0), {}), [([ca.vertcat(u, u, u)], "f")], 1.0,
                                          projection="line"), "Unknown projection 'line'"),
-    (lambda p, x, u: goals.track_contact(p, TimeTable(np.arange(4.0), {}), [([ca.vertcat(u, u, u)], "f")],
+    (lambda p, x, u: goals.track_contact(p, TimeTable(np.arange(4.0), {}), [([ca.vertcat(u, u, u)], "f")], 1.0,
                                          projection="plane"), "needs a `projection_vector`"),
     (lambda p, x, u: goals.track_states(p, TimeTable(np.arange(4.0), {"a": np.zeros(4)}), {"b": x}), "no column `b`"),
     (lambda p, x, u: goals.track_markers(p, TimeTable(np.arange(4.0), {}), {"m": ca.vertcat(x, x)},
                                          columns={"m": ["a"]}), "2 coordinates but 1 reference columns"),
     (lambda p, x, u: goals.initial_activation(p), "no DeGrooteFregly2016Muscle"),
+    (lambda p, x, u: goals.track_contact(p, TimeTable(np.arange(4.0), {}), [([ca.vertcat(u, u, u)], "f")], 0.0),
+     "`body_weight` of goal `contact_tracking` must be a positive number"),
     (lambda p, x, u: goals.average_speed(p, x, "fast"), "speed of goal `average_speed` must be a finite number"),
 ])
 def test_bad_goals_are_refused_by_name(call, message):

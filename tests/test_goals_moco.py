@@ -210,3 +210,41 @@ def test_muscle_goals_match_moco(tmp_path):
     assert mine["initial_activation"] == pytest.approx(2.0 * (cols["muscle.excitation"][0] - cols["muscle.activation"][0]) ** 2)
     assert mine["velocity_equilibrium"] > 1e-6  # the trajectory is not in equilibrium: the check has teeth
     assert_terms(mine, theirs, ["initial_activation", "velocity_equilibrium", "metabolics"])
+
+
+# -- a foot with two smooth contact spheres: contact-force tracking --------------------------------
+def test_contact_tracking_matches_moco(tmp_path):
+    """MocoContactTrackingGoal on a planar foot with heel and toe SmoothSphereHalfSpaceForces.  colloc has no
+    smooth-contact model here, so its forces are controls set to the sphere forces OpenSim computes on the
+    same states (returned by the oracle): the check covers the goal (sum over a group, reference spline,
+    normalisation, projection), not the contact model."""
+    # the foot's weight m |g| with OpenSim's default gravity, Moco's denominator of this goal
+    states = {"/jointset/planar/rz/value": 0.1 * np.sin(2 * TIME), "/jointset/planar/rz/speed": 0.2 * np.cos(2 * TIME),
+              "/jointset/planar/tx/value": 0.3 * TIME, "/jointset/planar/tx/speed": 0 * TIME + 0.3,
+              "/jointset/planar/ty/value": 0.072 + 0.01 * np.cos(3 * TIME), "/jointset/planar/ty/speed": -0.03 * np.sin(3 * TIME)}
+    reference = np.column_stack([40 * np.sin(TIME), 300 + 200 * TIME, 5 * np.cos(TIME)])
+    common = {"type": "contact_tracking", "reference": reference.tolist(),
+              "forces": ["/forceset/contact_heel", "/forceset/contact_toe"]}
+    theirs = moco({"kind": "goals", "model": "foot", "t0": T0, "tf": TF, "intervals": N,
+                   "trajectory": {"time": TIME.tolist(), "states": {k: v.tolist() for k, v in states.items()}, "controls": {}},
+                   "goals": [dict(common, name="grf_plane", weight=0.01, projection="plane", projection_vector=[0, 0, 2]),
+                             dict(common, name="grf_vertical", weight=3.0, projection="vector", projection_vector=[0, 1, 0],
+                                  normalize_tracking_error=True),
+                             dict(common, name="grf", weight=1e-3)]}, tmp_path)
+    heel, toe = (np.array(theirs["forces"][f"/forceset/contact_{n}"]) for n in ("heel", "toe"))
+    assert np.max(np.abs(heel[:, 1])) > 10.0 and np.max(np.abs(toe[:, 1])) > 10.0  # both spheres touch the floor
+    feet = cl.Component("feet")
+    forces = {n: ca.vertcat(*[feet.control(f"{n}_{a}") for a in "xyz"]) for n in ("heel", "toe")}
+    x = feet.state("x")
+    feet.derivative(x, 0)
+    problem = cl.Problem([feet], t0=T0, tf=TF, name="foot")
+    loads = TimeTable(TIME, {f"ground_force_v{a}": reference[:, k] for k, a in enumerate("xyz")})
+    group = [([forces["heel"], forces["toe"]], "ground_force_v")]
+    goals.track_contact(problem, loads, group, 2.0 * 9.80665, weight=0.01, projection="plane", projection_vector=(0, 0, 2), name="grf_plane")
+    goals.track_contact(problem, loads, group, 2.0 * 9.80665, weight=3.0, projection="vector", projection_vector=(0, 1, 0),
+                        normalize_tracking_error=True, name="grf_vertical")
+    goals.track_contact(problem, loads, group, 2.0 * 9.80665, weight=1e-3, name="grf")
+    cols = {"feet.x": 0 * TIME} | {f"feet.{n}_{a}": values[:, k] for n, values in (("heel", heel), ("toe", toe))
+                                   for k, a in enumerate("xyz")}
+    mine, _, _ = colloc_terms(problem, cols, {k: "state" if k == "feet.x" else "control" for k in cols})
+    assert_terms(mine, theirs, ["grf_plane", "grf_vertical", "grf"])

@@ -125,7 +125,7 @@ def track_markers(problem, reference, markers, columns=None, weights=None, weigh
     return add_integral_goal(problem, ca.sum1(ca.vertcat(*terms)), name, weight, **normalize)
 
 
-def track_contact(problem, reference, groups, weight=1.0, projection="none", projection_vector=None,
+def track_contact(problem, reference, groups, body_weight, weight=1.0, projection="none", projection_vector=None,
                   normalize_tracking_error=False, method="bspline", name="contact_tracking", **normalize):
     """Contact-force tracking, Moco's ``MocoContactTrackingGoal``.
 
@@ -133,14 +133,20 @@ def track_contact(problem, reference, groups, weight=1.0, projection="none", pro
     external-loads columns ``IDx, IDy, IDz`` of its force identifier: e = (F_g − r_g(t)) ⊘ n_g, with
     n_g the columns' peak magnitudes if ``normalize_tracking_error`` else 1, then projected:
     ``"none"`` e, ``"vector"`` (e·v̂) v̂, ``"plane"`` e − (e·v̂) v̂ (v̂ the unit ``projection_vector``).
-    Value: ``weight · ∫ Σ_g |P e_g|² dt``.
+    Value: ``weight · ∫ Σ_g |P e_g|² dt / (m |g|)``: Moco divides by the model's weight
+    (``MocoContactTrackingGoal::calcGoalImpl``; by the mass alone in a model without gravity).
 
     Parameters
     ----------
     groups : list of (list of casadi.SX (3, 1), str)
         Per foot: the contact forces (in ground, e.g. of each sphere of a smooth contact) and the force
         identifier of the external loads (``"ground_force_r_v"`` for columns ``ground_force_r_vx`` …).
+    body_weight : float
+        m |g| (N), the model's total mass times the gravity's magnitude (Moco's denominator).
     """
+    if isinstance(body_weight, bool) or not isinstance(body_weight, (int, float)) or not body_weight > 0 \
+            or math.isinf(body_weight):
+        raise ProblemError(f"`body_weight` of goal `{name}` must be a positive number (m |g|, N); got {body_weight!r}.")
     if projection not in PROJECTIONS:
         raise ProblemError(f"Unknown projection {projection!r} of goal `{name}`; use one of {', '.join(PROJECTIONS)}.")
     unit = None
@@ -168,7 +174,7 @@ def track_contact(problem, reference, groups, weight=1.0, projection="none", pro
         elif projection == "plane":
             error = error - ca.dot(error, unit) * unit
         integrand = integrand + ca.sumsqr(error)
-    return add_integral_goal(problem, integrand, name, weight, **normalize)
+    return add_integral_goal(problem, integrand / body_weight, name, weight, **normalize)
 
 
 __all__ = ["track_states", "track_markers", "track_contact", "add_integral_goal"]

@@ -116,7 +116,56 @@ def muscle_model(req):
     return model
 
 
-MODELS = {"slider": slider_model, "twolink": twolink_model, "muscle": muscle_model}
+def foot_model(req):
+    """A 2 kg body on a planar joint (tx, ty, rz) with two contact spheres (heel, toe) on the ground's half space."""
+    model = osim.Model()
+    model.setName("foot")
+    body = osim.Body("foot", 2.0, osim.Vec3(0), osim.Inertia(0.1))
+    model.addBody(body)
+    joint = osim.PlanarJoint("planar", model.getGround(), body)
+    for k, name in enumerate(("rz", "tx", "ty")):
+        joint.updCoordinate(k).setName(name)
+    model.addJoint(joint)
+    floor = osim.ContactHalfSpace(osim.Vec3(0), osim.Vec3(0, 0, -0.5 * np.pi), model.getGround(), "floor")
+    model.addContactGeometry(floor)
+    for name, x in (("heel", -0.1), ("toe", 0.15)):
+        sphere = osim.ContactSphere(0.03, osim.Vec3(x, -0.05, 0), body, name)
+        model.addContactGeometry(sphere)
+        force = osim.SmoothSphereHalfSpaceForce(f"contact_{name}", sphere, floor)
+        force.set_stiffness(1e6)  # the 2-D gait model's values (the defaults are unit stiffness and friction)
+        force.set_dissipation(2.0)
+        force.set_static_friction(0.8)
+        force.set_dynamic_friction(0.8)
+        force.set_viscous_friction(0.5)
+        force.set_transition_velocity(0.2)
+        model.addForce(force)
+    return model
+
+
+MODELS = {"slider": slider_model, "twolink": twolink_model, "muscle": muscle_model, "foot": foot_model}
+
+
+def _external_loads(spec, time, folder):
+    """ExternalLoads with one ExternalForce ``right`` (on ``foot``, identifiers ``ground_force_v`` …) reading
+    the reference forces from a .sto written here."""
+    ref = np.asarray(spec["reference"])
+    columns = {f"ground_force_v{a}": ref[:, k] for k, a in enumerate("xyz")}
+    columns.update({f"ground_force_p{a}": 0 * time for a in "xyz"})
+    columns.update({f"ground_torque_{a}": 0 * time for a in "xyz"})
+    path = f"{folder}/grf.sto"
+    osim.STOFileAdapter.write(_table(time, columns), path)
+    loads = osim.ExternalLoads()
+    loads.setDataFileName(path)
+    force = osim.ExternalForce()
+    force.setName("right")
+    force.set_applied_to_body("foot")
+    force.set_force_expressed_in_body("ground")
+    force.set_point_expressed_in_body("ground")
+    force.set_force_identifier("ground_force_v")
+    force.set_point_identifier("ground_force_p")
+    force.set_torque_identifier("ground_torque_")
+    loads.cloneAndAppend(force)
+    return loads
 
 
 def _table(time, columns):
@@ -170,6 +219,17 @@ def _goal(spec, time):
         goal = osim.MocoInitialActivationGoal(name)
     elif kind == "initial_velocity_equilibrium":
         goal = osim.MocoInitialVelocityEquilibriumDGFGoal(name)
+    elif kind == "contact_tracking":
+        goal = osim.MocoContactTrackingGoal(name, weight)
+        goal.setExternalLoads(_external_loads(spec, time, "."))
+        paths = osim.StdVectorString()
+        for path in spec["forces"]:
+            paths.append(path)
+        goal.addContactGroup(osim.MocoContactTrackingGoalGroup(paths, "right"))
+        if spec.get("projection", "none") != "none":
+            goal.setProjection(spec["projection"])
+            goal.setProjectionVector(osim.Vec3(*spec["projection_vector"]))
+        goal.setNormalizeTrackingError(bool(spec.get("normalize_tracking_error", False)))
     elif kind == "output":
         goal = osim.MocoOutputGoal(name, weight)
         goal.setOutputPath(spec["output"])
@@ -220,7 +280,22 @@ def goals(req):
     del state
     states = solution.getStatesTrajectory().to_numpy()
     controls = solution.getControlsTrajectory().to_numpy()
-    return {"terms": {n: solution.getObjectiveTerm(n) for n in names},
+    forces = {}
+    if req["model"] == "foot":  # the contact forces on each sphere (in ground) at every grid state
+        model = MODELS[req["model"]](req)  # a fresh copy: the problem owns the one it was given
+        model.finalizeConnections()
+        model.initSystem()
+        trajectory = solution.exportToStatesTrajectory(model)
+        for path in ("/forceset/contact_heel", "/forceset/contact_toe"):
+            force = osim.SmoothSphereHalfSpaceForce.safeDownCast(model.getComponent(path))
+            rows = []
+            for i in range(trajectory.getSize()):
+                st = trajectory.get(i)
+                model.realizeVelocity(st)
+                values = force.getRecordValues(st)
+                rows.append([values.get(k) for k in range(3)])
+            forces[path] = rows
+    return {"terms": {n: solution.getObjectiveTerm(n) for n in names}, "forces": forces,
             "states": {n: states[:, i].tolist() for i, n in enumerate(solution.getStateNames())},
             "controls": {n: controls[:, i].tolist() for i, n in enumerate(solution.getControlNames())}}
 
