@@ -8,7 +8,7 @@ import pytest
 
 import colloc as cl
 from colloc import goals
-from colloc import muscle as mus
+from colloc.model import muscle as mus
 from colloc.errors import ProblemError
 from colloc.goals import TimeTable
 

@@ -11,8 +11,8 @@ import math
 import casadi as ca
 
 from ..errors import ProblemError
-from ..model import as_sx
-from ..muscle import muscles_of
+from ..model.component import as_sx
+from ..model.muscle import muscles_of
 from .normalization import displacement
 from .tracking import _weights, add_integral_goal
 

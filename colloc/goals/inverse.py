@@ -28,10 +28,10 @@ import casadi as ca
 import numpy as np
 
 from ..errors import ProblemError
-from ..model import TIME, Component
-from ..multibody import Multibody
-from ..muscle import DeGrooteFregly2016Muscle
-from ..problem import Problem
+from ..model.component import TIME, Component
+from ..model.multibody import Multibody
+from ..model.muscle import DeGrooteFregly2016Muscle
+from ..model.problem import Problem
 from .effort import control_effort, initial_activation
 from .tracking import add_integral_goal
 
@@ -111,7 +111,7 @@ def inverse_problem(motion, muscles, reserves=1.0, reserves_weight=1.0, t0=None,
     t0, tf : float, optional
         The time range; default the table's.
     guess : bool
-        Start from static optimization (``colloc.muscle_guess.static_optimization``).
+        Start from static optimization (``colloc.model.muscle_guess.static_optimization``).
 
     Returns
     -------
@@ -150,7 +150,7 @@ def inverse_problem(motion, muscles, reserves=1.0, reserves_weight=1.0, t0=None,
         add_integral_goal(problem, ca.sumsqr(rates), "auxiliary_derivatives", AUXILIARY_DERIVATIVES_WEIGHT)
     initial_activation(problem, muscles)
     if guess:
-        from ..muscle_guess import static_optimization
+        from ..model.muscle_guess import static_optimization
 
         problem.guess(static_optimization(muscles, np.linspace(t0, tf, 101), required))
     return problem

@@ -13,7 +13,7 @@ import math
 import casadi as ca
 
 from ..errors import ProblemError
-from ..model import Component, as_sx
+from ..model.component import Component, as_sx
 
 
 class Normalization(Component):

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import FileFormatError, ProblemError, did_you_mean
-from ..files import _header, _rows, decode_text, read_bytes
+from ..results.files import _header, _rows, decode_text, read_bytes
 
 SUFFIXES = (".sto", ".mot", ".csv")
 

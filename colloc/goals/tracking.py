@@ -15,7 +15,7 @@ import casadi as ca
 import numpy as np
 
 from ..errors import ProblemError
-from ..model import TIME, as_sx
+from ..model.component import TIME, as_sx
 from .normalization import divisor
 
 PROJECTIONS = ("none", "vector", "plane")
