@@ -1,8 +1,8 @@
-"""Which spline turns a data column into a function of time: CasADi's B-spline interpolant or a natural
-cubic spline written as SX pieces.  Prints, for each, the largest jump of the first and second derivative
+"""Which spline turns a data column into a function of time: CasADi's B-spline interpolant, or a natural
+cubic or quintic spline written as SX pieces.  Prints, for each, the largest jump of the first and second derivative
 across the knots (relative to the derivative's range: both should be at rounding level for a C² spline),
-the largest difference from the data at the knots, and the time to evaluate value, gradient and Hessian
-at 1001 points (one mapped call, best of 5).
+the largest difference from the data at the knots, the time to evaluate value, first and second derivative
+at 1001 points (one mapped call, best of 5), and the instructions of that SX function (a B-spline is one call).
 
 Usage: ``python scripts/table_splines.py [rows ...]`` (default 50 200 1000 rows of a noisy signal, and
 the 2-D walking reference's ``/jointset/knee_r/knee_angle_r/value``).
@@ -37,7 +37,7 @@ def measure(time, values, method):
     fit = np.max(np.abs(np.array(g(time)[0]).ravel() - values))
     mapped = g.map(dense.size)
     best = min(_timed(mapped, dense) for _ in range(5))
-    return jump1, jump2, fit, best, sum(1 for _ in range(g.n_instructions())) if hasattr(g, "n_instructions") else 0
+    return jump1, jump2, fit, best, g.n_instructions()
 
 
 def _timed(fn, x):
@@ -56,7 +56,7 @@ def main(argv):
     cases.append(("knee_angle_r reference, 50 rows", table.time, table["/jointset/knee_r/knee_angle_r/value"]))
     print(f"{'data':34s} {'method':8s} {'jump dS':>9s} {'jump d2S':>9s} {'|s - data|':>10s} {'eval ms':>8s} {'instr':>7s}")
     for label, t, y in cases:
-        for method in ("bspline", "natural"):
+        for method in ("bspline", "natural", "quintic"):
             j1, j2, fit, seconds, instr = measure(t, y, method)
             print(f"{label:34s} {method:8s} {j1:9.1e} {j2:9.1e} {fit:10.1e} {1e3 * seconds:8.2f} {instr:7d}")
 

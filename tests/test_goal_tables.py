@@ -111,7 +111,7 @@ def test_lowpass_matches_opensim_on_the_walking_reference(tmp_path):
     np.testing.assert_allclose(mine["x"], theirs["columns"]["x"], rtol=0, atol=1e-12)
 
 
-@pytest.mark.parametrize("method", ["bspline", "natural"])
+@pytest.mark.parametrize("method", ["bspline", "natural", "quintic"])
 def test_table_as_a_smooth_function_of_time(method):
     """Both splines interpolate the rows, reproduce a line exactly and are C² at the knots (the jump of
     the second derivative across a knot shrinks with the distance from it)."""
@@ -133,3 +133,17 @@ def test_table_as_a_smooth_function_of_time(method):
 def test_unknown_spline_method():
     with pytest.raises(ProblemError, match="Unknown spline method 'akima'"):
         spline_function(np.linspace(0, 1, 5), np.zeros(5), "akima")
+
+
+def test_quintic_is_opensims_resampling_spline_and_natural_is_the_textbook_one():
+    from scipy.interpolate import CubicSpline
+
+    from colloc.goals.tables import resample_natural_quintic
+
+    t = np.linspace(0.0, 1.0, 9)
+    y = np.sin(5 * t)
+    s = np.array([0.03, 0.37, 0.61, 0.99])
+    quintic, natural = spline_function(t, y, "quintic"), spline_function(t, y, "natural")
+    np.testing.assert_allclose(np.array(quintic.map(4)(s.reshape(1, -1))).ravel(), resample_natural_quintic(t, y, s), atol=1e-14)
+    np.testing.assert_allclose(np.array(natural.map(4)(s.reshape(1, -1))).ravel(), CubicSpline(t, y, bc_type="natural")(s),
+                               atol=1e-14)

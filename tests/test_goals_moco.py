@@ -108,6 +108,39 @@ def test_twolink_goals_match_moco(tmp_path):
     assert_terms(mine, theirs, ["effort", "effort3", "markers", "tracking", "symmetry", "control_symmetry"])
 
 
+def test_quintic_references_match_moco_between_the_rows(tmp_path):
+    """With ``method="quintic"`` a reference is the spline Moco fits (natural quintic, GCVSpline with zero error
+    variance), so state and marker tracking agree with Moco's even when the table's rows are not grid times."""
+    problem, tip = twolink()
+    rows = np.linspace(T0 - 0.1, TF + 0.05, 13)
+    state_ref = {"/jointset/pin_r/swing_r/value": 0.2 + 0.4 * np.cos(3 * rows), "/jointset/pin_l/swing_l/value": np.sin(rows)}
+    marker_ref = np.column_stack([1.2 + 0.3 * np.sin(2 * rows), 0.8 * rows**2, 0.1 * np.cos(rows)])
+    names = {k: v[0] for k, v in TWOLINK_STATES.items()}
+    goals.track_states(problem, TimeTable(rows, state_ref), {k: problem.variable(names[k], "test").symbol for k in state_ref},
+                       method="quintic", name="tracking")
+    goals.track_markers(problem, TimeTable(rows, {f"tip_{i + 1}": marker_ref[:, i] for i in range(3)}), {"tip": tip},
+                        method="quintic", name="markers")
+    mine, _, _ = colloc_terms(problem, *_twolink_columns())
+    theirs = moco({"kind": "goals", "model": "twolink", "t0": T0, "tf": TF, "intervals": N, "trajectory": {
+        "time": TIME.tolist(), "states": {k: v[1].tolist() for k, v in TWOLINK_STATES.items()},
+        "controls": {k: v[1].tolist() for k, v in TWOLINK_CONTROLS.items()}}, "goals": [
+        {"type": "state_tracking", "name": "tracking", "reference_time": rows.tolist(),
+         "reference": {k: v.tolist() for k, v in state_ref.items()}},
+        {"type": "marker_tracking", "name": "markers", "reference_time": rows.tolist(),
+         "reference": {"tip": marker_ref.tolist()}}]}, tmp_path)
+    assert_terms(mine, theirs, ["tracking", "markers"])
+    cubic, _, _ = colloc_terms(_cubic_copy(rows, state_ref), *_twolink_columns())
+    assert abs(cubic["tracking"] / theirs["terms"]["tracking"] - 1) > 1e-6  # the cubic spline differs between rows
+
+
+def _cubic_copy(rows, state_ref):
+    problem, _ = twolink()
+    names = {k: v[0] for k, v in TWOLINK_STATES.items()}
+    goals.track_states(problem, TimeTable(rows, state_ref), {k: problem.variable(names[k], "test").symbol for k in state_ref},
+                       name="tracking")
+    return problem
+
+
 def test_periodicity_rows_square_to_the_cost_mode():
     problem, _ = twolink()
     pairs = goals.mirror_pairs(["twolink.swing_r", "twolink.swing_l_speed"])

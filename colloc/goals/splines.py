@@ -9,6 +9,9 @@ Jacobians and Hessians colloc gives IPOPT exist everywhere on the data's time sp
 * ``"natural"``: a natural cubic spline (second derivative zero at both ends) written as SX pieces
   ``Σᵢ [tᵢ ≤ t < tᵢ₊₁] Pᵢ(t − tᵢ)``: plain arithmetic that CasADi can differentiate and code-generate
   like any other expression, but every piece is evaluated at every call, so its cost grows with rows.
+* ``"quintic"``: the natural quintic interpolating spline (third and fourth derivatives zero at both
+  ends, C⁴) as SX pieces like ``"natural"``: the spline Moco fits to every reference (``GCVSplineSet``
+  of degree 5 with zero error variance), for objectives that must agree with Moco's between rows too.
 
 ``scripts/table_splines.py`` measures both (derivative continuity at the knots and evaluation cost);
 docs/goals.md reports the numbers and the reason for the default.
@@ -20,7 +23,7 @@ import numpy as np
 
 from ..errors import ProblemError
 
-METHODS = ("bspline", "natural")
+METHODS = ("bspline", "natural", "quintic")
 
 
 def _check(time, values):
@@ -35,29 +38,38 @@ def _check(time, values):
     return time, values
 
 
-def natural_cubic_coefficients(time, values):
-    """Per-interval coefficients ``(c0, c1, c2, c3)`` of the natural cubic spline, each shape (rows − 1,):
-    on [tᵢ, tᵢ₊₁], s = c0 + c1 τ + c2 τ² + c3 τ³ with τ = t − tᵢ."""
-    from scipy.interpolate import CubicSpline
+def natural_coefficients(time, values, degree=3):
+    """Per-interval power coefficients of the natural interpolating spline of odd ``degree`` (3 or 5).
+
+    Shape (degree + 1, rows − 1), highest power first: on [tᵢ, tᵢ₊₁], s = Σₖ c[k, i] τ^(degree − k) with
+    τ = t − tᵢ.  Natural: the derivatives of orders (degree + 1)/2 to degree − 1 vanish at both ends (the
+    second for a cubic; the third and fourth for a quintic, the interpolating limit of Woltring's GCVSPL
+    that OpenSim's ``GCVSpline`` computes).
+    """
+    from scipy.interpolate import PPoly, make_interp_spline
 
     time, values = _check(time, values)
-    c = CubicSpline(time, values, bc_type="natural").c  # highest power first
-    return c[3], c[2], c[1], c[0]
+    if time.size <= degree:
+        raise ProblemError(f"A natural spline of degree {degree} needs more than {degree} rows; got {time.size}.")
+    ends = [(k, 0.0) for k in range((degree + 1) // 2, degree)]
+    return PPoly.from_spline(make_interp_spline(time, values, k=degree, bc_type=(ends, ends))).c[:, degree:-degree]
 
 
-def natural_cubic_sx(time, values, t):
-    """The natural cubic spline through ``(time, values)`` at the SX ``t``, as a sum of gated pieces.
+def natural_sx(time, values, t, degree=3):
+    """The natural spline of ``degree`` through ``(time, values)`` at the SX ``t``, as a sum of gated pieces.
 
     Beyond the data the first and last pieces are extended (the gates are open-ended), so the
-    expression stays C² at every interior knot and smooth outside.
+    expression keeps its continuity at every interior knot and is smooth outside.
     """
     time, values = _check(time, values)
-    c0, c1, c2, c3 = natural_cubic_coefficients(time, values)
+    coeffs = natural_coefficients(time, values, degree)
     out = 0
     last = time.size - 2
     for i in range(last + 1):
         tau = t - time[i]
-        piece = c0[i] + tau * (c1[i] + tau * (c2[i] + tau * c3[i]))
+        piece = 0
+        for c in coeffs[:, i]:  # Horner, highest power first
+            piece = piece * tau + c
         if i == 0:
             gate = t < time[1]
         elif i == last:
@@ -69,12 +81,12 @@ def natural_cubic_sx(time, values, t):
 
 
 def spline_function(time, values, method="bspline", name="spline") -> ca.Function:
-    """A CasADi ``Function`` ``t ↦ s(t)`` interpolating ``(time, values)`` with a C² cubic spline.
+    """A CasADi ``Function`` ``t ↦ s(t)`` interpolating ``(time, values)`` with a C² spline.
 
     Parameters
     ----------
     time, values : array_like, shape (num_rows,)
-    method : {"bspline", "natural"}
+    method : {"bspline", "natural", "quintic"}
         See the module notes.
     name : str
         The function's name (letters, digits and ``_``).
@@ -86,7 +98,8 @@ def spline_function(time, values, method="bspline", name="spline") -> ca.Functio
     if method == "bspline":
         inner = ca.interpolant(f"{name}_bspline", "bspline", [time], values)
         return ca.Function(name, [t], [inner(t)], ["t"], ["value"])
-    return ca.Function(name, [t], [natural_cubic_sx(time, values, t)], ["t"], ["value"])
+    degree = 5 if method == "quintic" else 3
+    return ca.Function(name, [t], [natural_sx(time, values, t, degree)], ["t"], ["value"])
 
 
-__all__ = ["spline_function", "natural_cubic_sx", "natural_cubic_coefficients", "METHODS"]
+__all__ = ["spline_function", "natural_sx", "natural_coefficients", "METHODS"]

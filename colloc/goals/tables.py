@@ -71,8 +71,9 @@ class TimeTable:
     def function(self, label, method="bspline"):
         """Column ``label`` as a CasADi ``Function`` of time, smooth (C²) between the first and last time.
 
-        ``method`` is ``"bspline"`` (CasADi's cubic B-spline interpolant, the default) or ``"natural"``
-        (a natural cubic spline written as SX; see :mod:`colloc.goals.splines`).
+        ``method`` is ``"bspline"`` (CasADi's cubic B-spline interpolant, the default), ``"natural"``
+        (a natural cubic spline written as SX) or ``"quintic"`` (the natural quintic Moco fits to its
+        references); see :mod:`colloc.goals.splines`.
         """
         from .splines import spline_function
 

@@ -4,8 +4,9 @@ Each function adds one ordinary cost term ``problem.minimize(integral=..., name=
 written below with the Moco class it reproduces; the reference columns enter as smooth splines of the
 time symbol (:meth:`colloc.goals.TimeTable.function`).  Moco's convention for every tracking goal: the
 value is ``weight · ∫ integrand dt``, divided by the duration and/or the displacement when asked
-(:mod:`colloc.goals.normalization`).  One difference is declared: Moco splines references with a
-quintic ``GCVSpline``, colloc with a cubic one; the two agree at the table's rows.
+(:mod:`colloc.goals.normalization`).  Moco splines references with a quintic ``GCVSpline``; colloc's
+default is a cubic B-spline (cheaper on long tables; the two agree at the table's rows) and
+``method="quintic"`` is Moco's spline (:mod:`colloc.goals.splines`).
 """
 from __future__ import annotations
 
@@ -71,8 +72,8 @@ def track_states(problem, reference, states, weights=None, speeds=None, weight=1
         column's spline (MocoTrack's position derivatives), weighted by the same label's wᵢ.
     weight : float
         The goal's weight (Moco's default 1).
-    method : {"bspline", "natural"}
-        The spline of the references.
+    method : {"bspline", "natural", "quintic"}
+        The spline of the references (``"quintic"`` is Moco's).
     divide_by_duration, divide_by_displacement, normalization
         Moco's normalisations (:func:`colloc.goals.normalization.divisor`).
 

@@ -180,6 +180,7 @@ def _table(time, columns):
 
 def _goal(spec, time):
     kind, name, weight = spec["type"], spec["name"], float(spec.get("weight", 1.0))
+    time = np.array(spec.get("reference_time", time))  # the reference's rows, the grid's times by default
     if kind == "control":
         goal = osim.MocoControlGoal(name, weight)
         goal.setExponent(int(spec.get("exponent", 2)))
