@@ -51,14 +51,15 @@ def test_state_tracking_optimum_matches_the_closed_form():
 
 
 def test_tracked_speed_is_the_derivative_of_the_position_spline():
-    """MocoTrack's position derivatives: a speed is tracked against d/dt of its position column's spline."""
+    """MocoTrack's position derivatives: a speed is tracked against the spline of its position spline's slope
+    at the rows (2 for a line), with the weight of the column `q/speed`."""
     comp, x, u = _integrator()
     problem = cl.Problem([comp], t0=0.0, tf=1.0)
     t = np.linspace(0.0, 1.0, 11)
     table = TimeTable(t, {"q": 2.0 * t - 1.0})  # a line: every cubic spline reproduces it and its slope 2
-    integrand = goals.track_states(problem, table, {"q": x}, speeds={"q": u}, weights={"q": 3.0})
+    integrand = goals.track_states(problem, table, {"q": x}, speeds={"q": u}, weights={"q": 3.0, "q/speed": 0.5})
     f = ca.Function("f", [cl.TIME, x, u], [integrand])
-    assert float(f(0.37, 0.5, 1.5)) == pytest.approx(3.0 * ((0.5 - (2 * 0.37 - 1)) ** 2 + (1.5 - 2.0) ** 2), rel=1e-12)
+    assert float(f(0.37, 0.5, 1.5)) == pytest.approx(3.0 * (0.5 - (2 * 0.37 - 1)) ** 2 + 0.5 * (1.5 - 2.0) ** 2, rel=1e-12)
 
 
 @pytest.mark.parametrize("projection, vector, expected", [

@@ -133,6 +133,25 @@ def test_quintic_references_match_moco_between_the_rows(tmp_path):
     assert abs(cubic["tracking"] / theirs["terms"]["tracking"] - 1) > 1e-6  # the cubic spline differs between rows
 
 
+def test_tracked_speeds_match_moco_track(tmp_path):
+    """MocoTrack with ``track_reference_position_derivatives``: positions and the derivatives of their splines,
+    weights per column, the global weight, range scaling off (MocoTrack's default)."""
+    problem, _ = twolink()
+    rows = np.linspace(T0 - 0.1, TF + 0.05, 13)
+    reference = {"/jointset/pin_r/swing_r/value": 0.2 + 0.4 * np.cos(3 * rows), "/jointset/pin_l/swing_l/value": np.sin(rows)}
+    weights = {"/jointset/pin_l/swing_l/value": 2.0, "/jointset/pin_r/swing_r/speed": 0.3}
+    names = {k: problem.variable(v[0], "test").symbol for k, v in TWOLINK_STATES.items()}
+    goals.track_states(problem, TimeTable(rows, reference), {k: names[k] for k in reference},
+                       speeds={k: names[goals.tracking.speed_label(k)] for k in reference}, weights=weights, weight=5.0,
+                       method="quintic")
+    mine, _, _ = colloc_terms(problem, *_twolink_columns())
+    theirs = moco({"kind": "track", "model": "twolink", "t0": T0, "tf": TF, "intervals": N, "weight": 5.0,
+                   "weights": weights, "reference_time": rows.tolist(), "reference": {k: v.tolist() for k, v in reference.items()},
+                   "trajectory": {"time": TIME.tolist(), "states": {k: v[1].tolist() for k, v in TWOLINK_STATES.items()},
+                                  "controls": {k: v[1].tolist() for k, v in TWOLINK_CONTROLS.items()}}}, tmp_path)
+    assert_terms(mine, theirs, ["state_tracking"])
+
+
 def _cubic_copy(rows, state_ref):
     problem, _ = twolink()
     names = {k: v[0] for k, v in TWOLINK_STATES.items()}

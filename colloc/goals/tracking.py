@@ -51,6 +51,11 @@ def add_integral_goal(problem, integrand, name, weight=1.0, divide_by_duration=F
     return scaled
 
 
+def speed_label(label) -> str:
+    """The speed column MocoTrack names after a coordinate's value column: ``…/value`` → ``…/speed``."""
+    return (label[:-len("/value")] if label.endswith("/value") else label) + "/speed"
+
+
 def track_states(problem, reference, states, weights=None, speeds=None, weight=1.0, scale_weights_with_range=False,
                  method="bspline", name="state_tracking", **normalize):
     """State tracking, Moco's ``MocoStateTrackingGoal`` (and MocoTrack's ``track_reference_position_derivatives``).
@@ -66,10 +71,11 @@ def track_states(problem, reference, states, weights=None, speeds=None, weight=1
         Column label → the model expression tracking it (usually a state symbol).
     weights : dict of str to float, optional
         wᵢ per label (Moco's ``state_weights``); 1 for a label not given.  With
-        ``scale_weights_with_range`` each is divided by the column's range max − min, as Moco does.
+        ``scale_weights_with_range`` each is divided by its column's range max − min, as Moco does.
     speeds : dict of str to casadi.SX, optional
-        Position column label → a speed expression tracked against the *time derivative* of that
-        column's spline (MocoTrack's position derivatives), weighted by the same label's wᵢ.
+        Position column label → a speed expression, tracked as MocoTrack does when the table has no
+        speed column: the position spline's derivative sampled at the table's rows, splined again (the
+        column ``…/speed``, whose weight is ``weights["…/speed"]``, 1 if not given).
     weight : float
         The goal's weight (Moco's default 1).
     method : {"bspline", "natural", "quintic"}
@@ -84,16 +90,20 @@ def track_states(problem, reference, states, weights=None, speeds=None, weight=1
     """
     if not isinstance(states, dict) or not states:
         raise ProblemError(f"Goal `{name}` needs `states` as a non-empty dict {{column label: expression}}.")
-    speeds = dict(speeds or {})
-    w = _weights(weights, list(states) + [k for k in speeds if k not in states], name)
+    columns = {label: reference.function(label, method)(TIME) for label in states}
+    samples = {}  # the speed columns MocoTrack appends: the position spline's derivative at the rows
+    for label, expr in dict(speeds or {}).items():
+        rate = ca.Function("rate", [TIME], [ca.jacobian(reference.function(label, method)(TIME), TIME)])
+        samples[speed_label(label)] = np.array(rate.map(reference.time.size)(reference.time.reshape(1, -1))).ravel()
+        speed_table = type(reference)(reference.time, {speed_label(label): samples[speed_label(label)]})
+        columns[speed_label(label)] = speed_table.function(speed_label(label), method)(TIME)
+        states = dict(states, **{speed_label(label): expr})
+    w = _weights(weights, list(states), name)
     terms = []
-    pairs = [(k, v, False) for k, v in states.items()] + [(k, v, True) for k, v in speeds.items()]
-    for label, expr, is_speed in pairs:
-        wi = w[label] / (np.ptp(reference[label]) if scale_weights_with_range else 1.0)
-        ref = reference.function(label, method)(TIME)
-        target = ca.jacobian(ref, TIME) if is_speed else ref
-        error = _scalar(expr, f"The expression tracking `{label}`") - target
-        terms.append(wi * error**2)
+    for label, expr in states.items():
+        spread = np.ptp(samples[label] if label in samples else reference[label])
+        wi = w[label] / (spread if scale_weights_with_range else 1.0)
+        terms.append(wi * (_scalar(expr, f"The expression tracking `{label}`") - columns[label]) ** 2)
     return add_integral_goal(problem, ca.sum1(ca.vertcat(*terms)), name, weight, **normalize)
 
 
@@ -178,4 +188,4 @@ def track_contact(problem, reference, groups, body_weight, weight=1.0, projectio
     return add_integral_goal(problem, integrand / body_weight, name, weight, **normalize)
 
 
-__all__ = ["track_states", "track_markers", "track_contact", "add_integral_goal"]
+__all__ = ["track_states", "track_markers", "track_contact", "add_integral_goal", "speed_label"]

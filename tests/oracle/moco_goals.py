@@ -6,6 +6,8 @@ request, run this script with the same interpreter and read the answer (a JSON o
 Kinds of request:
 
 * ``lowpass``: ``TabOpLowPassFilter(cutoff)`` on a table of ``time`` and ``columns``.
+* ``track``: MocoTrack's problem (``MocoTrack.initialize``) with a states reference of positions whose
+  derivatives it tracks too, evaluated the same way as ``goals``.
 * ``goals``: a Moco problem on one of the models below with the given goals, on ``intervals``
   Hermite–Simpson intervals over [t0, tf]; its guess is the given trajectory (values at the 2N + 1 grid
   times) and IPOPT runs zero iterations, so the solution's objective terms are Moco's own evaluation of
@@ -244,25 +246,61 @@ def _goal(spec, time):
     return goal
 
 
+def _bounds(problem, model):
+    """Wide bounds on every state and control, so that IPOPT's bound push leaves the guess where it is."""
+    model.initSystem()
+    names = model.getStateVariableNames()
+    for name in [names.get(i) for i in range(names.getSize())]:
+        problem.setStateInfo(name, [-BIG, BIG])
+    for i in range(model.getActuators().getSize()):
+        problem.setControlInfo(model.getActuators().get(i).getAbsolutePathString(), [-BIG, BIG])
+
+
 def goals(req):
+    """A MocoStudy with the requested goals on the requested model, evaluated on the trajectory."""
     model = MODELS[req["model"]](req)
     model.finalizeConnections()
     study = osim.MocoStudy()
     problem = study.updProblem()
     problem.setModel(model)
     problem.setTimeBounds(float(req["t0"]), float(req["tf"]))
-    state = model.initSystem()
-    names = model.getStateVariableNames()
-    for name in [names.get(i) for i in range(names.getSize())]:
-        problem.setStateInfo(name, [-BIG, BIG])
-    for i in range(model.getActuators().getSize()):
-        path = model.getActuators().get(i).getAbsolutePathString()
-        problem.setControlInfo(path, [-BIG, BIG])
+    _bounds(problem, model)
     time = np.array(req["trajectory"]["time"])
     for spec in req["goals"]:
         problem.addGoal(_goal(spec, time))
     solver = study.initCasADiSolver()
     solver.set_num_mesh_intervals(int(req["intervals"]))
+    return _evaluate(study, solver, req)
+
+
+def track(req):
+    """MocoTrack's own set-up (states reference of positions, their derivatives tracked too), evaluated on the
+    trajectory: its ``state_tracking`` term is MocoTrack's state tracking."""
+    model = MODELS[req["model"]](req)
+    model.finalizeConnections()
+    tool = osim.MocoTrack()
+    tool.setModel(osim.ModelProcessor(model))
+    tool.setStatesReference(osim.TableProcessor(_table(req["reference_time"], req["reference"])))
+    tool.set_track_reference_position_derivatives(True)
+    tool.set_states_global_tracking_weight(float(req["weight"]))
+    weights = osim.MocoWeightSet()
+    for name, w in req.get("weights", {}).items():
+        weights.cloneAndAppend(osim.MocoWeight(name, float(w)))
+    tool.set_states_weight_set(weights)
+    tool.set_initial_time(float(req["t0"]))
+    tool.set_final_time(float(req["tf"]))
+    tool.set_mesh_interval((float(req["tf"]) - float(req["t0"])) / int(req["intervals"]))
+    study = tool.initialize()
+    problem = study.updProblem()
+    _bounds(problem, problem.getPhase(0).getModelProcessor().process())
+    solver = osim.MocoCasADiSolver.safeDownCast(study.updSolver())
+    solver.resetProblem(problem)  # the bounds changed after MocoTrack set the solver up
+    return _evaluate(study, solver, req)
+
+
+def _evaluate(study, solver, req):
+    """Zero IPOPT iterations from the given trajectory; the solution's objective terms are Moco's values."""
+    time = np.array(req["trajectory"]["time"])
     solver.set_optim_max_iterations(0)
     solver.set_parallel(0)
     guess = solver.createGuess()
@@ -278,30 +316,35 @@ def goals(req):
     solution = study.solve()
     solution.unseal()
     names = list(solution.getObjectiveTermNames())
-    del state
     states = solution.getStatesTrajectory().to_numpy()
     controls = solution.getControlsTrajectory().to_numpy()
-    forces = {}
-    if req["model"] == "foot":  # the contact forces on each sphere (in ground) at every grid state
-        model = MODELS[req["model"]](req)  # a fresh copy: the problem owns the one it was given
-        model.finalizeConnections()
-        model.initSystem()
-        trajectory = solution.exportToStatesTrajectory(model)
-        for path in ("/forceset/contact_heel", "/forceset/contact_toe"):
-            force = osim.SmoothSphereHalfSpaceForce.safeDownCast(model.getComponent(path))
-            rows = []
-            for i in range(trajectory.getSize()):
-                st = trajectory.get(i)
-                model.realizeVelocity(st)
-                values = force.getRecordValues(st)
-                rows.append([values.get(k) for k in range(3)])
-            forces[path] = rows
-    return {"terms": {n: solution.getObjectiveTerm(n) for n in names}, "forces": forces,
+    return {"terms": {n: solution.getObjectiveTerm(n) for n in names}, "forces": _contact_forces(req, solution),
             "states": {n: states[:, i].tolist() for i, n in enumerate(solution.getStateNames())},
             "controls": {n: controls[:, i].tolist() for i, n in enumerate(solution.getControlNames())}}
 
 
-KINDS = {"lowpass": lowpass, "goals": goals}
+def _contact_forces(req, solution):
+    """The forces on each contact sphere (in ground) at every grid state of the foot model."""
+    if req["model"] != "foot":
+        return {}
+    model = MODELS[req["model"]](req)  # a fresh copy: the problem owns the one it was given
+    model.finalizeConnections()
+    model.initSystem()
+    trajectory = solution.exportToStatesTrajectory(model)
+    forces = {}
+    for path in ("/forceset/contact_heel", "/forceset/contact_toe"):
+        force = osim.SmoothSphereHalfSpaceForce.safeDownCast(model.getComponent(path))
+        rows = []
+        for i in range(trajectory.getSize()):
+            st = trajectory.get(i)
+            model.realizeVelocity(st)
+            values = force.getRecordValues(st)
+            rows.append([values.get(k) for k in range(3)])
+        forces[path] = rows
+    return forces
+
+
+KINDS = {"lowpass": lowpass, "goals": goals, "track": track}
 
 
 def main(argv):
