@@ -6,7 +6,6 @@ colloc's side builds the NLP on the same Hermite–Simpson mesh (controls linear
 midpoint controls) from the same trajectory and evaluates each cost term.  End-point goals are compared in
 cost mode (Moco: weight · Σ row²); that colloc's constraint rows square to its cost is checked here too.
 """
-import math
 import warnings
 
 import casadi as ca

@@ -32,7 +32,8 @@ def _names(problem, variables, kind, goal):
     return out
 
 
-def control_effort(problem, controls=None, weights=None, exponent=2, weight=1.0, name="control_effort", **normalize):
+def control_effort(problem, controls=None, weights=None, exponent=2, weight=1.0, name="control_effort",
+                   divide_by_duration=False, divide_by_displacement=False, normalization=None):
     """Control effort, Moco's ``MocoControlGoal``: ``weight · ∫ Σ_c w_c |u_c|^p dt`` (u_c² for p = 2).
 
     Parameters
@@ -55,7 +56,8 @@ def control_effort(problem, controls=None, weights=None, exponent=2, weight=1.0,
     w = _weights(weights, [v.name for v in vs], name)
     power = (lambda u: u**2) if exponent == 2 else (lambda u: ca.fabs(u) ** exponent)
     integrand = ca.sum1(ca.vertcat(*[w[v.name] * power(v.symbol) for v in vs if w[v.name] != 0.0]))
-    return add_integral_goal(problem, integrand, name, weight, **normalize)
+    return add_integral_goal(problem, integrand, name, weight,
+                             divide_by_duration, divide_by_displacement, normalization)
 
 
 def _endpoint_goal(problem, rows, names, mode, weight, name):

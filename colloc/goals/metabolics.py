@@ -99,11 +99,13 @@ def metabolic_rate(muscles, body_mass=None, basal_coefficient=1.2, basal_exponen
     return rate
 
 
-def metabolic_cost(problem, muscles, body_mass=None, weight=1.0, name="metabolic_cost", normalize=None, **options):
+def metabolic_cost(problem, muscles, body_mass=None, weight=1.0, name="metabolic_cost", divide_by_duration=False,
+                   divide_by_displacement=False, normalization=None, **options):
     """Metabolic cost, Moco's ``MocoOutputGoal`` on ``Bhargava2004SmoothedMuscleMetabolics``'s
-    ``total_metabolic_rate``: ``weight · ∫ Ė dt`` (normalised by ``normalize``, a dict of
-    ``divide_by_duration``/``divide_by_displacement``/``normalization``, as Moco's goals are)."""
-    return add_integral_goal(problem, metabolic_rate(muscles, body_mass, **options), name, weight, **(normalize or {}))
+    ``total_metabolic_rate``: ``weight · ∫ Ė dt``, normalised as Moco's goals are
+    (:mod:`colloc.goals.normalization`); ``options`` as :func:`bhargava2004_rates`."""
+    return add_integral_goal(problem, metabolic_rate(muscles, body_mass, **options), name, weight, divide_by_duration,
+                             divide_by_displacement, normalization)
 
 
 __all__ = ["bhargava2004_rates", "metabolic_rate", "metabolic_cost", "muscle_mass", "fiber_length_dependence"]

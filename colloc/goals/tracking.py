@@ -57,7 +57,8 @@ def speed_label(label) -> str:
 
 
 def track_states(problem, reference, states, weights=None, speeds=None, weight=1.0, scale_weights_with_range=False,
-                 method="bspline", name="state_tracking", **normalize):
+                 method="bspline", name="state_tracking",
+                 divide_by_duration=False, divide_by_displacement=False, normalization=None):
     """State tracking, Moco's ``MocoStateTrackingGoal`` (and MocoTrack's ``track_reference_position_derivatives``).
 
     ``weight · ∫ Σᵢ wᵢ (xᵢ(t) − rᵢ(t))² dt`` over the tracked columns i, rᵢ the spline of column i.
@@ -104,11 +105,13 @@ def track_states(problem, reference, states, weights=None, speeds=None, weight=1
         spread = np.ptp(samples[label] if label in samples else reference[label])
         wi = w[label] / (spread if scale_weights_with_range else 1.0)
         terms.append(wi * (_scalar(expr, f"The expression tracking `{label}`") - columns[label]) ** 2)
-    return add_integral_goal(problem, ca.sum1(ca.vertcat(*terms)), name, weight, **normalize)
+    return add_integral_goal(problem, ca.sum1(ca.vertcat(*terms)), name, weight,
+                             divide_by_duration, divide_by_displacement, normalization)
 
 
 def track_markers(problem, reference, markers, columns=None, weights=None, weight=1.0, method="bspline",
-                  name="marker_tracking", **normalize):
+                  name="marker_tracking",
+                  divide_by_duration=False, divide_by_displacement=False, normalization=None):
     """Marker (point) tracking, Moco's ``MocoMarkerTrackingGoal``: ``weight · ∫ Σₘ wₘ |pₘ(q) − rₘ(t)|² dt``.
 
     Parameters
@@ -133,11 +136,13 @@ def track_markers(problem, reference, markers, columns=None, weights=None, weigh
             raise ProblemError(f"Marker `{marker}` has {point.numel()} coordinates but {len(labels)} reference columns.")
         target = ca.vertcat(*[reference.function(c, method)(TIME) for c in labels])
         terms.append(w[marker] * ca.sumsqr(point - target))
-    return add_integral_goal(problem, ca.sum1(ca.vertcat(*terms)), name, weight, **normalize)
+    return add_integral_goal(problem, ca.sum1(ca.vertcat(*terms)), name, weight,
+                             divide_by_duration, divide_by_displacement, normalization)
 
 
 def track_contact(problem, reference, groups, body_weight, weight=1.0, projection="none", projection_vector=None,
-                  normalize_tracking_error=False, method="bspline", name="contact_tracking", **normalize):
+                  normalize_tracking_error=False, method="bspline", name="contact_tracking",
+                  divide_by_duration=False, divide_by_displacement=False, normalization=None):
     """Contact-force tracking, Moco's ``MocoContactTrackingGoal``.
 
     For each group g, the model force F_g = Σ (its contact force vectors) is compared with the
@@ -185,7 +190,8 @@ def track_contact(problem, reference, groups, body_weight, weight=1.0, projectio
         elif projection == "plane":
             error = error - ca.dot(error, unit) * unit
         integrand = integrand + ca.sumsqr(error)
-    return add_integral_goal(problem, integrand / body_weight, name, weight, **normalize)
+    return add_integral_goal(problem, integrand / body_weight, name, weight, divide_by_duration, divide_by_displacement,
+                             normalization)
 
 
 __all__ = ["track_states", "track_markers", "track_contact", "add_integral_goal", "speed_label"]
