@@ -25,5 +25,5 @@ def moco(request: dict, tmp_path) -> dict:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     run = subprocess.run([sys.executable, SCRIPT, str(src), str(out)], capture_output=True, text=True, env=env,
                          cwd=str(tmp_path), timeout=300)
-    assert run.returncode == 0, (run.stderr + run.stdout)[-3000:]
+    assert run.returncode == 0, (run.stdout[-1500:] + run.stderr[-1500:])
     return json.loads(out.read_text())

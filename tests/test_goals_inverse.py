@@ -136,3 +136,83 @@ def test_inverse_input_is_checked():
         goals.inverse_problem(motion, [stray])
     with pytest.raises(ProblemError, match="mesh_interval"):
         goals.inverse_intervals(1.0, 0.0)
+
+
+# -- against MocoInverse itself ----------------------------------------------------------------------
+ARM = dict(mass=1.5, com=0.17, inertia_com=0.01)
+ARM_MUSCLES = (dict(name="flexor", origin=(0.0, 0.30), insertion=0.05, max_isometric_force=400.0),
+               dict(name="extensor", origin=(0.0, -0.25), insertion=0.04, max_isometric_force=300.0))
+
+
+def _arm_length(spec, q):
+    """|p_insertion(q) − p_origin| for an origin on the ground and an insertion on the forearm's x axis."""
+    (ox, oy), i = spec["origin"], spec["insertion"]
+    lib = ca if isinstance(q, ca.SX) else np
+    return lib.sqrt((i * lib.cos(q) - ox) ** 2 + (i * lib.sin(q) - oy) ** 2)
+
+
+def _moco_solution_as_trajectory(theirs, specs):
+    """Moco's solution in colloc's names: activations, tendon forces and their derivatives, excitations, reserve."""
+    cols, kinds = {}, {}
+    for name in (s["name"] for s in specs):
+        for local, kind, values in (
+                ("activation", "state", theirs["states"][f"/forceset/{name}/activation"]),
+                ("normalized_tendon_force", "state", theirs["states"][f"/forceset/{name}/normalized_tendon_force"]),
+                ("normalized_tendon_force.dot", "derivative",
+                 theirs["derivatives"][f"/forceset/{name}/implicitderiv_normalized_tendon_force"]),
+                ("excitation", "control", theirs["controls"][f"/forceset/{name}"])):
+            cols[f"{name}.{local}"], kinds[f"{name}.{local}"] = np.array(values), kind
+    cols["reserves.reserve_flexion"] = np.array(theirs["controls"]["/forceset/reserve_jointset_elbow_flexion"])
+    kinds["reserves.reserve_flexion"] = "control"
+    return cl.Trajectory(np.array(theirs["time"]), cols, kinds)
+
+
+@pytest.mark.slow
+def test_inverse_is_moco_inverses_nlp(tmp_path):
+    """The same arm, motion, muscles and mesh in MocoInverse (run here, tolerance 1e-8) and in colloc (quintic
+    splines of the motion, as Moco's PositionMotion).  Moco bounds each activation by its excitation's bounds,
+    [0, 1] (``bound_activation_from_excitation``), so the colloc muscles get ``minimum_activation=0``.
+
+    Same NLP: colloc's objective at Moco's solution is Moco's objective (to 1e-10) and Moco's solution
+    satisfies colloc's constraints (to 1e-7).  colloc's optimum is lower (measured 0.0325555 against Moco's
+    0.0325683, 4e-4 relative): IPOPT with colloc's exact Hessian, started from Moco's solution, leaves it for
+    the same lower optimum it finds from static optimization."""
+    import warnings
+
+    from goal_oracle import moco
+
+    duration, mesh_interval = 0.5, 0.02
+    rows = np.linspace(0.0, duration, 26)
+    motion_q = 0.3 + 0.4 * np.sin(2 * np.pi * rows / duration) + 0.1 * rows
+    specs = []
+    for spec in ARM_MUSCLES:
+        rest = float(_arm_length(spec, 0.3))
+        specs.append(dict(spec, optimal_fiber_length=0.55 * rest, tendon_slack_length=0.45 * rest))
+    column = "/jointset/elbow/flexion/value"
+    theirs = moco({"kind": "inverse", "arm": ARM, "muscles": specs, "reserves": 1.0, "time": rows.tolist(),
+                   "kinematics": {column: motion_q.tolist()}, "mesh_interval": mesh_interval, "tolerance": 1e-8},
+                  tmp_path)
+    assert theirs["success"]
+    body = cl.Multibody("arm", coordinates=["flexion"])
+    q, = body.coordinates
+    v, = body.speeds
+    g, m, d = 9.80665, ARM["mass"], ARM["com"]
+    body.kinetic_energy = 0.5 * (ARM["inertia_com"] + m * d**2) * v**2
+    body.potential_energy = m * g * d * ca.sin(q)
+    motion = goals.prescribed_motion(body, TimeTable(rows, {column: motion_q}), {"arm.flexion": column}, method="quintic")
+    muscles = [cl.DeGrooteFregly2016Muscle(s["name"], body=body, length=_arm_length(s, q), prescribed_motion=motion.q,
+                                           max_isometric_force=s["max_isometric_force"],
+                                           optimal_fiber_length=s["optimal_fiber_length"],
+                                           tendon_slack_length=s["tendon_slack_length"], minimum_activation=0.0)
+               for s in specs]
+    problem = goals.inverse_problem(motion, muscles, reserves=1.0)
+    intervals = goals.inverse_intervals(duration, mesh_interval)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # Moco's file names no colloc scheme: it is read at its own rows
+        nlp = cl.build_nlp(problem, intervals=intervals, guess=_moco_solution_as_trajectory(theirs, specs))
+    f, g_rows = (np.array(x).ravel() for x in ca.Function("fg", [nlp.w], [nlp.f, nlp.g])(nlp.layout.vector("guess")))
+    assert f[0] == pytest.approx(theirs["objective"], rel=1e-10)
+    assert np.max(np.maximum(nlp.rows.lower - g_rows, 0) + np.maximum(g_rows - nlp.rows.upper, 0)) < 1e-7
+    res = cl.solve(problem, intervals=intervals, ipopt={"tol": 1e-10})
+    assert res.success
+    assert theirs["objective"] * (1 - 1e-3) < res.objective <= theirs["objective"] * (1 + 1e-8)

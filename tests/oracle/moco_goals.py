@@ -8,6 +8,7 @@ Kinds of request:
 * ``lowpass``: ``TabOpLowPassFilter(cutoff)`` on a table of ``time`` and ``columns``.
 * ``track``: MocoTrack's problem (``MocoTrack.initialize``) with a states reference of positions whose
   derivatives it tracks too, evaluated the same way as ``goals``.
+* ``inverse``: ``MocoInverse`` solved on the ``arm`` model (reserves from ``ModOpAddReserves``).
 * ``goals``: a Moco problem on one of the models below with the given goals, on ``intervals``
   Hermite–Simpson intervals over [t0, tf]; its guess is the given trajectory (values at the 2N + 1 grid
   times) and IPOPT runs zero iterations, so the solution's objective terms are Moco's own evaluation of
@@ -142,6 +143,60 @@ def foot_model(req):
         force.set_transition_velocity(0.2)
         model.addForce(force)
     return model
+
+
+def arm_model(req):
+    """A forearm on a pin at the origin (coordinate ``flexion`` about z, the body's x along the forearm, gravity −y)
+    with DeGrooteFregly2016Muscles from ground points to forearm points (implicit tendons, no damping)."""
+    p = req["arm"]
+    model = osim.Model()
+    model.setName("arm")
+    body = osim.Body("forearm", p["mass"], osim.Vec3(p["com"], 0, 0), osim.Inertia(0, 0, p["inertia_com"]))
+    model.addBody(body)
+    joint = osim.PinJoint("elbow", model.getGround(), osim.Vec3(0), osim.Vec3(0), body, osim.Vec3(0), osim.Vec3(0))
+    joint.updCoordinate().setName("flexion")
+    model.addJoint(joint)
+    for spec in req["muscles"]:
+        m = osim.DeGrooteFregly2016Muscle()
+        m.setName(spec["name"])
+        for key in ("max_isometric_force", "optimal_fiber_length", "tendon_slack_length"):
+            getattr(m, f"set_{key}")(float(spec[key]))
+        m.set_fiber_damping(0.0)
+        m.set_ignore_tendon_compliance(False)
+        m.set_tendon_compliance_dynamics_mode("implicit")
+        m.addNewPathPoint("origin", model.getGround(), osim.Vec3(*spec["origin"], 0))
+        m.addNewPathPoint("insertion", body, osim.Vec3(spec["insertion"], 0, 0))
+        model.addForce(m)
+    return model
+
+
+def inverse(req):
+    """MocoInverse itself (reserves added by ModOpAddReserves), solved; its objective and terms."""
+    model = arm_model(req)
+    model.finalizeConnections()
+    processor = osim.ModelProcessor(model)
+    processor.append(osim.ModOpAddReserves(float(req["reserves"])))
+    tool = osim.MocoInverse()
+    tool.setModel(processor)
+    tool.setKinematics(osim.TableProcessor(_table(req["time"], req["kinematics"])))
+    tool.set_initial_time(float(req["time"][0]))
+    tool.set_final_time(float(req["time"][-1]))
+    tool.set_mesh_interval(float(req["mesh_interval"]))
+    tool.set_convergence_tolerance(float(req["tolerance"]))
+    tool.set_constraint_tolerance(float(req["tolerance"]))
+    result = tool.solve()  # kept: the solution below is a reference into it
+    solution = result.getMocoSolution()
+    solution.unseal()
+    names = list(solution.getObjectiveTermNames())
+    controls = solution.getControlsTrajectory().to_numpy()
+    states = solution.getStatesTrajectory().to_numpy()
+    derivatives = solution.getDerivativesTrajectory().to_numpy()
+    return {"objective": solution.getObjective(), "success": solution.success(),
+            "terms": {n: solution.getObjectiveTerm(n) for n in names},
+            "time": solution.getTime().to_numpy().tolist(),
+            "controls": {n: controls[:, i].tolist() for i, n in enumerate(solution.getControlNames())},
+            "states": {n: states[:, i].tolist() for i, n in enumerate(solution.getStateNames())},
+            "derivatives": {n: derivatives[:, i].tolist() for i, n in enumerate(solution.getDerivativeNames())}}
 
 
 MODELS = {"slider": slider_model, "twolink": twolink_model, "muscle": muscle_model, "foot": foot_model}
@@ -344,7 +399,7 @@ def _contact_forces(req, solution):
     return forces
 
 
-KINDS = {"lowpass": lowpass, "goals": goals, "track": track}
+KINDS = {"lowpass": lowpass, "goals": goals, "track": track, "inverse": inverse}
 
 
 def main(argv):
