@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from colloc.errors import FileFormatError, ProblemError
-from colloc.goals import degrees_to_radians, filter_lowpass, read_table
+from colloc.goals import TimeTable, degrees_to_radians, filter_lowpass, read_table
 from colloc.goals.splines import spline_function
 from colloc.goals.tables import butterworth3, lowpass_iir, pad
 from goal_oracle import moco
@@ -108,7 +108,6 @@ def test_lowpass_matches_opensim_on_the_walking_reference(tmp_path):
     t = np.linspace(0.0, 1.0, 101)
     uniform = {"x": (np.sin(7 * t) + 0.1 * np.cos(40 * t)).tolist()}
     theirs = moco({"kind": "lowpass", "cutoff": 5.0, "time": t.tolist(), "columns": uniform}, tmp_path)
-    from colloc.goals import TimeTable
     mine = filter_lowpass(TimeTable(t, {"x": np.array(uniform["x"])}), 5.0)
     np.testing.assert_allclose(mine["x"], theirs["columns"]["x"], rtol=0, atol=1e-12)
 
@@ -149,3 +148,11 @@ def test_quintic_is_opensims_resampling_spline_and_natural_is_the_textbook_one()
     np.testing.assert_allclose(np.array(quintic.map(4)(s.reshape(1, -1))).ravel(), resample_natural_quintic(t, y, s), atol=1e-14)
     np.testing.assert_allclose(np.array(natural.map(4)(s.reshape(1, -1))).ravel(), CubicSpline(t, y, bc_type="natural")(s),
                                atol=1e-14)
+
+
+def test_any_column_label_becomes_a_function():
+    """Labels are not identifiers (OpenSim 3 names such as `soleus.activation`, spaces, a leading digit)."""
+    t = np.linspace(0.0, 1.0, 5)
+    table = TimeTable(t, {"soleus.activation": 2.0 * t, "1 hip flexion": 1.0 - t})
+    assert float(table("soleus.activation", 0.25)) == pytest.approx(0.5, abs=1e-14)
+    assert float(table("1 hip flexion", 0.25)) == pytest.approx(0.75, abs=1e-14)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -77,7 +78,8 @@ class TimeTable:
         """
         from .splines import spline_function
 
-        return spline_function(self.time, self[label], method, name=label.strip("/").replace("/", "_") or "column")
+        name = re.sub(r"\W", "_", label.strip("/"))  # CasADi names are identifiers
+        return spline_function(self.time, self[label], method, name=name if name[:1].isalpha() else f"column_{name}")
 
     def __call__(self, label, t, method="bspline"):
         """Column ``label`` at time ``t`` (a number, an array or a CasADi expression)."""
