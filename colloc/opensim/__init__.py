@@ -1,0 +1,22 @@
+"""OpenSim ``.osim`` models as colloc components.
+
+``colloc.opensim.load(path)`` reads the file with the standard library
+(no OpenSim at run time) and returns an :class:`OsimModel` whose
+``components`` go into a :class:`~colloc.Model`.  A module-level ``load``
+rather than ``Multibody.from_osim``: an ``.osim`` file makes more than one
+multibody (muscles are components with states of their own, markers are named
+points), and the reader needs a home for the tables that say which elements it
+reads (:mod:`colloc.opensim.registry`).
+
+Modules: :mod:`.document` (XML with line numbers), :mod:`.functions`
+(OpenSim's functions as SX), :mod:`.spec` (bodies, frames, joints,
+coordinates of every file version), :mod:`.joints` (joints as mobilizers),
+:mod:`.kinematics` (the :class:`Skeleton`: coordinates, frame poses, the
+equations of motion), :mod:`.actuators` (``CoordinateActuator``),
+:mod:`.registry` (force builders by element tag), :mod:`.loader` (:func:`load`).
+"""
+from .kinematics import OsimBody, Skeleton
+from .loader import OsimModel, load
+from .registry import FORCES, register_force
+
+__all__ = ["load", "OsimModel", "Skeleton", "OsimBody", "FORCES", "register_force"]
