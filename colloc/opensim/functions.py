@@ -197,16 +197,17 @@ def read_function(el, path=None):
 
 
 def function_child(el, tag, path=None):
-    """The function element inside ``<tag>`` of ``el`` (``<function><SimmSpline>…``), or ``None``.
+    """The function element of the property ``tag`` of ``el``, or ``None``.
 
-    OpenSim 3 files may put the function element directly in ``el``; ``None``
-    also when ``<tag>`` is empty.
+    OpenSim writes an object-valued property either wrapped, ``<function><SimmSpline>…``,
+    or as the object itself named after the property, ``<SimmSpline name="function">``;
+    ``None`` also when the wrapper is empty.
     """
     holder = el.find(tag)
-    if holder is None:
-        return None
-    kids = list(holder)
-    return kids[0] if kids else None
+    if holder is not None:
+        kids = list(holder)
+        return kids[0] if kids else None
+    return next((k for k in el if k.get("name") == tag and len(k)), None)
 
 
 __all__ = ["read_function", "function_child", "simm_spline", "simm_spline_coefficients", "piecewise_linear",

@@ -51,10 +51,12 @@ JOINTS = {"WeldJoint": 0, "PinJoint": 1, "SliderJoint": 1, "PlanarJoint": 3, "Un
 _E = np.eye(3)
 
 
-def tree_joint(joint, path):
-    """``(kind, axis, motion)`` of a joint for :class:`colloc.rigidbody.Body`.
+def tree_joint(joint, path, exact=False):
+    """``(kind, axis, motion, velocity_product)`` of a joint for :class:`colloc.rigidbody.Body`.
 
     ``motion`` is ``q_j -> (R, p)`` for ``function`` joints, else ``None``; a ``WeldJoint`` is ``"weld"``.
+    ``velocity_product`` is Simbody's deviation from the exact ``Ṡu`` of a CustomJoint
+    (None with ``exact=True``, and for every other joint).
 
     Raises
     ------
@@ -70,20 +72,21 @@ def tree_joint(joint, path):
         raise ModelError(f"{joint.kind} `{joint.name}`{where(el, path)} has {n} coordinates; it needs {want}.")
     kind = joint.kind
     if kind == "WeldJoint":
-        return "weld", None, None
+        return "weld", None, None, None
     if kind == "PinJoint":
-        return "revolute", _E[2], None
+        return "revolute", _E[2], None, None
     if kind == "SliderJoint":
-        return "prismatic", _E[0], None
+        return "prismatic", _E[0], None, None
     if kind == "FreeJoint":
-        return "free", _E[2], None
+        return "free", _E[2], None, None
     if kind == "PlanarJoint":
-        return "function", None, lambda q: (axis_rotation(_E[2], q[0]), ca.vertcat(q[1], q[2], 0))
+        return "function", None, lambda q: (axis_rotation(_E[2], q[0]), ca.vertcat(q[1], q[2], 0)), None
     if kind == "UniversalJoint":
-        return "function", None, lambda q: (ca.mtimes(axis_rotation(_E[0], q[0]), axis_rotation(_E[1], q[1])), ca.SX.zeros(3, 1))
+        return "function", None, lambda q: (ca.mtimes(axis_rotation(_E[0], q[0]), axis_rotation(_E[1], q[1])), ca.SX.zeros(3, 1)), None
     if kind in ("GimbalJoint", "BallJoint"):
-        return "function", None, lambda q: (_rotations([_E[0], _E[1], _E[2]], [q[0], q[1], q[2]]), ca.SX.zeros(3, 1))
-    return "function", None, _custom_motion(joint, path)
+        return "function", None, lambda q: (_rotations([_E[0], _E[1], _E[2]], [q[0], q[1], q[2]]), ca.SX.zeros(3, 1)), None
+    motion, simbody = _custom_motion(joint, path)
+    return "function", None, motion, None if exact else simbody
 
 
 def _rotations(axes, angles):
@@ -127,13 +130,43 @@ def _custom_motion(joint, path):
         axes.append(axis / np.linalg.norm(axis))
         funcs.append((f, [own.index(c) for c in coords]))
 
+    def values(q):
+        return [f(*[q[i] for i in idx]) if idx else f(ca.SX(0)) for f, idx in funcs]  # no coordinate: a constant
+
     def motion(q):
-        vals = [f(*[q[i] for i in idx]) if idx else f(ca.SX(0)) for f, idx in funcs]  # no coordinate: a constant
+        vals = values(q)
         R = _rotations(axes[:3], vals[:3])
         p = sum((ca.DM(axes[3 + k]) * vals[3 + k] for k in range(3)), ca.SX.zeros(3, 1))
         return R, p
 
-    return motion
+    def simbody_velocity_product(q, u):
+        """Simbody's Ḣu minus the exact one, in body axes (see :func:`_simbody_hdot_correction`)."""
+        return ca.vertcat(ca.mtimes(motion(q)[0].T, _simbody_hdot_correction(axes[:3], values(q)[:3], q, u)), ca.SX.zeros(3, 1))
+
+    return motion, simbody_velocity_product
+
+
+def _simbody_hdot_correction(axes, theta, q, u):
+    """What Simbody's ``FunctionBasedImpl::CacheInfo::buildHdot`` adds to the exact rate of the rotation axes, in F.
+
+    The exact ``Ẇ = [0, ω₁ × W₁, ω₂ × W₂]`` with ``W = [a₁, R₁a₂, R₁R₂a₃]``,
+    ``ω₁ = a₁θ̇₁`` and ``ω₂ = ω₁ + W₁θ̇₂``; Simbody uses instead the angular
+    velocity of the joint's first mobility alone (``V1``) and of every mobility
+    but the third (``V2``), which is the same only when rotation k follows
+    mobility k.  Returns ``Δ = (V1 − ω₁) × W₁ θ̇₂ + (V2 − ω₂) × W₂ θ̇₃`` (3, 1).
+    """
+    n = q.numel()
+    a1, a2, a3 = (ca.DM(a) for a in axes)
+    R1 = axis_rotation(axes[0], theta[0])
+    W1, W2 = ca.mtimes(R1, a2), ca.mtimes(ca.mtimes(R1, axis_rotation(axes[1], theta[1])), a3)
+    rates = lambda w: [ca.jtimes(ca.SX(t), q, w) for t in theta]
+    omega = lambda r: a1 * r[0] + W1 * r[1] + W2 * r[2]
+    d1, d2, d3 = rates(u)
+    only_first = ca.vertcat(u[0], ca.SX.zeros(n - 1, 1))
+    but_third = ca.vertcat(u[0:2], ca.SX.zeros(1, 1), u[3:]) if n > 2 else u
+    V1, V2 = omega(rates(only_first)), omega(rates(but_third))
+    w1, w2 = a1 * d1, a1 * d1 + W1 * d2
+    return ca.cross(V1 - w1, W1) * d2 + ca.cross(V2 - w2, W2) * d3
 
 
 __all__ = ["tree_joint", "JOINTS"]

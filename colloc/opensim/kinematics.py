@@ -47,10 +47,15 @@ class Skeleton:
     spec : SkeletonSpec
     name : str
         Name of the multibody component; states ``name.<coordinate>`` and ``name.<coordinate>_speed``.
+    exact : bool
+        ``False`` (default): a CustomJoint's velocity-product term is Simbody's, so that the
+        equations are OpenSim's to round-off; ``True``: the exact ``Ṡu`` (they differ only for a
+        CustomJoint whose k-th rotation is not a function of its k-th coordinate alone, such as
+        the Rajagopal model's knee; see :func:`colloc.opensim.joints._simbody_hdot_correction`).
     """
 
-    def __init__(self, spec, name):
-        self.spec, self.path = spec, spec.path
+    def __init__(self, spec, name, exact=False):
+        self.spec, self.path, self.exact = spec, spec.path, exact
         self.placement = {GROUND: (-1, np.eye(3), np.zeros(3))}
         bodies, joints = self._tree(spec)
         self.tree = Tree(bodies)
@@ -185,7 +190,7 @@ class Skeleton:
             raise ModelError(f"Joint `{joint.name}`{where(joint.element, spec.path)} has child frame `{joint.child}`, which is not on a body.")
         if child in self.placement:
             raise ModelError(f"Body `{child}` is the child of a second joint, `{joint.name}`{where(joint.element, spec.path)}; closed loops need a constraint, which colloc does not read from joints.")
-        kind, axis, motion = tree_joint(joint, spec.path)
+        kind, axis, motion, product = tree_joint(joint, spec.path, self.exact)
         Rcb, pcb = Rc.T, -Rc.T @ pc  # the child body in the child (M) frame
         if kind == "free" and ti >= 0:
             raise ModelError(f"FreeJoint `{joint.name}`{where(joint.element, spec.path)} hangs from a moving body; colloc reads free joints whose parent is ground.")
@@ -193,7 +198,7 @@ class Skeleton:
             self.placement[child] = (ti, Rf @ Rcb, pf + Rf @ pcb)
         else:
             bodies.append(Body(joint.name, kind, ti, _exact(Rf), _exact(pf), axis if axis is not None else np.array([0.0, 0.0, 1.0]),
-                               motion=motion, dofs=len(joint.coordinates)))
+                               motion=motion, dofs=len(joint.coordinates), velocity_product=product))
             joints.append(joint)
             self.placement[child] = (len(bodies) - 1, Rcb, pcb)
         ti, R, p = self.placement[child]

@@ -96,7 +96,7 @@ def _count(pairs):
     return out
 
 
-def load(path, name="model", forces=True):
+def load(path, name="model", forces=True, exact=False):
     """Read an OpenSim ``.osim`` model into colloc components.
 
     Parameters
@@ -109,6 +109,10 @@ def load(path, name="model", forces=True):
     forces : bool or list of str
         ``True``: every force element (refusing the types colloc does not read);
         ``False``: none (the skeleton alone); a list: the force elements of these names.
+    exact : bool
+        ``False`` (default): OpenSim's equations of motion to round-off, including Simbody's
+        approximate velocity-product term of a CustomJoint whose rotations do not each follow
+        their own coordinate (the Rajagopal knee); ``True``: the exact term (see :class:`Skeleton`).
 
     Returns
     -------
@@ -139,7 +143,7 @@ def load(path, name="model", forces=True):
     constraint_els = _constraints(model, spec, path)
     ignored = _check_components(model, path)
     markers = _markers(model, spec, path)
-    skeleton = Skeleton(spec, name)
+    skeleton = Skeleton(spec, name, exact=exact)
     out = OsimModel(path, skeleton, [skeleton.body], markers, ignored=ignored)
     for c in spec.coordinates:
         if c.locked:

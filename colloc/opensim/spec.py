@@ -178,7 +178,8 @@ def _body(el, name, path):
     if el.find("inertia") is not None:
         i = floats(el, "inertia", path, size=6)
     else:
-        i = np.array([float(node_text(el, f"inertia_{k}") or 0.0) for k in ("xx", "yy", "zz", "xy", "xz", "yz")])
+        # OpenSim 4 joins the six values through a stream of default precision (Body::updateFromXMLNode)
+        i = np.array([float(f"{float(node_text(el, f'inertia_{k}') or 0.0):.6g}") for k in ("xx", "yy", "zz", "xy", "xz", "yz")])
     inertia = np.array([[i[0], i[3], i[4]], [i[3], i[1], i[5]], [i[4], i[5], i[2]]])
     return BodySpec(f"/bodyset/{name}", name, mass, com, inertia, el)
 
@@ -233,8 +234,10 @@ def _old_joints(spec, bodies, path):
         offsets = []
         for target, loc, ori in ((ppath, "location_in_parent", "orientation_in_parent"), (cpath, "location", "orientation")):
             fpath = f"/jointset/{name}/{target.split('/')[-1]}_offset"
-            R = body_fixed_xyz(floats(el, ori, path, size=3, default=np.zeros(3)))
-            spec.frames[fpath] = FrameSpec(fpath, target, R, floats(el, loc, path, size=3, default=np.zeros(3)), el)
+            # OpenSim 4 converts the offsets through a C++ stream of default precision (6 significant digits,
+            # XMLDocument::addPhysicalOffsetFrame30505_30517): rounded the same way, the frames are OpenSim's
+            rounded = lambda tag: np.array([float(f"{x:.6g}") for x in floats(el, tag, path, size=3, default=np.zeros(3))])
+            spec.frames[fpath] = FrameSpec(fpath, target, body_fixed_xyz(rounded(ori)), rounded(loc), el)
             offsets.append(fpath)
         coords = [_coordinate(c, name, path) for c in objects(el, "CoordinateSet")]
         spec.joints.append(JointSpec(name, el.tag, offsets[0], offsets[1], coords, el))

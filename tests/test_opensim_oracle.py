@@ -1,0 +1,142 @@
+"""The skeleton of OpenSim models read by colloc.opensim equals OpenSim's own at random states.
+
+OpenSim (PyPI `opensim`) is the oracle; it runs in a subprocess (tests/oracle/osim_skeleton.py) because
+its wheel carries its own libcasadi. At 20 random states per model (coordinates within their ranges):
+the mass matrix (SimbodyMatterSubsystem::calcM), the inverse dynamics with gravity and no forces
+(InverseDynamicsSolver::solve) and the pose in ground of every body and PhysicalOffsetFrame agree to
+1e-9, relative to the largest entry where that is above 1.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+
+import casadi as ca
+import numpy as np
+import pytest
+
+import colloc.opensim as co
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+MODELS = ROOT / "models" / "opensim"
+ORACLE = ROOT / "tests" / "oracle" / "osim_skeleton.py"
+FILES = ["2D_gait.osim", "gait10dof18musc_subject01.osim", "leg6dof9musc.osim", "gait2354_simbody.osim",
+         "Rajagopal2015_right_leg_9musc.osim"]
+NUM_STATES = 20
+
+
+def _opensim_available():
+    try:
+        return subprocess.run([sys.executable, "-c", "import opensim"], capture_output=True, timeout=120).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+def oracle(model, script=ORACLE, extra=()):
+    """OpenSim's numbers for ``model`` (an .npz), computed once per file and script version in the temp dir."""
+    key = hashlib.sha1((model.read_bytes() + script.read_bytes() + repr(extra).encode())).hexdigest()[:16]
+    out = pathlib.Path(tempfile.gettempdir()) / f"colloc_osim_{model.stem}_{key}.npz"
+    if not out.exists():
+        if not _opensim_available():
+            pytest.skip("the `opensim` package is not importable (pip install colloc[opensim])")
+        tmp = out.with_suffix(f".{os.getpid()}.npz")
+        subprocess.run([sys.executable, str(script), str(model), str(tmp), *map(str, extra)], check=True,
+                       capture_output=True, timeout=600, cwd=str(MODELS))
+        os.replace(tmp, out)
+    return np.load(out)
+
+
+def _close(ours, theirs, tol=1e-9):
+    scale = max(1.0, float(np.max(np.abs(theirs))))
+    return float(np.max(np.abs(np.asarray(ours) - np.asarray(theirs)))) <= tol * scale
+
+
+@pytest.fixture(scope="module", params=FILES)
+def case(request):
+    path = MODELS / request.param
+    ref = oracle(path, extra=(NUM_STATES, 0))
+    model = co.load(path, forces=False)
+    return model, ref
+
+
+def test_coordinates_are_openSims_in_file_order(case):
+    model, ref = case
+    assert model.skeleton.coordinates == list(ref["coordinates"])
+
+
+def test_mass_matrix_and_inverse_dynamics_equal_openSims(case):
+    model, ref = case
+    body = model.body
+    eq = body.equations()
+    f = ca.Function("f", [body.q, body.v, body.a], [eq.mass_matrix, body._inverse_dynamics])
+    for k in range(NUM_STATES):
+        M, tau = (np.array(x) for x in f(ref["q"][k], ref["v"][k], ref["a"][k]))
+        assert _close(M, ref["M"][k]), (k, np.max(np.abs(M - ref["M"][k])))
+        assert _close(tau.ravel(), ref["tau"][k]), (k, np.max(np.abs(tau.ravel() - ref["tau"][k])))
+
+
+def test_every_frame_pose_equals_openSims(case):
+    model, ref = case
+    sk = model.skeleton
+    frames = list(ref["frames"])
+    outs = [x for name in frames for x in sk.frame_pose(name)]
+    f = ca.Function("poses", [sk.q], outs)
+    for k in range(NUM_STATES):
+        vals = f(ref["q"][k])
+        for i, name in enumerate(frames):
+            assert _close(vals[2 * i], ref["R"][k, i]), (name, k)
+            assert _close(np.array(vals[2 * i + 1]).ravel(), ref["p"][k, i]), (name, k)
+
+
+def test_functions_equal_openSims_inside_and_outside_the_knots():
+    """SimmSpline (2, 3, 4 and 8 knots), PiecewiseLinearFunction, PolynomialFunction, LinearFunction
+    against OpenSim's calcValue at 41 points from well left of the knots to well right of them."""
+    from colloc.opensim import functions as fn
+
+    ref = oracle(ROOT / "tests" / "oracle" / "osim_functions.py", ROOT / "tests" / "oracle" / "osim_functions.py")
+    s = ca.SX.sym("s")
+    x, y = ref["x"], ref["y"]
+    cases = {f"simm{n}": fn.simm_spline(x[:n], y[:n]) for n in (2, 3, 4, 8)}
+    cases.update({f"linear{n}": fn.piecewise_linear(x[:n], y[:n]) for n in (2, 3, 4, 8)})
+    cases["polynomial"] = fn.polynomial(ref["poly"])
+    cases["linearfunction"] = lambda z: 1.7 * z - 0.4
+    for key, f in cases.items():
+        F = ca.Function("f", [s], [f(s)])
+        ours = np.array([float(F(v)) for v in ref["s"]])
+        assert _close(ours, ref[key], 1e-12), (key, np.max(np.abs(ours - ref[key])))
+
+
+def _lagrangian_bias(model):
+    """``c(q, v)`` of the tree from its own M(q) and potential by Lagrange: ``Ṁv − ½ ∂(vᵀMv)/∂q + ∂V/∂q``."""
+    body, tree = model.body, model.skeleton.tree
+    q, v = body.q, body.v
+    M = body.mass_matrix
+    g = ca.DM(model.skeleton.spec.gravity)
+    V = 0
+    for b, (R, p) in zip(tree.bodies, tree.world_poses(q)):
+        V = V - b.mass * ca.dot(g, p + ca.mtimes(R, ca.DM(b.com)))
+    Mv = ca.mtimes(M, v)
+    return ca.jtimes(Mv, q, v) - 0.5 * ca.gradient(ca.dot(v, Mv), q) + ca.gradient(V, q)
+
+
+@pytest.mark.parametrize("exact", [True, False])
+def test_exact_velocity_product_is_lagranges_and_simbodys_differs_only_where_stated(exact):
+    """With ``exact=True`` the RNEA bias of the Rajagopal knee (three rotations, one coordinate) is the
+    Lagrangian one; Simbody's FunctionBased Hdot (the default, OpenSim's numbers) is not, by a small amount."""
+    model = co.load(MODELS / "Rajagopal2015_right_leg_9musc.osim", forces=False, exact=exact)
+    body = model.body
+    f = ca.Function("f", [body.q, body.v], [body.bias_force, _lagrangian_bias(model)])
+    rng = np.random.default_rng(1)
+    gap = 0.0
+    for _ in range(5):
+        q = rng.uniform(-0.5, 0.5, body.q.numel()) + np.where(np.array(model.skeleton.coordinates) == "knee_angle_r", 1.0, 0.0)
+        c, c_lag = (np.array(x).ravel() for x in f(q, rng.normal(size=body.v.numel())))
+        gap = max(gap, np.max(np.abs(c - c_lag)) / max(1.0, np.max(np.abs(c_lag))))
+    if exact:
+        assert gap < 1e-10
+    else:
+        assert 1e-7 < gap < 1e-2
