@@ -3,7 +3,8 @@
 A :class:`Tree` is a list of bodies in topological order (every parent before
 its children).  Each body hangs from its parent (or from the world) by one
 joint: ``revolute`` (1 dof about a unit axis), ``prismatic`` (1 dof along a
-unit axis), ``free`` (a floating base: position ``p`` and unit quaternion
+unit axis), ``spherical`` (a unit quaternion ``(w, x, y, z)``, nq = 4, with
+the angular velocity in body coordinates as speeds, nv = 3), ``free`` (a floating base: position ``p`` and unit quaternion
 ``(w, x, y, z)``, nq = 7, with speeds ``(v, ω)``, the linear velocity of the
 body origin and the angular velocity, both in body coordinates, nv = 6) or
 ``function`` (any number of dofs whose speeds are the coordinates' rates, the
@@ -42,7 +43,7 @@ import numpy as np
 
 from ..errors import ModelError
 
-JOINT_DOFS = {"revolute": (1, 1), "prismatic": (1, 1), "free": (7, 6)}  # "function": Body.dofs
+JOINT_DOFS = {"revolute": (1, 1), "prismatic": (1, 1), "spherical": (4, 3), "free": (7, 6)}  # "function": Body.dofs
 
 
 @dataclass
@@ -54,7 +55,7 @@ class Body:
     name : str
         The joint's name (the body is everything rigidly attached to its child link).
     kind : str
-        ``"revolute"``, ``"prismatic"`` or ``"free"``.
+        ``"revolute"``, ``"prismatic"``, ``"spherical"``, ``"free"`` or ``"function"``.
     parent : int
         Index of the parent body, -1 for the world.
     rotation, translation : ndarray, shapes (3, 3), (3,)
@@ -280,6 +281,8 @@ def _joint_pose(b, qi):
     if b.kind == "function":
         Rj, pj = b.motion(qi)
         return ca.mtimes(R0, Rj), p0 + ca.mtimes(R0, pj)
+    if b.kind == "spherical":
+        return ca.mtimes(R0, quaternion_rotation(qi)), ca.SX(p0)
     # free: the parent is the world; a joint frame offset other than the identity is applied as for the others
     R, p = quaternion_rotation(qi[3:7]), qi[0:3]
     if np.array_equal(b.rotation, np.eye(3)) and not np.any(b.translation):
@@ -295,6 +298,8 @@ def _subspace(b, s):
         return axis * s[0], zero
     if b.kind == "prismatic":
         return zero, axis * s[0]
+    if b.kind == "spherical":
+        return s[0:3], zero
     return s[3:6], s[0:3]
 
 
@@ -307,6 +312,8 @@ def _subspace_columns(b, S=None):
         return [(ca.DM(b.axis), ca.DM.zeros(3, 1))]
     if b.kind == "prismatic":
         return [(ca.DM.zeros(3, 1), ca.DM(b.axis))]
+    if b.kind == "spherical":
+        return [(ca.DM(e[k]), ca.DM.zeros(3, 1)) for k in range(3)]
     return [(ca.DM.zeros(3, 1), ca.DM(e[k])) for k in range(3)] + [(ca.DM(e[k]), ca.DM.zeros(3, 1)) for k in range(3)]
 
 
@@ -325,6 +332,8 @@ def _subspace_transpose(b, n, f, S=None):
         return ca.dot(axis, n)
     if b.kind == "prismatic":
         return ca.dot(axis, f)
+    if b.kind == "spherical":
+        return n
     return ca.vertcat(f, n)
 
 

@@ -12,7 +12,7 @@ SliderJoint        translation q along x                                  prisma
 PlanarJoint        rotation q₀ about z, then translation (q₁, q₂, 0) in F  function
 UniversalJoint     rotation q₀ about x, then q₁ about the new y           function
 GimbalJoint        body-fixed x–y–z rotations q₀, q₁, q₂                   function
-BallJoint          body-fixed x–y–z rotations q₀, q₁, q₂ (see below)       function
+BallJoint          unit quaternion (see below)                            spherical (nq 4, nv 3)
 FreeJoint          translation (x, y, z) in F, unit quaternion             free (nq 7, nv 6)
 CustomJoint        R(f₁ a₁) R(f₂ a₂) R(f₃ a₃), p = Σ f_k a_k (k = 4…6)       function
 =================  =====================================================  =========================
@@ -27,13 +27,12 @@ coordinate.  In all of these the speeds are the coordinates' rates
 (``q̇ = u``), as in Simbody's ``Custom``, ``Pin``, ``Slider``, ``Planar``,
 ``Universal`` and ``Gimbal`` mobilizers.
 
-``BallJoint``: colloc keeps OpenSim's three coordinates (body-fixed x–y–z
-angles, what OpenSim's Euler-angle mode shows) with their rates as speeds,
-whereas Simbody's ball mobilizer takes the angular velocity as speeds; the
-motion is the same, the speeds differ by ``N(q)``.  ``FreeJoint``: a unit
-quaternion as for a floating URDF base; its coordinates are the joint's three
-translations (by their file names) and ``<joint>_qw … _qz``, its speeds
-``<joint>_vx … _wz`` (the body's velocity in its own axes).
+``BallJoint`` and ``FreeJoint``: a unit quaternion, as OpenSim 4.6's own
+state has (and as for a floating URDF base), with speeds in the body's own
+axes (Simbody's are in the parent's).  A ball joint's coordinates are
+``<joint>_qw … _qz``, its speeds ``<joint>_wx … _wz``; a free joint's coordinates are
+its three translations (by their file names) and ``<joint>_qw … _qz``, its
+speeds ``<joint>_vx … _wz`` (the body's velocity in its own axes).
 """
 from __future__ import annotations
 
@@ -83,7 +82,9 @@ def tree_joint(joint, path, exact=False):
         return "function", None, lambda q: (axis_rotation(_E[2], q[0]), ca.vertcat(q[1], q[2], 0)), None
     if kind == "UniversalJoint":
         return "function", None, lambda q: (ca.mtimes(axis_rotation(_E[0], q[0]), axis_rotation(_E[1], q[1])), ca.SX.zeros(3, 1)), None
-    if kind in ("GimbalJoint", "BallJoint"):
+    if kind == "BallJoint":
+        return "spherical", _E[2], None, None
+    if kind == "GimbalJoint":
         return "function", None, lambda q: (_rotations([_E[0], _E[1], _E[2]], [q[0], q[1], q[2]]), ca.SX.zeros(3, 1)), None
     motion, simbody = _custom_motion(joint, path)
     return "function", None, motion, None if exact else simbody

@@ -8,7 +8,7 @@ URDF joints) and a :class:`OsimBody` multibody component whose mass matrix
 
 * ``coordinates`` / ``speeds``: local variable names, coordinates in file order
   (joint by joint); ``q``, ``v`` (SX columns) and ``qdot = N(q) v`` (``N = I``
-  but for a ``FreeJoint``'s quaternion);
+  but for the quaternion of a ``BallJoint`` or ``FreeJoint``);
 * ``coordinate(name)``, ``speed(name)``: one SX symbol by its OpenSim name;
 * ``frame_pose(name) -> (R (3, 3), p (3, 1))`` in ground (``x_ground = R x + p``)
   for every body and ``PhysicalOffsetFrame``, by name or absolute path
@@ -65,7 +65,7 @@ class Skeleton:
         self.actuators = {}  # control name -> OpenSim actuator path
         for j, b in zip(joints, bodies):
             self._names(j, b, cb)
-        free = [b for b in bodies if b.kind == "free"]
+        free = [b for b in bodies if b.kind in ("free", "spherical")]
         kin = self._kinematics if free else None
         sb = {s: DEFAULT_SPEED_BOUNDS for s in self.speeds}
         self.body = OsimBody(name, coordinates=self.coordinates, speeds=self.speeds, kinematics=kin,
@@ -85,7 +85,7 @@ class Skeleton:
         body._inverse_dynamics = self.tree.inverse_dynamics(body.q, body.v, body.a, g)
         for b in free:
             s = self.tree.q_slices[bodies.index(b)]
-            body.holonomic(f"{b.name}_unit_quaternion", ca.sumsqr(body.q[s][3:7]) - 1)
+            body.holonomic(f"{b.name}_unit_quaternion", ca.sumsqr(body.q[s][-4:]) - 1)
 
     # -- symbols ---------------------------------------------------------------------------------
     q = property(lambda self: self.body.q, doc="Coordinates, SX shape (nq, 1).")
@@ -207,13 +207,15 @@ class Skeleton:
             _merge_inertia(bodies[ti], b.mass, b.com, b.inertia, R, p)
 
     def _names(self, joint, tb, cb):
-        if tb.kind == "free":
+        if tb.kind in ("free", "spherical"):
             trans = [c.name for c in joint.coordinates[3:]]
             quat = [f"{joint.name}_q{k}" for k in "wxyz"]
-            coords, speeds = trans + quat, [f"{joint.name}_{k}" for k in ("vx", "vy", "vz", "wx", "wy", "wz")]
+            coords = trans + quat
+            speeds = [f"{joint.name}_{k}" for k in ("vx", "vy", "vz")[:len(trans)] + ("wx", "wy", "wz")]
             cb.update({c: (-1.0, 1.0) for c in quat})
             for c in joint.coordinates[3:]:
-                cb[c.name] = c.range
+                if np.isfinite(c.range).all():
+                    cb[c.name] = c.range
         else:
             coords, speeds = [c.name for c in joint.coordinates], [f"{c.name}_speed" for c in joint.coordinates]
             for c in joint.coordinates:
@@ -233,6 +235,8 @@ class Skeleton:
             if b.kind == "free":
                 quat = q[sq][3:7]
                 blocks.append(ca.diagcat(quaternion_rotation(quat), 0.5 * quaternion_rate_matrix(quat)))
+            elif b.kind == "spherical":
+                blocks.append(0.5 * quaternion_rate_matrix(q[sq]))
             else:
                 blocks.append(ca.SX.eye(sq.stop - sq.start))
         return ca.diagcat(*blocks)

@@ -90,7 +90,7 @@ class SkeletonSpec:
 
     @property
     def coordinates(self):
-        """Every ``CoordinateSpec`` in file order (joint by joint)."""
+        """Every ``CoordinateSpec`` in OpenSim's order: joint by joint, a CustomJoint's in the order its axes use them."""
         return [c for j in self.joints for c in j.coordinates]
 
     def resolve(self, ref, owner, el=None):
@@ -213,8 +213,21 @@ def _new_joint(spec, el, path):
     parent, child = node_text(el, "socket_parent_frame"), node_text(el, "socket_child_frame")
     if parent is None or child is None:
         raise ModelError(f"{el.tag} `{name}`{where(el, path)} must name its parent and child frames (`socket_parent_frame`, `socket_child_frame`).")
-    coords = [_coordinate(c, name, path) for c in objects(el, "coordinates")]
+    coords = _transform_order(el, [_coordinate(c, name, path) for c in objects(el, "coordinates")])
     return JointSpec(name, el.tag, spec.resolve(parent, owner, el), spec.resolve(child, owner, el), coords, el)
+
+
+def _transform_order(el, coords):
+    """A CustomJoint's coordinates in order of first use by its transform axes, as OpenSim orders them
+    (``CustomJoint::constructCoordinates``); coordinates no axis uses come last."""
+    st = el.find("SpatialTransform")
+    if el.tag != "CustomJoint" or st is None:
+        return coords
+    used = []
+    for axis in st.findall("TransformAxis"):
+        used += [n for n in names(axis, "coordinates") if n not in used]
+    rank = {n: i for i, n in enumerate(used)}
+    return sorted(coords, key=lambda c: rank.get(c.name, len(used)))
 
 
 def _old_joints(spec, bodies, path):
@@ -239,7 +252,7 @@ def _old_joints(spec, bodies, path):
             rounded = lambda tag: np.array([float(f"{x:.6g}") for x in floats(el, tag, path, size=3, default=np.zeros(3))])
             spec.frames[fpath] = FrameSpec(fpath, target, body_fixed_xyz(rounded(ori)), rounded(loc), el)
             offsets.append(fpath)
-        coords = [_coordinate(c, name, path) for c in objects(el, "CoordinateSet")]
+        coords = _transform_order(el, [_coordinate(c, name, path) for c in objects(el, "CoordinateSet")])
         spec.joints.append(JointSpec(name, el.tag, offsets[0], offsets[1], coords, el))
 
 

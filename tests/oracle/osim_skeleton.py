@@ -10,7 +10,8 @@ numbers are those of the skeleton alone: M(q) from SimbodyMatterSubsystem::calcM
 tau = M a + c(q, v) - g(q) from InverseDynamicsSolver::solve (which ignores constraints). Coordinates are
 drawn uniformly within their ranges (a range wider than 2 pi is cut to +-pi about its middle), speeds and
 accelerations from N(0, 1). Arrays are in the model's coordinate order (`coordinates`); poses of
-every body and PhysicalOffsetFrame in ground are stored by absolute path (`frames`).
+every body and PhysicalOffsetFrame in ground are stored by absolute path (`frames`), with their angular
+velocity `w` and the velocity of their origin `pdot` in ground.
 """
 import sys
 
@@ -50,6 +51,8 @@ def main(model_path, out, num_states=20, seed=0):
     tau = np.zeros((num_states, len(names)))
     R = np.zeros((num_states, len(frames), 3, 3))
     p = np.zeros((num_states, len(frames), 3))
+    w = np.zeros((num_states, len(frames), 3))
+    pdot = np.zeros((num_states, len(frames), 3))
     solver = osim.InverseDynamicsSolver(model)
     matter = model.getMatterSubsystem()
     for k in range(num_states):
@@ -65,12 +68,17 @@ def main(model_path, out, num_states=20, seed=0):
         udot[uindex] = a[k]
         t = solver.solve(state, osim.Vector.createFromMat(udot))
         tau[k] = np.array([t.get(j) for j in range(nu)])[uindex]
+        model.realizeVelocity(state)
         for f, path in enumerate(frames):
-            X = osim.Frame.safeDownCast(model.getComponent(path)).getTransformInGround(state)
+            frame = osim.Frame.safeDownCast(model.getComponent(path))
+            X = frame.getTransformInGround(state)
             Rm, pv = X.R(), X.p()
             R[k, f] = [[Rm.get(r, c) for c in range(3)] for r in range(3)]
             p[k, f] = [pv.get(r) for r in range(3)]
-    np.savez(out, coordinates=np.array(names), frames=np.array(frames), q=q, v=v, a=a, M=M, tau=tau, R=R, p=p,
+            V = frame.getVelocityInGround(state)
+            w[k, f] = [V.get(0).get(r) for r in range(3)]
+            pdot[k, f] = [V.get(1).get(r) for r in range(3)]
+    np.savez(out, coordinates=np.array(names), frames=np.array(frames), q=q, v=v, a=a, M=M, tau=tau, R=R, p=p, w=w, pdot=pdot,
              gravity=np.array([model.getGravity().get(i) for i in range(3)]))
 
 
