@@ -222,3 +222,21 @@ def test_every_joint_type_equals_openSim():
             assert _close(twists_k[2 * i].ravel(), ref["w"][k, i]) and _close(twists_k[2 * i + 1].ravel(), ref["pdot"][k, i]), (frames[i], k)
         assert _close(M, J.T @ ref["M"][k] @ J), k
         assert _close(tau, J.T @ ref["tau"][k]), k
+
+
+@pytest.mark.parametrize("file", ["leg6dof9musc.osim", "Rajagopal2015_right_leg_9musc.osim"])
+def test_coordinate_coupler_is_openSims_function(file):
+    """The holonomic constraint φ = s f(q_ind) − q_dep of each CoordinateCouplerConstraint, with OpenSim's
+    own s f(q_ind) (the spline of leg6dof9musc's patella, Rajagopal's identity)."""
+    path = MODELS / file
+    ref = oracle(path, extra=(NUM_STATES, 0))
+    model = co.load(path, forces=False)
+    body, names = model.body, list(ref["coordinates"])
+    cons = {k.name.split(".")[-1]: k for k in body.constraints}
+    assert len(ref["couplers"]) == 1
+    con = cons[str(ref["couplers"][0])]
+    f = ca.Function("phi", [body.q], [con.position])
+    dep = next(n for n in names if n in ("knee_angle_pat_r", "knee_angle_r_beta"))
+    for k in range(NUM_STATES):
+        phi = float(f(ref["q"][k]))
+        assert abs(phi - (ref["coupling"][k, 0] - ref["q"][k, names.index(dep)])) < 1e-12

@@ -11,7 +11,8 @@ tau = M a + c(q, v) - g(q) from InverseDynamicsSolver::solve (which ignores cons
 drawn uniformly within their ranges (a range wider than 2 pi is cut to +-pi about its middle), speeds and
 accelerations from N(0, 1). Arrays are in the model's coordinate order (`coordinates`); poses of
 every body and PhysicalOffsetFrame in ground are stored by absolute path (`frames`), with their angular
-velocity `w` and the velocity of their origin `pdot` in ground.
+velocity `w` and the velocity of their origin `pdot` in ground; `coupling` holds the value each
+CoordinateCouplerConstraint (`couplers`) requires of its dependent coordinate at each state.
 """
 import sys
 
@@ -78,7 +79,16 @@ def main(model_path, out, num_states=20, seed=0):
             V = frame.getVelocityInGround(state)
             w[k, f] = [V.get(0).get(r) for r in range(3)]
             pdot[k, f] = [V.get(1).get(r) for r in range(3)]
-    np.savez(out, coordinates=np.array(names), frames=np.array(frames), q=q, v=v, a=a, M=M, tau=tau, R=R, p=p, w=w, pdot=pdot,
+    couplers = [osim.CoordinateCouplerConstraint.safeDownCast(c) for c in model.getComponentsList()
+                if c.getConcreteClassName() == "CoordinateCouplerConstraint"]
+    coupling = np.zeros((num_states, len(couplers)))
+    for i, c in enumerate(couplers):  # s f(q_independent): what the dependent coordinate must equal
+        ind = names.index(c.getIndependentCoordinateNames().get(0))
+        scale = osim.PropertyHelper.getValueDouble(c.getPropertyByName("scale_factor"))
+        for k in range(num_states):
+            coupling[k, i] = scale * c.getFunction().calcValue(osim.Vector(1, float(q[k, ind])))
+    np.savez(out, coordinates=np.array(names), couplers=np.array([c.getName() for c in couplers], dtype=str),
+             coupling=coupling, frames=np.array(frames), q=q, v=v, a=a, M=M, tau=tau, R=R, p=p, w=w, pdot=pdot,
              gravity=np.array([model.getGravity().get(i) for i in range(3)]))
 
 
