@@ -240,3 +240,38 @@ def test_coordinate_coupler_is_openSims_function(file):
     for k in range(NUM_STATES):
         phi = float(f(ref["q"][k]))
         assert abs(phi - (ref["coupling"][k, 0] - ref["q"][k, names.index(dep)])) < 1e-12
+
+
+def test_sto_with_openSims_names_is_read_by_openSim_as_states_and_controls(tmp_path):
+    """A trajectory of 2D_gait written by colloc.opensim.write_sto: OpenSim reads it as a TimeSeriesTable, a
+    MocoTrajectory whose states and controls are the model's, and a StatesTrajectory of the model (which
+    refuses unknown state columns) whose coordinate values and speeds are colloc's."""
+    from colloc import Trajectory
+
+    path = MODELS / "2D_gait.osim"
+    model = co.load(path, forces=["lumbarAct"])
+    body = model.body
+    rng = np.random.default_rng(3)
+    t = np.linspace(0.0, 0.5, 6)
+    columns, kinds = {}, {}
+    for v in body.variables:
+        columns[v.name] = rng.uniform(-0.3, 0.3, t.size)
+        kinds[v.name] = v.kind
+    traj = Trajectory(t, columns, kinds, metadata={"problem": "two_d_gait"})
+    sto = co.write_sto(traj, model, tmp_path / "gait.sto")
+    back = co.from_opensim(Trajectory.read(sto), model)
+    assert back.names == traj.names
+    if not _opensim_available():
+        pytest.skip("the `opensim` package is not importable")
+    out = tmp_path / "read.npz"
+    subprocess.run([sys.executable, str(ROOT / "tests" / "oracle" / "osim_sto.py"), str(path), str(sto), str(out)],
+                   check=True, capture_output=True, timeout=300, cwd=str(tmp_path))
+    ref = np.load(out)
+    names = model.skeleton.opensim_names
+    assert set(ref["state_names"]) == {names[v.name] for v in body.variables if v.kind == "state"}
+    assert list(ref["control_names"]) == ["/forceset/lumbarAct"]
+    np.testing.assert_allclose(ref["time"], t)
+    for i, c in enumerate(ref["coordinates"]):
+        np.testing.assert_allclose(ref["values"][:, i], traj[f"model.{c}"], rtol=0, atol=1e-15)
+        np.testing.assert_allclose(ref["speeds"][:, i], traj[f"model.{c}_speed"], rtol=0, atol=1e-15)
+    np.testing.assert_allclose(ref["controls"][:, 0], traj["model.lumbarAct"], rtol=0, atol=1e-15)

@@ -13,10 +13,12 @@ Modules: :mod:`.document` (XML with line numbers), :mod:`.functions`
 coordinates of every file version), :mod:`.joints` (joints as mobilizers),
 :mod:`.kinematics` (the :class:`Skeleton`: coordinates, frame poses, the
 equations of motion), :mod:`.actuators` (``CoordinateActuator``),
-:mod:`.registry` (force builders by element tag), :mod:`.loader` (:func:`load`).
+:mod:`.registry` (force builders by element tag), :mod:`.loader` (:func:`load`),
+:mod:`.storage` (trajectories under OpenSim's names, `.sto` files Moco reads).
 """
 from .kinematics import OsimBody, Skeleton
 from .loader import OsimModel, load
 from .registry import FORCES, register_force
+from .storage import from_opensim, to_opensim, write_sto
 
-__all__ = ["load", "OsimModel", "Skeleton", "OsimBody", "FORCES", "register_force"]
+__all__ = ["load", "OsimModel", "Skeleton", "OsimBody", "FORCES", "register_force", "to_opensim", "from_opensim", "write_sto"]

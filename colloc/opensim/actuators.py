@@ -22,7 +22,7 @@ def coordinate_actuator(skeleton, el, path):
     if coord is None:
         raise ModelError(f"CoordinateActuator `{name}`{where(el, path)} names no coordinate.")
     coord = coord.strip("/").split("/")[-1]
-    if coord not in skeleton.coordinates or coord not in skeleton.opensim_paths:
+    if f"{coord}_speed" not in skeleton.speeds:
         raise ModelError(f"CoordinateActuator `{name}`{where(el, path)} acts on `{coord}`, which is not a coordinate with a speed of its own in the model.")
     lo = node_text(el, "min_control")
     hi = node_text(el, "max_control")
@@ -32,7 +32,7 @@ def coordinate_actuator(skeleton, el, path):
     tau = ca.SX.zeros(len(skeleton.speeds), 1)
     tau[skeleton.speeds.index(f"{coord}_speed")] = force * u
     skeleton.add_generalized_force(name, tau)
-    skeleton.actuators[name] = f"/forceset/{name}"
+    skeleton.opensim_names[f"{skeleton.name}.{name}"] = f"/forceset/{name}"
     return []
 
 

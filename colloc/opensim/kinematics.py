@@ -15,7 +15,10 @@ URDF joints) and a :class:`OsimBody` multibody component whose mass matrix
   (``"femur_r"``, ``"/bodyset/femur_r"``, ``"/jointset/hip_r/femur_r_offset"``);
   ``point_position(frame, r)`` for a point fixed in a frame;
 * ``add_generalized_force(source, tau)``: a generalised force in v-space
-  (shape (nv, 1)); ``add_control(name, bounds)``: a control of the multibody.
+  (shape (nv, 1)); ``add_control(name, bounds)``: a control of the multibody;
+* ``opensim_names``: ``{colloc variable name: OpenSim name}`` (``model.hip_flexion_r`` ->
+  ``/jointset/hip_r/hip_flexion_r/value``, a control -> ``/forceset/<actuator>``), which
+  force elements extend with their own states (``/forceset/<muscle>/activation``).
 
 Frames are fixed on tree bodies: ``placement[path] = (tree body, R, p)``.
 """
@@ -55,14 +58,13 @@ class Skeleton:
     """
 
     def __init__(self, spec, name, exact=False):
-        self.spec, self.path, self.exact = spec, spec.path, exact
+        self.spec, self.path, self.exact, self.name = spec, spec.path, exact, name
         self.placement = {GROUND: (-1, np.eye(3), np.zeros(3))}
         bodies, joints = self._tree(spec)
         self.tree = Tree(bodies)
         self.joint_of_coordinate = {}
         self.coordinates, self.speeds, cb = [], [], {}
-        self.opensim_paths = {}  # local variable name -> OpenSim state path
-        self.actuators = {}  # control name -> OpenSim actuator path
+        self.opensim_names = {}  # colloc variable name -> OpenSim's (state path, or actuator path for a control)
         for j, b in zip(joints, bodies):
             self._names(j, b, cb)
         free = [b for b in bodies if b.kind in ("free", "spherical")]
@@ -221,8 +223,8 @@ class Skeleton:
             for c in joint.coordinates:
                 if np.isfinite(c.range).all():
                     cb[c.name] = c.range
-                self.opensim_paths[c.name] = f"/jointset/{joint.name}/{c.name}/value"
-                self.opensim_paths[f"{c.name}_speed"] = f"/jointset/{joint.name}/{c.name}/speed"
+                self.opensim_names[f"{self.name}.{c.name}"] = f"/jointset/{joint.name}/{c.name}/value"
+                self.opensim_names[f"{self.name}.{c.name}_speed"] = f"/jointset/{joint.name}/{c.name}/speed"
         for c in coords:
             self.joint_of_coordinate[c] = joint.name
         self.coordinates += coords
