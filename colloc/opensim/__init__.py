@@ -17,8 +17,8 @@ equations of motion), :mod:`.actuators` (``CoordinateActuator``),
 :mod:`.storage` (trajectories under OpenSim's names, `.sto` files Moco reads).
 """
 from .kinematics import OsimBody, Skeleton
-from .loader import OsimModel, load
+from .loader import OsimModel, info, load
 from .registry import FORCES, register_force
 from .storage import from_opensim, to_opensim, write_sto
 
-__all__ = ["load", "OsimModel", "Skeleton", "OsimBody", "FORCES", "register_force", "to_opensim", "from_opensim", "write_sto"]
+__all__ = ["load", "info", "OsimModel", "Skeleton", "OsimBody", "FORCES", "register_force", "to_opensim", "from_opensim", "write_sto"]

@@ -89,6 +89,12 @@ class OsimModel:
         return "\n".join(lines)
 
 
+def info(path) -> int:
+    """Print what colloc reads from the model file at ``path`` (``colloc info MODEL.osim``); returns 0."""
+    print(load(path).summary())
+    return 0
+
+
 def _count(pairs):
     out = {}
     for kind, _ in pairs:
@@ -249,4 +255,4 @@ def _markers(model, spec, path):
     return out
 
 
-__all__ = ["load", "OsimModel"]
+__all__ = ["load", "info", "OsimModel"]
