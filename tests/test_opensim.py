@@ -125,3 +125,22 @@ def test_colloc_info_lists_what_was_read(capsys, tmp_path):
     path, text = _edited(tmp_path, '<CoordinateActuator name="pin_motor">', '<Foo2Force name="f"/><CoordinateActuator name="pin_motor">')
     assert cli.main(["info", str(path)]) == 2
     assert f"Force `Foo2Force` `f` (line {_line(text, '<Foo2Force')} of `edited.osim`) is not supported" in capsys.readouterr().err
+
+
+def test_animate_draws_the_bodies_upright(tmp_path):
+    """OpenSim's y is up: the drawn frames are turned so that the pelvis height is the drawing's z."""
+    from PIL import Image
+
+    from colloc.animation import _upright, frame_poses
+    from colloc.plot import animate
+
+    model = co.load(ROOT / "models" / "opensim" / "2D_gait.osim", forces=False)
+    t = np.linspace(0.0, 0.4, 5)
+    cols = {v.name: 0.2 * np.sin(3 * t + i) for i, v in enumerate(model.body.variables)}
+    cols["model.pelvis_ty"] = 0.9 + 0.05 * t
+    traj = cl.Trajectory(t, cols, {v.name: v.kind for v in model.body.variables}, metadata={"scheme": "trapezoidal"})
+    origins, _ = _upright(model.body, *frame_poses(traj, model.body, t))
+    pelvis = model.body.links.index("/bodyset/pelvis")
+    np.testing.assert_allclose(origins[:, pelvis, 2], cols["model.pelvis_ty"], atol=1e-12)
+    path = animate(traj, model.components, tmp_path / "gait.gif", fps=10)
+    assert Image.open(path).n_frames == 5

@@ -24,6 +24,8 @@ Frames are fixed on tree bodies: ``placement[path] = (tree body, R, p)``.
 """
 from __future__ import annotations
 
+import re
+
 import casadi as ca
 import numpy as np
 
@@ -85,6 +87,9 @@ class Skeleton:
         body.mass_matrix = self.tree.mass_matrix(body.q)
         body.bias_force = self.tree.inverse_dynamics(body.q, body.v, ca.SX.zeros(self.tree.nv, 1), g)
         body._inverse_dynamics = self.tree.inverse_dynamics(body.q, body.v, body.a, g)
+        body.display_rotation = _upright(g)
+        for path in body.moving_links:  # named points: what `colloc solve --animate` looks for before solving
+            body.point(_identifier(spec.bodies[path].name), self.frame_pose(path)[1])
         for b in free:
             s = self.tree.q_slices[bodies.index(b)]
             body.holonomic(f"{b.name}_unit_quaternion", ca.sumsqr(body.q[s][-4:]) - 1)
@@ -249,6 +254,23 @@ class Skeleton:
         for j in spec.joints:
             out.append((self._base(spec, j.parent)[0], self._base(spec, j.child)[0]))
         return out
+
+
+def _upright(gravity):
+    """Rotation that turns the model's up (against gravity; OpenSim's y by default) to the drawing's z."""
+    g = np.asarray(gravity, dtype=float)
+    if not np.linalg.norm(g):
+        return None
+    z = -g / np.linalg.norm(g)
+    x = np.array([1.0, 0.0, 0.0]) if abs(z[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
+    x = x - (x @ z) * z
+    x /= np.linalg.norm(x)
+    return _exact(np.vstack([x, np.cross(z, x), z]))
+
+
+def _identifier(name):
+    ident = re.sub(r"\W", "_", name)
+    return ident if re.match(r"[A-Za-z_]", ident) else f"b_{ident}"
 
 
 def _exact(x):
