@@ -92,12 +92,14 @@ class Body:
     _kinematics: object = field(default=None, repr=False)
 
     def joint_kinematics(self):
-        """For ``function``: ``(q_j, u) -> (S u as (ω, v) in body axes, c_J = Σ_k ∂(S u)/∂q_k u_k)``.
+        """For ``function``: ``(q_j, u) -> (R, p, S, c_J)``: the joint's pose, its motion subspace
+        ``S(q_j)`` (6 × dofs, rows ω then v, body axes) and ``c_J = Σ_k ∂(S u)/∂q_k u_k``.
 
         One CasADi function per body built once from :attr:`motion`, so that the
         tree may pass any expression for ``q_j`` (calling an SX function with SX
-        arguments inlines it).  ``[ω]× = Rᵀ ∂R/∂q u`` and ``v = Rᵀ ∂p/∂q u`` are
-        the joint's velocity in the body frame; the body moves with ``q̇_j = u``.
+        arguments inlines it; one call gives every term, so none is built twice).
+        ``[ω]× = Rᵀ ∂R/∂q u`` and ``v = Rᵀ ∂p/∂q u`` are the joint's velocity in
+        the body frame; the body moves with ``q̇_j = u``.
         """
         if self._kinematics is None:
             qs, us = ca.SX.sym("q", self.dofs), ca.SX.sym("u", self.dofs)
@@ -108,7 +110,8 @@ class Body:
             cJ = ca.jtimes(Su, qs, us)
             if self.velocity_product is not None:
                 cJ = cJ + ca.SX(self.velocity_product(qs, us))
-            self._kinematics = ca.Function(f"{self.name}_joint", [qs, us], [R, p, Su, cJ], ["q", "u"], ["R", "p", "Su", "cJ"])
+            S = ca.jacobian(Su, us)
+            self._kinematics = ca.Function(f"{self.name}_joint", [qs, us], [R, p, S, cJ], ["q", "u"], ["R", "p", "S", "cJ"])
         return self._kinematics
 
 
@@ -129,9 +132,20 @@ class Tree:
         self.nq, self.nv = nq, nv
 
     # -- kinematics ------------------------------------------------------------------------------
-    def joint_poses(self, q):
-        """Pose ``(R_pi, p_pi)`` of every body in its parent's frame, as SX."""
-        return [_joint_pose(b, q[s]) for b, s in zip(self.bodies, self.q_slices)]
+    def joint_poses(self, q, terms=None):
+        """Pose ``(R_pi, p_pi)`` of every body in its parent's frame, as SX (``terms``: see :meth:`_function_terms`)."""
+        return [terms[i][0] if terms and i in terms else _joint_pose(b, q[s])
+                for i, (b, s) in enumerate(zip(self.bodies, self.q_slices))]
+
+    def _function_terms(self, q, v=None):
+        """``{i: ((R_pi, p_pi), S_i, c_J)}`` of the ``function`` joints, each from one call of its kinematics."""
+        out = {}
+        for i, (b, sq, sv) in enumerate(zip(self.bodies, self.q_slices, self.v_slices)):
+            if b.kind == "function":
+                R, p, S, cJ = b.joint_kinematics()(q[sq], v[sv] if v is not None else ca.DM.zeros(b.dofs, 1))
+                R0, p0 = ca.DM(b.rotation), ca.DM(b.translation.reshape(3, 1))
+                out[i] = ((ca.mtimes(R0, R), p0 + ca.mtimes(R0, p)), S, cJ)
+        return out
 
     def world_poses(self, q, poses=None):
         """Pose ``(R_i, p_i)`` of every body in the world frame: ``x_world = R_i x_i + p_i``."""
@@ -154,11 +168,12 @@ class Tree:
         with ``A_0 = (0, −g)``; body force ``F_i = I_i A_i + V_i ×* I_i V_i``;
         backward pass ``τ_i = S_iᵀ F_i``, ``F_λ += X_iᵀ F_i``.
         """
-        poses = self.joint_poses(q)
+        terms = self._function_terms(q, v)
+        poses = self.joint_poses(q, terms)
         g = ca.DM(np.asarray(gravity, dtype=float).reshape(3, 1))
         zero = ca.DM.zeros(3, 1)
         motion = []
-        for b, (R, p), sq, sv in zip(self.bodies, poses, self.q_slices, self.v_slices):
+        for i, (b, (R, p), sv) in enumerate(zip(self.bodies, poses, self.v_slices)):
             E = R.T
             if b.parent < 0:
                 w_p, v_p, dw_p, dv_p = zero, zero, zero, -g
@@ -169,9 +184,8 @@ class Tree:
             dw = ca.mtimes(E, dw_p)
             dv = ca.mtimes(E, dv_p + ca.cross(dw_p, p))
             if b.kind == "function":  # S(q) v, S(q) a and c_J = Ṡ v, all in body axes
-                kin = b.joint_kinematics()
-                _, _, Sv, cJ = kin(q[sq], v[sv])
-                Sa = kin(q[sq], a[sv])[2]
+                _, S, cJ = terms[i]
+                Sv, Sa = ca.mtimes(S, v[sv]), ca.mtimes(S, a[sv])
                 wj, vj = Sv[0:3], Sv[3:6]
                 w, vv = w + wj, vv + vj
                 dw = dw + Sa[0:3] + cJ[0:3] + ca.cross(w, wj)
@@ -196,8 +210,7 @@ class Tree:
         tau = [None] * len(self.bodies)
         for i in reversed(range(len(self.bodies))):
             b, (n, f) = self.bodies[i], forces[i]
-            S = _function_subspace(b, q[self.q_slices[i]]) if b.kind == "function" else None
-            tau[i] = _subspace_transpose(b, n, f, S)
+            tau[i] = _subspace_transpose(b, n, f, terms[i][1] if i in terms else None)
             if b.parent >= 0:
                 R, p = poses[i]
                 fp = ca.mtimes(R, f)
@@ -213,7 +226,8 @@ class Tree:
         ``M_ii = S_iᵀ I^c_i S_i`` and ``M_ji = S_jᵀ X…ᵀ I^c_i S_i`` along the
         path from i to the root.
         """
-        poses = self.joint_poses(q)
+        terms = self._function_terms(q)
+        poses = self.joint_poses(q, terms)
         comp = [list(_spatial_inertia(b)) for b in self.bodies]
         for i in reversed(range(len(self.bodies))):
             par = self.bodies[i].parent
@@ -223,7 +237,7 @@ class Tree:
                 comp[par][1] += h
                 comp[par][2] += Io
         M = ca.SX.zeros(self.nv, self.nv)
-        Ss = [_function_subspace(b, q[s]) if b.kind == "function" else None for b, s in zip(self.bodies, self.q_slices)]
+        Ss = [terms[i][1] if i in terms else None for i in range(len(self.bodies))]
         for i, b in enumerate(self.bodies):
             cols = _subspace_columns(b, Ss[i])
             F = [_inertia_times(*comp[i], w, vv) for w, vv in cols]
@@ -315,12 +329,6 @@ def _subspace_columns(b, S=None):
     if b.kind == "spherical":
         return [(ca.DM(e[k]), ca.DM.zeros(3, 1)) for k in range(3)]
     return [(ca.DM.zeros(3, 1), ca.DM(e[k])) for k in range(3)] + [(ca.DM(e[k]), ca.DM.zeros(3, 1)) for k in range(3)]
-
-
-def _function_subspace(b, qi):
-    """``S(q_j)`` of a ``function`` joint, shape (6, dofs), rows (ω, v) in body axes."""
-    kin = b.joint_kinematics()
-    return ca.horzcat(*[kin(qi, ca.DM(e))[2] for e in np.eye(b.dofs)])
 
 
 def _subspace_transpose(b, n, f, S=None):
