@@ -72,9 +72,9 @@ class Body:
         pose of the body frame in the joint frame (applied after ``rotation``, ``translation``).
     dofs : int
         For ``function``: the joint's number of coordinates (= speeds, ``q̇_j = v_j``).
-    velocity_product : callable, optional
-        For ``function``: ``(q_j, u) -> (6, 1)`` SX added to ``c_J`` (body axes, rows ω then v), for a
-        joint whose reference implementation uses a term other than the exact ``Ṡ u``.
+    terms : callable, optional
+        For ``function``: ``(q_j, u) -> (R, p, S, c_J)`` in closed form (see :meth:`joint_kinematics`),
+        instead of taking ``S`` and ``c_J`` from :attr:`motion` by AD.
     """
 
     name: str
@@ -88,7 +88,7 @@ class Body:
     inertia: np.ndarray = field(default_factory=lambda: np.zeros((3, 3)))
     motion: object = None
     dofs: int = 0
-    velocity_product: object = None
+    terms: object = None
     _kinematics: object = field(default=None, repr=False)
 
     def joint_kinematics(self):
@@ -103,14 +103,15 @@ class Body:
         """
         if self._kinematics is None:
             qs, us = ca.SX.sym("q", self.dofs), ca.SX.sym("u", self.dofs)
-            R, p = self.motion(qs)
-            R, p = ca.SX(R), ca.SX(p)
-            W = ca.mtimes(R.T, ca.reshape(ca.jtimes(ca.vec(R), qs, us), 3, 3))
-            Su = ca.vertcat(W[2, 1], W[0, 2], W[1, 0], ca.mtimes(R.T, ca.jtimes(p, qs, us)))
-            cJ = ca.jtimes(Su, qs, us)
-            if self.velocity_product is not None:
-                cJ = cJ + ca.SX(self.velocity_product(qs, us))
-            S = ca.jacobian(Su, us)
+            if self.terms is not None:
+                R, p, S, cJ = (ca.SX(x) for x in self.terms(qs, us))
+            else:
+                R, p = self.motion(qs)
+                R, p = ca.SX(R), ca.SX(p)
+                W = ca.mtimes(R.T, ca.reshape(ca.jtimes(ca.vec(R), qs, us), 3, 3))
+                Su = ca.vertcat(W[2, 1], W[0, 2], W[1, 0], ca.mtimes(R.T, ca.jtimes(p, qs, us)))
+                cJ = ca.jtimes(Su, qs, us)
+                S = ca.jacobian(Su, us)
             self._kinematics = ca.Function(f"{self.name}_joint", [qs, us], [R, p, S, cJ], ["q", "u"], ["R", "p", "S", "cJ"])
         return self._kinematics
 

@@ -51,11 +51,11 @@ _E = np.eye(3)
 
 
 def tree_joint(joint, path, exact=False):
-    """``(kind, axis, motion, velocity_product)`` of a joint for :class:`colloc.rigidbody.Body`.
+    """``(kind, axis, motion, terms)`` of a joint for :class:`colloc.rigidbody.Body`.
 
     ``motion`` is ``q_j -> (R, p)`` for ``function`` joints, else ``None``; a ``WeldJoint`` is ``"weld"``.
-    ``velocity_product`` is Simbody's deviation from the exact ``Ṡu`` of a CustomJoint
-    (None with ``exact=True``, and for every other joint).
+    ``terms`` is ``(q_j, u) -> (R, p, S, c_J)`` in closed form for a CustomJoint (Simbody's
+    velocity-product term unless ``exact=True``), None for every other joint.
 
     Raises
     ------
@@ -86,8 +86,8 @@ def tree_joint(joint, path, exact=False):
         return "spherical", _E[2], None, None
     if kind == "GimbalJoint":
         return "function", None, lambda q: (_rotations([_E[0], _E[1], _E[2]], [q[0], q[1], q[2]]), ca.SX.zeros(3, 1)), None
-    motion, simbody = _custom_motion(joint, path)
-    return "function", None, motion, None if exact else simbody
+    motion, terms = _custom_motion(joint, path)
+    return "function", None, motion, lambda q, u: terms(q, u, not exact)
 
 
 def _rotations(axes, angles):
@@ -140,34 +140,46 @@ def _custom_motion(joint, path):
         p = sum((ca.DM(axes[3 + k]) * vals[3 + k] for k in range(3)), ca.SX.zeros(3, 1))
         return R, p
 
-    def simbody_velocity_product(q, u):
-        """Simbody's Ḣu minus the exact one, in body axes (see :func:`_simbody_hdot_correction`)."""
-        return ca.vertcat(ca.mtimes(motion(q)[0].T, _simbody_hdot_correction(axes[:3], values(q)[:3], q, u)), ca.SX.zeros(3, 1))
-
-    return motion, simbody_velocity_product
+    return motion, lambda q, u, simbody: _custom_terms(axes, values(q), q, u, simbody)
 
 
-def _simbody_hdot_correction(axes, theta, q, u):
-    """What Simbody's ``FunctionBasedImpl::CacheInfo::buildHdot`` adds to the exact rate of the rotation axes, in F.
+def _custom_terms(axes, vals, q, u, simbody):
+    """``(R, p, S, c_J)`` of a CustomJoint in closed form, as Simbody's ``FunctionBasedImpl`` builds H and Ḣ.
 
-    The exact ``Ẇ = [0, ω₁ × W₁, ω₂ × W₂]`` with ``W = [a₁, R₁a₂, R₁R₂a₃]``,
-    ``ω₁ = a₁θ̇₁`` and ``ω₂ = ω₁ + W₁θ̇₂``; Simbody uses instead the angular
-    velocity of the joint's first mobility alone (``V1``) and of every mobility
-    but the third (``V2``), which is the same only when rotation k follows
-    mobility k.  Returns ``Δ = (V1 − ω₁) × W₁ θ̇₂ + (V2 − ω₂) × W₂ θ̇₃`` (3, 1).
+    In the parent frame F, with ``θ_k = f_k(q)`` the rotation values, ``W = [a₁, R₁a₂, R₁R₂a₃]`` and
+    ``A = [a₄ a₅ a₆]``: ``ω = W θ̇``, ``ṗ = A ṫ``, so ``H = [W ∂θ/∂q; A ∂t/∂q]``; with u held
+    fixed, ``(Ḣu)_ω = (ω₁ × W₁) θ̇₂ + (ω₂ × W₂) θ̇₃ + W θ̈`` (``ω₁ = a₁θ̇₁``, ``ω₂ = ω₁ + W₁θ̇₂``)
+    and ``(Ḣu)_p = A ẗ``.  In body axes: ``S = Rᵀ H`` and
+    ``c_J = (Rᵀ (Ḣu)_ω, Rᵀ (Ḣu)_p − ω_b × v_b)`` (the apparent derivative of ``Rᵀ H u``).
+
+    ``simbody=True`` takes ω₁ and ω₂ as Simbody's ``buildHdot`` does: the angular velocity of the
+    joint's first mobility alone and of every mobility but its third — the same when rotation k
+    follows mobility k, and OpenSim's numbers otherwise (the Rajagopal knee).
     """
     n = q.numel()
-    a1, a2, a3 = (ca.DM(a) for a in axes)
+    theta, trans = ca.vertcat(*vals[:3]), ca.vertcat(*vals[3:])
+    Fr, Ft = ca.jacobian(theta, q), ca.jacobian(trans, q)
+    a1, a2, a3 = (ca.DM(a) for a in axes[:3])
     R1 = axis_rotation(axes[0], theta[0])
-    W1, W2 = ca.mtimes(R1, a2), ca.mtimes(ca.mtimes(R1, axis_rotation(axes[1], theta[1])), a3)
-    rates = lambda w: [ca.jtimes(ca.SX(t), q, w) for t in theta]
-    omega = lambda r: a1 * r[0] + W1 * r[1] + W2 * r[2]
-    d1, d2, d3 = rates(u)
-    only_first = ca.vertcat(u[0], ca.SX.zeros(n - 1, 1))
-    but_third = ca.vertcat(u[0:2], ca.SX.zeros(1, 1), u[3:]) if n > 2 else u
-    V1, V2 = omega(rates(only_first)), omega(rates(but_third))
-    w1, w2 = a1 * d1, a1 * d1 + W1 * d2
-    return ca.cross(V1 - w1, W1) * d2 + ca.cross(V2 - w2, W2) * d3
+    R12 = ca.mtimes(R1, axis_rotation(axes[1], theta[1]))
+    R = ca.mtimes(R12, axis_rotation(axes[2], theta[2]))
+    W = ca.horzcat(a1, ca.mtimes(R1, a2), ca.mtimes(R12, a3))
+    A = ca.DM(np.column_stack(axes[3:]))
+    p = ca.mtimes(A, trans)
+    dtheta, dtrans = ca.mtimes(Fr, u), ca.mtimes(Ft, u)
+    ddtheta, ddtrans = ca.jtimes(dtheta, q, u), ca.jtimes(dtrans, q, u)
+    if simbody:
+        first = ca.vertcat(u[0], ca.SX.zeros(n - 1, 1))
+        but_third = ca.vertcat(u[0:2], ca.SX.zeros(1, 1), u[3:]) if n > 2 else u
+        w1, w2 = ca.mtimes(W, ca.mtimes(Fr, first)), ca.mtimes(W, ca.mtimes(Fr, but_third))
+    else:
+        w1 = a1 * dtheta[0]
+        w2 = w1 + W[:, 1] * dtheta[1]
+    hdot_w = ca.cross(w1, W[:, 1]) * dtheta[1] + ca.cross(w2, W[:, 2]) * dtheta[2] + ca.mtimes(W, ddtheta)
+    S = ca.vertcat(ca.mtimes(R.T, ca.mtimes(W, Fr)), ca.mtimes(R.T, ca.mtimes(A, Ft)))
+    wb, vb = ca.mtimes(R.T, ca.mtimes(W, dtheta)), ca.mtimes(R.T, ca.mtimes(A, dtrans))
+    cJ = ca.vertcat(ca.mtimes(R.T, hdot_w), ca.mtimes(R.T, ca.mtimes(A, ddtrans)) - ca.cross(wb, vb))
+    return R, p, S, cJ
 
 
 __all__ = ["tree_joint", "JOINTS"]

@@ -56,7 +56,7 @@ class Skeleton:
         ``False`` (default): a CustomJoint's velocity-product term is Simbody's, so that the
         equations are OpenSim's to round-off; ``True``: the exact ``Ṡu`` (they differ only for a
         CustomJoint whose k-th rotation is not a function of its k-th coordinate alone, such as
-        the Rajagopal model's knee; see :func:`colloc.opensim.joints._simbody_hdot_correction`).
+        the Rajagopal model's knee; see :func:`colloc.opensim.joints._custom_terms`).
     """
 
     def __init__(self, spec, name, exact=False):
@@ -205,7 +205,7 @@ class Skeleton:
             self.placement[child] = (ti, Rf @ Rcb, pf + Rf @ pcb)
         else:
             bodies.append(Body(joint.name, kind, ti, _exact(Rf), _exact(pf), axis if axis is not None else np.array([0.0, 0.0, 1.0]),
-                               motion=motion, dofs=len(joint.coordinates), velocity_product=product))
+                               motion=motion, dofs=len(joint.coordinates), terms=product))
             joints.append(joint)
             self.placement[child] = (len(bodies) - 1, Rcb, pcb)
         ti, R, p = self.placement[child]
