@@ -144,3 +144,23 @@ def test_animate_draws_the_bodies_upright(tmp_path):
     np.testing.assert_allclose(origins[:, pelvis, 2], cols["model.pelvis_ty"], atol=1e-12)
     path = animate(traj, model.components, tmp_path / "gait.gif", fps=10)
     assert Image.open(path).n_frames == 5
+
+
+def test_a_model_read_from_a_file_solves_to_the_hand_written_models_optimum():
+    """problems/double_pendulum_swing.py's swing-up, its model read from tests/data/double_pendulum.osim
+    (point masses, pins, coordinate actuators of optimal force 100): the same optimum, 162.15184481
+    [the problem's REFERENCE, its converged Hermite–Simpson value], within that problem's 1e-5."""
+    import math
+
+    model = co.load(ROOT / "tests" / "data" / "double_pendulum.osim", name="dp")
+    sk, body = model.skeleton, model.body
+    q1, q2, w1, w2 = sk.coordinate("q1"), sk.coordinate("q2"), sk.speed("q1"), sk.speed("q2")
+    u1, u2 = (v.symbol for v in body.variables if v.kind == "control")
+    prob = cl.Problem(model.components, t0=0.0, tf=2.0, name="osim_double_pendulum")
+    prob.initial({q1: 0.0, q2: 0.0, w1: 0.0, w2: 0.0})
+    prob.final({q1: math.pi, q2: 0.0, w1: 0.0, w2: 0.0})
+    prob.minimize(integral=(100 * u1) ** 2 + (100 * u2) ** 2)
+    prob.guess({q1: (0.0, math.pi), q2: 0.0, w1: math.pi / 2.0, w2: 0.0, u1: 0.0, u2: 0.0})
+    result = cl.solve(prob, scheme="hermite-simpson", intervals=40)
+    assert result.success
+    assert abs(result.objective - 162.15184481) <= 1e-5 * 162.15184481
