@@ -108,6 +108,14 @@ def test_ranges_defaults_locks_and_markers():
     np.testing.assert_allclose(np.array(a), np.array(b))
 
 
+def test_default_values_are_the_files():
+    model = co.load(RAJAGOPAL, forces=False)
+    defaults = {str(k): v for k, v in model.default_values().items()}
+    assert defaults["model.pelvis_ty"] == 0.93000000000000005 and defaults["model.pelvis_tilt_speed"] == 0.0
+    zoo = {str(k): v for k, v in co.load(ZOO, forces=False).default_values().items()}
+    assert zoo["model.ball_qw"] == 1.0 and zoo["model.free_qz"] == 0.0 and zoo["model.free_tx"] == 0.0
+
+
 def test_a_loaded_model_builds_a_problem():
     """The components go into a Problem as they are: the multibody's rows, the quaternion invariants."""
     model = co.load(ZOO)

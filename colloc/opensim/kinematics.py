@@ -220,9 +220,10 @@ class Skeleton:
             coords = trans + quat
             speeds = [f"{joint.name}_{k}" for k in ("vx", "vy", "vz")[:len(trans)] + ("wx", "wy", "wz")]
             cb.update({c: (-1.0, 1.0) for c in quat})
-            for c in joint.coordinates[3:]:
+            for c in joint.coordinates[3:]:  # a free joint's translations are OpenSim's (in the parent frame)
                 if np.isfinite(c.range).all():
                     cb[c.name] = c.range
+                self.opensim_names[f"{self.name}.{c.name}"] = f"/jointset/{joint.name}/{c.name}/value"
         else:
             coords, speeds = [c.name for c in joint.coordinates], [f"{c.name}_speed" for c in joint.coordinates]
             for c in joint.coordinates:

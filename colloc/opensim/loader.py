@@ -67,6 +67,27 @@ class OsimModel:
         frame, location = self.markers[name]
         return self.skeleton.point_position(frame, location)
 
+    def default_values(self):
+        """``{symbol: value}``: each coordinate's ``default_value`` and speed's ``default_speed_value``.
+
+        A ball or free joint's quaternion is the identity (its angles' defaults are not converted), its
+        speeds zero.
+        Usable as a constant guess: ``problem.guess(model.default_values())``.
+        """
+        sk = self.skeleton
+        out = {}
+        for c in sk.spec.coordinates:
+            if c.name in sk.coordinates:
+                out[sk.coordinate(c.name)] = c.default
+            if f"{c.name}_speed" in sk.speeds:
+                out[sk.speed(c.name)] = c.default_speed
+        for name in sk.coordinates:
+            if re.search(r"_q[wxyz]$", name) and sk.coordinate(name) not in out:
+                out[sk.coordinate(name)] = 1.0 if name.endswith("_qw") else 0.0
+        for name in sk.speeds:  # a ball or free joint's body-frame speeds
+            out.setdefault(sk.speed(name), 0.0)
+        return out
+
     def summary(self):
         """What was read, one line per kind of element (what ``colloc info MODEL.osim`` prints)."""
         sk = self.skeleton
@@ -166,8 +187,8 @@ def load(path, name="model", forces=True, exact=False):
 
 def _forces(model, path, keep):
     """The force elements to build, every one checked first."""
-    els = [el for el in objects(model, "ForceSet") + _components(model) if _enabled(el)]
-    els = [el for el in els if el.tag in objects_tags(model, "ForceSet", el) or registry.is_force(el.tag)]
+    listed = objects(model, "ForceSet") + [el for el in _components(model) if registry.is_force(el.tag)]
+    els = [el for el in listed if _enabled(el)]
     if keep is False:
         return []
     if keep is not True:
@@ -188,12 +209,8 @@ def _forces(model, path, keep):
 
 
 def _components(model):
+    """Elements of the model's ``ComponentSet`` and ``<components>``."""
     return objects(model, "ComponentSet") + list(model.find("components") if model.find("components") is not None else [])
-
-
-def objects_tags(model, set_tag, el):
-    """Tags of the elements of a set (everything in the ForceSet is a force, whatever its name)."""
-    return {e.tag for e in objects(model, set_tag)}
 
 
 def _enabled(el):

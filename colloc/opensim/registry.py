@@ -29,11 +29,6 @@ FORCES = {}
 CHECKS = {}
 #: Modules of this package that register force builders when imported (missing ones are skipped).
 FORCE_MODULES = ("actuators", "muscles", "paths", "contact", "springs")
-#: Model-level elements that change nothing in the dynamics, skipped without a word.
-IGNORED = {"ControllerSet", "ProbeSet", "ContactGeometrySet", "MarkerSet", "credits", "publications",
-           "length_units", "force_units", "gravity", "defaults", "assembly_accuracy", "Ground", "BodySet",
-           "JointSet", "ConstraintSet", "ForceSet", "ComponentSet", "components", "WrapObjectSet",
-           "attached_geometry", "frames", "validate_...", "Appearance"}
 #: Components that change nothing in the dynamics, skipped where a ComponentSet or `components` lists them.
 IGNORED_COMPONENTS = {"PhysicalOffsetFrame", "Marker", "FrameGeometry", "Mesh", "Sphere", "Cylinder", "Brick",
                       "Ellipsoid", "Arrow", "Line", "Cone", "Torus", "ContactSphere", "ContactHalfSpace",
@@ -56,4 +51,4 @@ def register_force(tag, builder, check=None):
         CHECKS[tag] = check
 
 
-__all__ = ["FORCES", "CHECKS", "FORCE_MODULES", "IGNORED", "IGNORED_COMPONENTS", "FORCE_ENDINGS", "is_force", "register_force"]
+__all__ = ["FORCES", "CHECKS", "FORCE_MODULES", "IGNORED_COMPONENTS", "FORCE_ENDINGS", "is_force", "register_force"]

@@ -38,6 +38,7 @@ class CoordinateSpec:
     clamped: bool
     locked: bool
     element: object
+    default_speed: float = 0.0
 
 
 @dataclass
@@ -204,7 +205,7 @@ def _coordinate(el, joint, path):
     if is_true(el, "prescribed") and el.find("prescribed_function") is not None and len(el.find("prescribed_function")):
         raise ModelError(f"Coordinate `{el.get('name')}`{where(el, path)} is prescribed by a function of time; colloc does not read prescribed coordinates (bound or constrain it in the problem instead).")
     return CoordinateSpec(el.get("name"), joint, default, (float(rng[0]), float(rng[1])), is_true(el, "clamped"),
-                          is_true(el, "locked"), el)
+                          is_true(el, "locked"), el, float(node_text(el, "default_speed_value") or 0.0))
 
 
 def _new_joint(spec, el, path):
@@ -266,4 +267,4 @@ def check_names(spec):
 
 
 __all__ = ["SkeletonSpec", "JointSpec", "BodySpec", "FrameSpec", "CoordinateSpec", "read_skeleton",
-           "body_fixed_xyz", "GROUND", "names"]
+           "body_fixed_xyz", "GROUND"]
