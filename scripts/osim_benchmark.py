@@ -4,10 +4,12 @@
 
 For each model (forces off: the skeleton alone): seconds to read the file and build the equations of
 motion, SX instructions of the inverse-dynamics residual M(q) a + c(q, v) − τ and of its Jacobian in
-(q, v, a), and microseconds per grid point to evaluate each (CasADi's virtual machine, one thread, a
+(q, v, a) and of the lower triangle of its Lagrangian Hessian (λᵀ residual, in q, v, a), and microseconds per
+grid point to evaluate each (CasADi's virtual machine, one thread, a
 map over N points). Beside them, OpenSim 4.6 through its Python API (in a subprocess: the opensim wheel
 carries its own libcasadi) at one state: SimbodyMatterSubsystem::calcM and InverseDynamicsSolver::solve,
-microseconds per call, the calls Moco's solver makes at every grid point (and then differentiates by
+microseconds per call including setting the state and realizing it to velocity (realizing alone is printed
+in its own column), the calls Moco's solver makes at every grid point (and then differentiates by
 finite differences, one call more per variable).
 """
 from __future__ import annotations
@@ -68,17 +70,21 @@ def colloc_side(path, points):
     x = ca.vertcat(body.q, body.v, body.a)
     f = ca.Function("residual", [x], [residual])
     jac = ca.Function("jacobian", [x], [ca.jacobian(residual, x)])
+    lam = ca.SX.sym("lam", residual.numel())
+    hess = ca.Function("hessian", [ca.vertcat(x, lam)], [ca.tril(ca.hessian(ca.dot(lam, residual), x)[0])])
     build = time.perf_counter() - t0
     rng = np.random.default_rng(0)
     X = rng.uniform(-0.5, 0.5, (x.numel(), points))
     out = {"model": path.name, "nq": body.q.numel(), "build_s": build,
-           "residual_instructions": f.n_instructions(), "jacobian_instructions": jac.n_instructions()}
-    for key, fn in (("residual_us", f), ("jacobian_us", jac)):
+           "residual_instructions": f.n_instructions(), "jacobian_instructions": jac.n_instructions(),
+           "hessian_instructions": hess.n_instructions()}
+    XL = np.vstack([X, rng.normal(size=(residual.numel(), points))])
+    for key, fn, arg in (("residual_us", f, X), ("jacobian_us", jac, X), ("hessian_us", hess, XL)):
         mapped = fn.map(points)
-        mapped(X)
+        mapped(arg)
         t0 = time.perf_counter()
         for _ in range(5):
-            mapped(X)
+            mapped(arg)
         out[key] = (time.perf_counter() - t0) / 5 / points * 1e6
     return out
 
@@ -96,14 +102,15 @@ def main(argv=None):
     parser.add_argument("--points", type=int, default=1000, help="grid points per colloc evaluation (default 1000)")
     parser.add_argument("--states", type=int, default=300, help="OpenSim calls per measurement (default 300)")
     args = parser.parse_args(argv)
-    print("| model | nq | build s | residual instr. | µs/point | Jacobian instr. | µs/point | OpenSim calcM µs | OpenSim ID µs |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| model | nq | build s | residual instr. | µs/point | Jacobian instr. | µs/point | Hessian instr. | µs/point "
+          "| OpenSim set+realize µs | + calcM µs | + ID µs |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name in MODELS:
         path = ROOT / "models" / "opensim" / name
         c, o = colloc_side(path, args.points), opensim_side(path, args.states)
         print(f"| {name} | {c['nq']} | {c['build_s']:.2f} | {c['residual_instructions']} | {c['residual_us']:.2f} | "
-              f"{c['jacobian_instructions']} | {c['jacobian_us']:.2f} | {o['calcM'] - o['realize_only']:.1f} | "
-              f"{o['inverse_dynamics'] - o['realize_only']:.1f} |")
+              f"{c['jacobian_instructions']} | {c['jacobian_us']:.2f} | {c['hessian_instructions']} | {c['hessian_us']:.2f} | "
+              f"{o['realize_only']:.1f} | {o['calcM']:.1f} | {o['inverse_dynamics']:.1f} |")
 
 
 if __name__ == "__main__":
