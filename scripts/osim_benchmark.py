@@ -18,6 +18,7 @@ import argparse
 import json
 import pathlib
 import subprocess
+import tempfile
 import sys
 import time
 
@@ -91,7 +92,7 @@ def colloc_side(path, points):
 
 def opensim_side(path, states):
     run = subprocess.run([sys.executable, "-c", OPENSIM_SIDE, str(path), str(states)], capture_output=True, text=True,
-                         timeout=600, cwd=str(path.parent))
+                         timeout=600, cwd=tempfile.gettempdir())  # OpenSim writes opensim.log there
     if run.returncode:
         return {"calcM": float("nan"), "inverse_dynamics": float("nan"), "realize_only": float("nan")}
     return json.loads(run.stdout.strip().splitlines()[-1])

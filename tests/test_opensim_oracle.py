@@ -45,7 +45,7 @@ def oracle(model, script=ORACLE, extra=()):
             pytest.skip("the `opensim` package is not importable (pip install colloc[opensim])")
         tmp = out.with_suffix(f".{os.getpid()}.npz")
         subprocess.run([sys.executable, str(script), str(model), str(tmp), *map(str, extra)], check=True,
-                       capture_output=True, timeout=600, cwd=str(MODELS))
+                       capture_output=True, timeout=600, cwd=tempfile.gettempdir())  # OpenSim writes opensim.log there
         os.replace(tmp, out)
     return np.load(out)
 
