@@ -18,8 +18,8 @@ import argparse
 import json
 import pathlib
 import subprocess
-import tempfile
 import sys
+import tempfile
 import time
 
 import numpy as np
