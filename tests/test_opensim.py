@@ -139,8 +139,8 @@ def test_animate_draws_the_bodies_upright(tmp_path):
     """OpenSim's y is up: the drawn frames are turned so that the pelvis height is the drawing's z."""
     from PIL import Image
 
-    from colloc.animation import _upright, frame_poses
-    from colloc.plot import animate
+    from colloc.viz.animation import _upright, frame_poses
+    from colloc.viz.plot import animate
 
     model = co.load(ROOT / "models" / "opensim" / "2D_gait.osim", forces=False)
     t = np.linspace(0.0, 0.4, 5)

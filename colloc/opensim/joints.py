@@ -1,4 +1,4 @@
-"""OpenSim joints as the mobilizers of :mod:`colloc.rigidbody`.
+"""OpenSim joints as the mobilizers of :mod:`colloc.model.rigidbody`.
 
 Each joint moves its child frame M relative to its parent frame F by
 ``X_FM(q_j)``, exactly as the Simbody mobilizer OpenSim creates for it:
@@ -40,7 +40,7 @@ import casadi as ca
 import numpy as np
 
 from ..errors import ModelError
-from ..rigidbody import axis_rotation
+from ..model.rigidbody import axis_rotation
 from .document import floats, names, where
 from .functions import function_child, read_function
 
@@ -51,7 +51,7 @@ _E = np.eye(3)
 
 
 def tree_joint(joint, path, exact=False):
-    """``(kind, axis, motion, terms)`` of a joint for :class:`colloc.rigidbody.Body`.
+    """``(kind, axis, motion, terms)`` of a joint for :class:`colloc.model.rigidbody.Body`.
 
     ``motion`` is ``q_j -> (R, p)`` for ``function`` joints, else ``None``; a ``WeldJoint`` is ``"weld"``.
     ``terms`` is ``(q_j, u) -> (R, p, S, c_J)`` in closed form for a CustomJoint (Simbody's

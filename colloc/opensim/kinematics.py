@@ -1,7 +1,7 @@
 """colloc/opensim/kinematics.py — the skeleton of an ``.osim`` model: coordinates, frames, equations of motion.
 
 :class:`Skeleton` turns a :class:`~colloc.opensim.spec.SkeletonSpec` into a
-kinematic tree of :mod:`colloc.rigidbody` (one tree body per moving joint; a
+kinematic tree of :mod:`colloc.model.rigidbody` (one tree body per moving joint; a
 ``WeldJoint``'s child is merged into its parent, as Pinocchio merges fixed
 URDF joints) and a :class:`OsimBody` multibody component whose mass matrix
 (CRBA) and residual (RNEA) come from that tree.  What force elements need:
@@ -30,8 +30,8 @@ import casadi as ca
 import numpy as np
 
 from ..errors import ModelError, did_you_mean
-from ..rigidbody import Body, Tree, quaternion_rate_matrix, quaternion_rotation
-from ..urdf import RobotBody
+from ..model.rigidbody import Body, Tree, quaternion_rate_matrix, quaternion_rotation
+from ..model.urdf import RobotBody
 from .document import where
 from .joints import tree_joint
 from .spec import GROUND

@@ -13,7 +13,7 @@ free joint's quaternion, multipliers, slacks) keep colloc's.
 from __future__ import annotations
 
 from ..errors import FileFormatError
-from ..trajectory import Trajectory
+from ..results.trajectory import Trajectory
 
 
 def _renamed(traj, names):
