@@ -10,7 +10,8 @@ map over N points). Beside them, OpenSim 4.6 through its Python API (in a subpro
 carries its own libcasadi) at one state: SimbodyMatterSubsystem::calcM and InverseDynamicsSolver::solve,
 microseconds per call including setting the state and realizing it to velocity (realizing alone is printed
 in its own column), the calls Moco's solver makes at every grid point (and then differentiates by
-finite differences, one call more per variable).
+finite differences, one call more per variable). Times are CPU seconds of the process (`time.process_time`),
+which a machine shared with other work inflates far less than wall time.
 """
 from __future__ import annotations
 
@@ -44,17 +45,17 @@ matter = model.getMatterSubsystem()
 M = osim.Matrix()
 out = {}
 for name, call in (("calcM", lambda: matter.calcM(state, M)), ("inverse_dynamics", lambda: solver.solve(state, udot))):
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     for k in range(reps):
         state.updQ().set(0, 0.001 * k)  # a new state each call: nothing cached
         model.realizeVelocity(state)
         call()
-    out[name] = (time.perf_counter() - t0) / reps * 1e6
-t0 = time.perf_counter()
+    out[name] = (time.process_time() - t0) / reps * 1e6
+t0 = time.process_time()
 for k in range(reps):
     state.updQ().set(0, 0.001 * k)
     model.realizeVelocity(state)
-out["realize_only"] = (time.perf_counter() - t0) / reps * 1e6
+out["realize_only"] = (time.process_time() - t0) / reps * 1e6
 print(json.dumps(out))
 '''
 
@@ -64,7 +65,7 @@ def colloc_side(path, points):
 
     import colloc.opensim as co
 
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     model = co.load(path, forces=False)
     body = model.body
     residual = body._inverse_dynamics - (body.generalized_force if body.generalized_force is not None else 0)
@@ -73,7 +74,7 @@ def colloc_side(path, points):
     jac = ca.Function("jacobian", [x], [ca.jacobian(residual, x)])
     lam = ca.SX.sym("lam", residual.numel())
     hess = ca.Function("hessian", [ca.vertcat(x, lam)], [ca.tril(ca.hessian(ca.dot(lam, residual), x)[0])])
-    build = time.perf_counter() - t0
+    build = time.process_time() - t0
     rng = np.random.default_rng(0)
     X = rng.uniform(-0.5, 0.5, (x.numel(), points))
     out = {"model": path.name, "nq": body.q.numel(), "build_s": build,
@@ -83,10 +84,10 @@ def colloc_side(path, points):
     for key, fn, arg in (("residual_us", f, X), ("jacobian_us", jac, X), ("hessian_us", hess, XL)):
         mapped = fn.map(points)
         mapped(arg)
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         for _ in range(5):
             mapped(arg)
-        out[key] = (time.perf_counter() - t0) / 5 / points * 1e6
+        out[key] = (time.process_time() - t0) / 5 / points * 1e6
     return out
 
 
