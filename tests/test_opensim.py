@@ -172,3 +172,22 @@ def test_a_model_read_from_a_file_solves_to_the_hand_written_models_optimum():
     result = cl.solve(prob, scheme="hermite-simpson", intervals=40)
     assert result.success
     assert abs(result.objective - 162.15184481) <= 1e-5 * 162.15184481
+
+
+def test_point_velocity_is_the_rate_of_its_position_along_the_kinematics():
+    """A point on the last body of the joint zoo (behind a free joint's quaternion): its velocity equals the
+    central difference of its position along q̇ = N(q) v, to the difference's O(h²)."""
+    model = co.load(ZOO, forces=False)
+    sk = model.skeleton
+    r = [0.1, -0.2, 0.3]
+    f = ca.Function("f", [sk.q, sk.v], [sk.point_position("/bodyset/b9", r), sk.point_velocity("b9", r), sk.qdot])
+    rng = np.random.default_rng(4)
+    q = rng.uniform(-0.5, 0.5, sk.q.numel())
+    for joint in ("free", "ball"):
+        s = [sk.coordinates.index(f"{joint}_q{k}") for k in "wxyz"]
+        q[s] = q[s] / np.linalg.norm(q[s])
+    v = rng.normal(size=sk.v.numel())
+    _, vel, qdot = (np.array(x).ravel() for x in f(q, v))
+    h = 1e-6
+    fd = (np.array(f(q + h * qdot, v)[0]) - np.array(f(q - h * qdot, v)[0])).ravel() / (2 * h)
+    np.testing.assert_allclose(vel, fd, atol=1e-8)

@@ -13,7 +13,8 @@ URDF joints) and a :class:`OsimBody` multibody component whose mass matrix
 * ``frame_pose(name) -> (R (3, 3), p (3, 1))`` in ground (``x_ground = R x + p``)
   for every body and ``PhysicalOffsetFrame``, by name or absolute path
   (``"femur_r"``, ``"/bodyset/femur_r"``, ``"/jointset/hip_r/femur_r_offset"``);
-  ``point_position(frame, r)`` for a point fixed in a frame;
+  ``point_position(frame, r)`` for a point fixed in a frame; ``frame_velocity(name) -> (ω, ṗ)``
+  and ``point_velocity(frame, r)`` in ground;
 * ``add_generalized_force(source, tau)``: a generalised force in v-space
   (shape (nv, 1)); ``add_control(name, bounds)``: a control of the multibody;
 * ``opensim_names``: ``{colloc variable name: OpenSim name}`` (``model.hip_flexion_r`` ->
@@ -140,6 +141,19 @@ class Skeleton:
         """Position in ground of the point fixed at ``location`` (3,) in ``frame``, SX (3, 1)."""
         R, p = self.frame_pose(frame)
         return p + ca.mtimes(R, ca.DM(np.asarray(location, dtype=float).reshape(3, 1)))
+
+    def frame_velocity(self, name):
+        """``(ω, ṗ)``: the frame's angular velocity and its origin's velocity, in ground, SX (3, 1) in q and v.
+
+        ``[ω]× = Ṙ Rᵀ`` and ``ṗ = (∂p/∂q) q̇`` with ``q̇ = N(q) v`` (OpenSim's ``getVelocityInGround``).
+        """
+        R, p = self.frame_pose(name)
+        W = ca.mtimes(ca.reshape(ca.jtimes(ca.vec(R), self.q, self.qdot), 3, 3), R.T)
+        return ca.vertcat(W[2, 1], W[0, 2], W[1, 0]), ca.jtimes(p, self.q, self.qdot)
+
+    def point_velocity(self, frame, location):
+        """Velocity in ground of the point fixed at ``location`` (3,) in ``frame``, SX (3, 1) in q and v."""
+        return ca.jtimes(self.point_position(frame, location), self.q, self.qdot)
 
     # -- what force elements add -----------------------------------------------------------------
     def add_generalized_force(self, source, tau):
