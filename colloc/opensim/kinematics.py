@@ -75,7 +75,6 @@ class Skeleton:
         sb = {s: DEFAULT_SPEED_BOUNDS for s in self.speeds}
         self.body = OsimBody(name, coordinates=self.coordinates, speeds=self.speeds, kinematics=kin,
                              coordinate_bounds=cb, speed_bounds=sb)
-        self.name = name
         body = self.body
         self._world = self.tree.world_poses(body.q)
         body.tree, body.joint_names = self.tree, [j.name for j in joints]
