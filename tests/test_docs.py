@@ -49,11 +49,12 @@ def blocks(page: Path, language: str):
 @pytest.mark.parametrize("page", [pytest.param(p, id=p.name, marks=[pytest.mark.slow] if p.name in SLOW_PAGES else [])
                                   for p in PAGES if any(blocks(p, "python"))])
 def test_every_python_block_of_a_page_runs(page, tmp_path, monkeypatch):
-    """A page's Python blocks run in order in one namespace, in a fresh folder that holds `problems/`; a
+    """A page's Python blocks run in order in one namespace, in a fresh folder that holds `problems/` and `models/`; a
     block the text saves as a file (`saved as \\`x.py\\``) is written there too, as a reader would."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("MPLBACKEND", "Agg")
     (tmp_path / "problems").symlink_to(ROOT / "problems")
+    (tmp_path / "models").symlink_to(ROOT / "models")  # the model files the pages read (docs/opensim.md)
     namespace = {"__name__": "__docs__"}
     for i, (code, saved) in enumerate(blocks(page, "python")):
         if saved:

@@ -141,7 +141,7 @@ def test_every_document_the_code_and_docs_cite_is_in_the_repository():
 
 # The sub-packages, lowest layer first: a module imports only from its own layer or lower ones, even inside a
 # function (docs/architecture.md explains each layer).
-LAYERS = ["errors", "numeric", "discretization", "results", "model", "goals", "transcription", "solvers", "viz",
+LAYERS = ["errors", "numeric", "discretization", "results", "model", "opensim", "goals", "transcription", "solvers", "viz",
           "simulate", "pipeline", "batch", "cli"]
 
 

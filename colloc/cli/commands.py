@@ -8,7 +8,7 @@
                  [--starts N [--seed S] [--workers N | --scheduler ADDRESS]]
     colloc plot FILE... [--out PNG] [--violations [--by-kind] | --refinement]
     colloc verify FILE PROBLEM.py [--set k=v ...] [--tolerance TOL] [--dynamics-tolerance TOL] [--plot PNG]
-    colloc info PROBLEM.py [--set k=v ...] [--scheme S] [--intervals N]
+    colloc info PROBLEM.py [--set k=v ...] [--scheme S] [--intervals N]   (or MODEL.osim: what colloc reads from it)
     colloc sweep PROBLEM.py --set k=START:STOP:COUNT [--set ...] [--workers N | --scheduler ADDRESS]
                  [--continuation] [--point-timeout SECONDS] [--out DIR] [--scheme S] [--intervals N] [--ipopt key=value ...] [--quiet]
 
@@ -32,7 +32,7 @@ import sys
 import warnings
 from pathlib import Path
 
-from .. import __version__
+from .. import __version__, opensim
 from ..simulate.checks import DYNAMICS_TOLERANCE, TOLERANCE
 from ..errors import CollocError, OptionError
 from ..results.files import writable_folder
@@ -165,7 +165,7 @@ def _parser() -> argparse.ArgumentParser:
     p.set_defaults(run=_run_plot)
 
     p = sub.add_parser("info", epilog=EXIT_CODES, help="show a problem's variables, constraints and NLP size",
-                       description="Print the variables, residual labels, constraints and NLP size of PROBLEM.py without solving it.")
+                       description="Print the variables, residual labels, constraints and NLP size of PROBLEM.py without solving it (of an OpenSim MODEL.osim, what colloc reads from it).")
     _problem_arguments(p)
     p.set_defaults(run=_run_info)
 
@@ -400,7 +400,8 @@ def _run_verify(args) -> int:
 
 def _run_info(args) -> int:
     from ..pipeline.phases import MultiPhaseProblem
-
+    if str(args.problem).lower().endswith(".osim"):
+        return opensim.info(args.problem)
     module, problem = load_problem(args.problem, parse_assignments(args.params, "--set"))
     kwargs = _solve_arguments(module, args)
     solve_names = {n for n, p in inspect.signature(solve).parameters.items() if p.kind is not p.VAR_KEYWORD}

@@ -3,9 +3,15 @@
 A :class:`Tree` is a list of bodies in topological order (every parent before
 its children).  Each body hangs from its parent (or from the world) by one
 joint: ``revolute`` (1 dof about a unit axis), ``prismatic`` (1 dof along a
-unit axis) or ``free`` (a floating base: position ``p`` and unit quaternion
+unit axis), ``spherical`` (a unit quaternion ``(w, x, y, z)``, nq = 4, with
+the angular velocity in body coordinates as speeds, nv = 3), ``free`` (a floating base: position ``p`` and unit quaternion
 ``(w, x, y, z)``, nq = 7, with speeds ``(v, ω)``, the linear velocity of the
-body origin and the angular velocity, both in body coordinates, nv = 6).
+body origin and the angular velocity, both in body coordinates, nv = 6) or
+``function`` (any number of dofs whose speeds are the coordinates' rates, the
+joint's motion a given function ``q_j ↦ (R(q_j), p(q_j))``, as Simbody's
+``FunctionBased`` mobilizer of OpenSim's ``CustomJoint``; its motion subspace
+``S(q_j)`` and the velocity-product term ``c_J = (dS/dt) q̇_j`` (Featherstone
+§4.4, the apparent derivative in body coordinates) come by AD).
 
 The algorithms are those of Featherstone, *Rigid Body Dynamics Algorithms*,
 Springer 2008: recursive Newton–Euler (RNEA, §5.3, Table 5.1) for the inverse
@@ -37,7 +43,7 @@ import numpy as np
 
 from ..errors import ModelError
 
-JOINT_DOFS = {"revolute": (1, 1), "prismatic": (1, 1), "free": (7, 6)}
+JOINT_DOFS = {"revolute": (1, 1), "prismatic": (1, 1), "spherical": (4, 3), "free": (7, 6)}  # "function": Body.dofs
 
 
 @dataclass
@@ -49,7 +55,7 @@ class Body:
     name : str
         The joint's name (the body is everything rigidly attached to its child link).
     kind : str
-        ``"revolute"``, ``"prismatic"`` or ``"free"``.
+        ``"revolute"``, ``"prismatic"``, ``"spherical"``, ``"free"`` or ``"function"``.
     parent : int
         Index of the parent body, -1 for the world.
     rotation, translation : ndarray, shapes (3, 3), (3,)
@@ -61,6 +67,14 @@ class Body:
         Centre of mass in the body frame.
     inertia : ndarray, shape (3, 3)
         Rotational inertia about the centre of mass, body axes.
+    motion : callable, optional
+        For ``function``: ``q_j (SX, shape (dofs, 1)) -> (R (3, 3), p (3, 1))``, the
+        pose of the body frame in the joint frame (applied after ``rotation``, ``translation``).
+    dofs : int
+        For ``function``: the joint's number of coordinates (= speeds, ``q̇_j = v_j``).
+    terms : callable, optional
+        For ``function``: ``(q_j, u) -> (R, p, S, c_J)`` in closed form (see :meth:`joint_kinematics`),
+        instead of taking ``S`` and ``c_J`` from :attr:`motion` by AD.
     """
 
     name: str
@@ -72,6 +86,34 @@ class Body:
     mass: float = 0.0
     com: np.ndarray = field(default_factory=lambda: np.zeros(3))
     inertia: np.ndarray = field(default_factory=lambda: np.zeros((3, 3)))
+    motion: object = None
+    dofs: int = 0
+    terms: object = None
+    _kinematics: object = field(default=None, repr=False)
+
+    def joint_kinematics(self):
+        """For ``function``: ``(q_j, u) -> (R, p, S, c_J)``: the joint's pose, its motion subspace
+        ``S(q_j)`` (6 × dofs, rows ω then v, body axes) and ``c_J = Σ_k ∂(S u)/∂q_k u_k``.
+
+        One CasADi function per body built once from :attr:`motion`, so that the
+        tree may pass any expression for ``q_j`` (calling an SX function with SX
+        arguments inlines it; one call gives every term, so none is built twice).
+        ``[ω]× = Rᵀ ∂R/∂q u`` and ``v = Rᵀ ∂p/∂q u`` are the joint's velocity in
+        the body frame; the body moves with ``q̇_j = u``.
+        """
+        if self._kinematics is None:
+            qs, us = ca.SX.sym("q", self.dofs), ca.SX.sym("u", self.dofs)
+            if self.terms is not None:
+                R, p, S, cJ = (ca.SX(x) for x in self.terms(qs, us))
+            else:
+                R, p = self.motion(qs)
+                R, p = ca.SX(R), ca.SX(p)
+                W = ca.mtimes(R.T, ca.reshape(ca.jtimes(ca.vec(R), qs, us), 3, 3))
+                Su = ca.vertcat(W[2, 1], W[0, 2], W[1, 0], ca.mtimes(R.T, ca.jtimes(p, qs, us)))
+                cJ = ca.jtimes(Su, qs, us)
+                S = ca.jacobian(Su, us)
+            self._kinematics = ca.Function(f"{self.name}_joint", [qs, us], [R, p, S, cJ], ["q", "u"], ["R", "p", "S", "cJ"])
+        return self._kinematics
 
 
 class Tree:
@@ -84,16 +126,27 @@ class Tree:
         for i, b in enumerate(self.bodies):
             if not -1 <= b.parent < i:
                 raise ModelError(f"Body `{b.name}` comes before its parent; bodies must be in topological order.")
-            dq, dv = JOINT_DOFS[b.kind]
+            dq, dv = (b.dofs, b.dofs) if b.kind == "function" else JOINT_DOFS[b.kind]
             self.q_slices.append(slice(nq, nq + dq))
             self.v_slices.append(slice(nv, nv + dv))
             nq, nv = nq + dq, nv + dv
         self.nq, self.nv = nq, nv
 
     # -- kinematics ------------------------------------------------------------------------------
-    def joint_poses(self, q):
-        """Pose ``(R_pi, p_pi)`` of every body in its parent's frame, as SX."""
-        return [_joint_pose(b, q[s]) for b, s in zip(self.bodies, self.q_slices)]
+    def joint_poses(self, q, terms=None):
+        """Pose ``(R_pi, p_pi)`` of every body in its parent's frame, as SX (``terms``: see :meth:`_function_terms`)."""
+        return [terms[i][0] if terms and i in terms else _joint_pose(b, q[s])
+                for i, (b, s) in enumerate(zip(self.bodies, self.q_slices))]
+
+    def _function_terms(self, q, v=None):
+        """``{i: ((R_pi, p_pi), S_i, c_J)}`` of the ``function`` joints, each from one call of its kinematics."""
+        out = {}
+        for i, (b, sq, sv) in enumerate(zip(self.bodies, self.q_slices, self.v_slices)):
+            if b.kind == "function":
+                R, p, S, cJ = b.joint_kinematics()(q[sq], v[sv] if v is not None else ca.DM.zeros(b.dofs, 1))
+                R0, p0 = ca.DM(b.rotation), ca.DM(b.translation.reshape(3, 1))
+                out[i] = ((ca.mtimes(R0, R), p0 + ca.mtimes(R0, p)), S, cJ)
+        return out
 
     def world_poses(self, q, poses=None):
         """Pose ``(R_i, p_i)`` of every body in the world frame: ``x_world = R_i x_i + p_i``."""
@@ -116,11 +169,12 @@ class Tree:
         with ``A_0 = (0, −g)``; body force ``F_i = I_i A_i + V_i ×* I_i V_i``;
         backward pass ``τ_i = S_iᵀ F_i``, ``F_λ += X_iᵀ F_i``.
         """
-        poses = self.joint_poses(q)
+        terms = self._function_terms(q, v)
+        poses = self.joint_poses(q, terms)
         g = ca.DM(np.asarray(gravity, dtype=float).reshape(3, 1))
         zero = ca.DM.zeros(3, 1)
         motion = []
-        for b, (R, p), sv in zip(self.bodies, poses, self.v_slices):
+        for i, (b, (R, p), sv) in enumerate(zip(self.bodies, poses, self.v_slices)):
             E = R.T
             if b.parent < 0:
                 w_p, v_p, dw_p, dv_p = zero, zero, zero, -g
@@ -130,6 +184,15 @@ class Tree:
             vv = ca.mtimes(E, v_p + ca.cross(w_p, p))
             dw = ca.mtimes(E, dw_p)
             dv = ca.mtimes(E, dv_p + ca.cross(dw_p, p))
+            if b.kind == "function":  # S(q) v, S(q) a and c_J = Ṡ v, all in body axes
+                _, S, cJ = terms[i]
+                Sv, Sa = ca.mtimes(S, v[sv]), ca.mtimes(S, a[sv])
+                wj, vj = Sv[0:3], Sv[3:6]
+                w, vv = w + wj, vv + vj
+                dw = dw + Sa[0:3] + cJ[0:3] + ca.cross(w, wj)
+                dv = dv + Sa[3:6] + cJ[3:6] + ca.cross(w, vj) + ca.cross(vv, wj)
+                motion.append((w, vv, dw, dv))
+                continue
             wj, vj = _subspace(b, v[sv])
             awj, avj = _subspace(b, a[sv])
             if b.kind == "free":  # V_i ×ₘ S v = V_i ×ₘ V_i = 0
@@ -148,7 +211,7 @@ class Tree:
         tau = [None] * len(self.bodies)
         for i in reversed(range(len(self.bodies))):
             b, (n, f) = self.bodies[i], forces[i]
-            tau[i] = _subspace_transpose(b, n, f)
+            tau[i] = _subspace_transpose(b, n, f, terms[i][1] if i in terms else None)
             if b.parent >= 0:
                 R, p = poses[i]
                 fp = ca.mtimes(R, f)
@@ -164,7 +227,8 @@ class Tree:
         ``M_ii = S_iᵀ I^c_i S_i`` and ``M_ji = S_jᵀ X…ᵀ I^c_i S_i`` along the
         path from i to the root.
         """
-        poses = self.joint_poses(q)
+        terms = self._function_terms(q)
+        poses = self.joint_poses(q, terms)
         comp = [list(_spatial_inertia(b)) for b in self.bodies]
         for i in reversed(range(len(self.bodies))):
             par = self.bodies[i].parent
@@ -174,17 +238,18 @@ class Tree:
                 comp[par][1] += h
                 comp[par][2] += Io
         M = ca.SX.zeros(self.nv, self.nv)
+        Ss = [terms[i][1] if i in terms else None for i in range(len(self.bodies))]
         for i, b in enumerate(self.bodies):
-            cols = _subspace_columns(b)
+            cols = _subspace_columns(b, Ss[i])
             F = [_inertia_times(*comp[i], w, vv) for w, vv in cols]
             si = self.v_slices[i]
-            M[si, si] = _project(b, F)
+            M[si, si] = _project(b, F, Ss[i])
             j = i
             while self.bodies[j].parent >= 0:
                 R, p = poses[j]
                 F = [(ca.mtimes(R, n) + ca.cross(p, ca.mtimes(R, f)), ca.mtimes(R, f)) for n, f in F]
                 j = self.bodies[j].parent
-                block = _project(self.bodies[j], F)
+                block = _project(self.bodies[j], F, Ss[j])
                 sj = self.v_slices[j]
                 M[sj, si] = block
                 M[si, sj] = block.T
@@ -228,8 +293,16 @@ def _joint_pose(b, qi):
         return ca.mtimes(R0, axis_rotation(b.axis, qi[0])), ca.SX(p0)
     if b.kind == "prismatic":
         return ca.SX(R0), p0 + ca.mtimes(R0, ca.DM(b.axis.reshape(3, 1))) * qi[0]
-    # free: the parent is the world; the joint frame offset is folded into (p, quat)
-    return quaternion_rotation(qi[3:7]), qi[0:3]
+    if b.kind == "function":
+        Rj, pj = b.motion(qi)
+        return ca.mtimes(R0, Rj), p0 + ca.mtimes(R0, pj)
+    if b.kind == "spherical":
+        return ca.mtimes(R0, quaternion_rotation(qi)), ca.SX(p0)
+    # free: the parent is the world; a joint frame offset other than the identity is applied as for the others
+    R, p = quaternion_rotation(qi[3:7]), qi[0:3]
+    if np.array_equal(b.rotation, np.eye(3)) and not np.any(b.translation):
+        return R, p
+    return ca.mtimes(R0, R), p0 + ca.mtimes(R0, p)
 
 
 def _subspace(b, s):
@@ -240,32 +313,42 @@ def _subspace(b, s):
         return axis * s[0], zero
     if b.kind == "prismatic":
         return zero, axis * s[0]
+    if b.kind == "spherical":
+        return s[0:3], zero
     return s[3:6], s[0:3]
 
 
-def _subspace_columns(b):
-    """Columns of ``S_i`` as (angular, linear) pairs of numeric 3-vectors."""
+def _subspace_columns(b, S=None):
+    """Columns of ``S_i`` as (angular, linear) pairs of 3-vectors (numeric, or the SX ``S`` of a ``function`` joint)."""
     e = np.eye(3)
+    if b.kind == "function":
+        return [(S[0:3, k], S[3:6, k]) for k in range(b.dofs)]
     if b.kind == "revolute":
         return [(ca.DM(b.axis), ca.DM.zeros(3, 1))]
     if b.kind == "prismatic":
         return [(ca.DM.zeros(3, 1), ca.DM(b.axis))]
+    if b.kind == "spherical":
+        return [(ca.DM(e[k]), ca.DM.zeros(3, 1)) for k in range(3)]
     return [(ca.DM.zeros(3, 1), ca.DM(e[k])) for k in range(3)] + [(ca.DM(e[k]), ca.DM.zeros(3, 1)) for k in range(3)]
 
 
-def _subspace_transpose(b, n, f):
-    """``S_iᵀ F`` for a spatial force (n, f)."""
+def _subspace_transpose(b, n, f, S=None):
+    """``S_iᵀ F`` for a spatial force (n, f); ``S`` is the SX subspace of a ``function`` joint."""
+    if b.kind == "function":
+        return ca.mtimes(S.T, ca.vertcat(n, f))
     axis = ca.DM(b.axis.reshape(3, 1))
     if b.kind == "revolute":
         return ca.dot(axis, n)
     if b.kind == "prismatic":
         return ca.dot(axis, f)
+    if b.kind == "spherical":
+        return n
     return ca.vertcat(f, n)
 
 
-def _project(b, F):
+def _project(b, F, S=None):
     """``S_bᵀ [F_1 … F_k]``, shape (dof_b, k), for spatial forces F given as (n, f) pairs."""
-    return ca.horzcat(*[_subspace_transpose(b, n, f) for n, f in F])
+    return ca.horzcat(*[_subspace_transpose(b, n, f, S) for n, f in F])
 
 
 def _spatial_inertia(b):

@@ -1,9 +1,11 @@
-"""3-D animation of the link frames of URDF models (matplotlib ``mplot3d``, written as a GIF).
+"""3-D animation of the link frames of URDF and OpenSim models (matplotlib ``mplot3d``, written as a GIF).
 
 Each robot is drawn as its kinematic tree — a segment from every link frame's
 origin to each child link frame's origin — with a small red/green/blue triad
 (x, y, z axes) at the frame of every body that moves.  Poses come from the
-models' frame expressions (:meth:`colloc.model.urdf.RobotBody.frame`), evaluated as
+models' frame expressions (:meth:`colloc.model.urdf.RobotBody.frame`; a model that
+sets ``display_rotation``, such as an OpenSim model with y up, is turned so
+that its vertical is drawn upwards), evaluated as
 one CasADi Function on the trajectory sampled with the scheme's interpolant.
 :func:`colloc.plot.animate` hands URDF models to :func:`write_robot_gif`, planar points to
 :func:`write_planar_gif`.
@@ -135,7 +137,7 @@ def write_robot_gif(trajectory, bodies, times, fps, path, dpi):
     from matplotlib.figure import Figure
     from PIL import Image
 
-    poses = [(b, *frame_poses(trajectory, b, times)) for b in bodies]
+    poses = [(b, *_upright(b, *frame_poses(trajectory, b, times))) for b in bodies]
     every = np.concatenate([o.reshape(-1, 3) for _, o, _ in poses])
     if not np.all(np.isfinite(every)):
         raise OptionError("A link frame's position is NaN or inf along the trajectory.")
@@ -174,6 +176,14 @@ def write_robot_gif(trajectory, bodies, times, fps, path, dpi):
     frames[0].save(buf, format="GIF", save_all=True, append_images=frames[1:], duration=int(round(1000 / fps)), loop=0)
     atomic_write(path, buf.getvalue())
     return path
+
+
+def _upright(body, origins, rotations):
+    """Frames turned by the body's ``display_rotation`` (a model whose vertical is not z, e.g. OpenSim's y)."""
+    V = getattr(body, "display_rotation", None)
+    if V is None:
+        return origins, rotations
+    return origins @ V.T, np.einsum("ij,tljk->tlik", V, rotations)
 
 
 def _segments(points, edges):
