@@ -28,6 +28,10 @@ class FileFormatError(CollocError, ValueError):
     """A trajectory file cannot be read or does not match the problem."""
 
 
+class ContactParadoxError(CollocError, RuntimeError):
+    """No contact force satisfies Signorini's and Coulomb's laws at a state (Painlevé's paradox)."""
+
+
 def did_you_mean(name: str, choices) -> str:
     """Return `` Did you mean `x`?`` for the closest choice, or ``""``."""
     close = difflib.get_close_matches(str(name), [str(c) for c in choices], n=1, cutoff=0.5)

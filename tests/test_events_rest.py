@@ -1,0 +1,146 @@
+"""The event-driven simulator where contacts are redundant, controls are short and the laws have no solution.
+
+Answers nobody here wrote: statics (the normal forces of a body at rest sum to its weight and their moments
+vanish, whatever their split), Coulomb's sliding block (it stops after v₀/(μg) having gone v₀²/(2μg)), a push
+above the friction limit (ẍ = (F − μmg)/m while it lasts, then −μg), and Painlevé's rod, whose sliding end has
+no contact force once μ > (1 + 3cos²θ)/(3 sinθ cosθ) (Painlevé 1895; Stewart, SIAM Review 42 (2000) 3, §3).
+"""
+from __future__ import annotations
+
+import math
+
+import casadi as ca
+import numpy as np
+import pytest
+
+import colloc as cl
+from colloc.errors import OptionError
+
+G = 9.81
+
+
+def planar_box(mu=0.5, mass=2.0, width=1.0, height=0.5, e=0.0):
+    """A box in the plane (x, y, θ) with its two lower corners as frictional contacts."""
+    b = cl.Multibody("box", coordinates=["x", "y", "theta"])
+    x, y, th = b.coordinates
+    b.kinetic_energy = 0.5 * mass * (b.v[0] ** 2 + b.v[1] ** 2) + 0.5 * mass * (width**2 + height**2) / 12 * b.v[2] ** 2
+    b.potential_energy = mass * G * y
+    for name, side in (("left", -1), ("right", 1)):
+        px = x + side * width / 2 * ca.cos(th) + height / 2 * ca.sin(th)
+        py = y + side * width / 2 * ca.sin(th) - height / 2 * ca.cos(th)
+        b.contact(name, py, restitution=e, friction=mu, tangent=px)
+    return b
+
+
+def test_box_on_two_sticking_corners_rests_and_carries_its_weight():
+    mass = 2.0
+    traj = cl.simulate_events(planar_box(0.5, mass), 1.0, [0.0, 0.25, 0.0], [0.0, 0.0, 0.0], times=[0.5, 1.0])
+    assert max(abs(traj["box.x"][-1]), abs(traj["box.y"][-1] - 0.25), abs(traj["box.theta"][-1])) <= 1e-14
+    assert max(abs(traj[f"box.{n}_speed"][-1]) for n in ("x", "y", "theta")) <= 1e-14
+    normal = traj["box.left.normal_force"][-1] + traj["box.right.normal_force"][-1]
+    assert normal == pytest.approx(mass * G, rel=1e-13)
+    assert traj["box.left.normal_force"][-1] == pytest.approx(mass * G / 2, rel=1e-12)  # moments about the centre
+    assert abs(traj["box.left.friction_force"][-1] + traj["box.right.friction_force"][-1]) <= 1e-12
+    assert {e["kind"] for e in traj.metadata["events"]} == {"closed"}
+
+
+def test_box_sliding_on_two_corners_stops_at_coulombs_time_and_distance():
+    mu, v0 = 0.5, 2.0
+    traj = cl.simulate_events(planar_box(mu), 1.0, [0.0, 0.25, 0.0], [v0, 0.0, 0.0], times=[0.2, 1.0])
+    stick = [e for e in traj.metadata["events"] if e["kind"] == "stick"]
+    assert len(stick) == 2 and stick[0]["time"] == pytest.approx(v0 / (mu * G), abs=1e-12)
+    assert traj["box.x"][-1] == pytest.approx(v0**2 / (2 * mu * G), abs=1e-12)
+    assert abs(traj["box.theta"][-1]) <= 1e-13 and abs(traj["box.x_speed"][-1]) <= 1e-13
+
+
+def test_box_dropped_tilted_on_a_rough_floor_comes_to_rest_flat():
+    # it rocks on its corners with friction (e = 0.3) and must end flat, at rest, carrying its weight
+    mass = 2.0
+    traj = cl.simulate_events(planar_box(0.5, mass, e=0.3), 2.0, [0.0, 0.6, 0.3], [0.0, 0.0, 0.0])
+    energy = 0.5 * mass * (traj["box.x_speed"] ** 2 + traj["box.y_speed"] ** 2) \
+        + 0.5 * mass * 1.25 / 12 * traj["box.theta_speed"] ** 2 + mass * G * traj["box.y"]
+    assert np.diff(energy).max() <= 1e-9
+    assert abs(traj["box.theta"][-1]) <= 1e-12 and traj["box.y"][-1] == pytest.approx(0.25, abs=1e-12)
+    assert max(abs(traj[f"box.{n}_speed"][-1]) for n in ("x", "y", "theta")) <= 1e-12
+    assert traj["box.left.normal_force"][-1] + traj["box.right.normal_force"][-1] == pytest.approx(mass * G, rel=1e-12)
+
+
+# -- controls during a stick -------------------------------------------------------------------
+def push_box(mu=0.4, mass=2.0):
+    body = cl.Multibody("box", coordinates=["x", "y"])
+    push = body.control("push")
+    body.kinetic_energy = 0.5 * mass * ca.sumsqr(body.v)
+    body.potential_energy = mass * G * body.q[1]
+    body.generalized_force = ca.vertcat(push, 0)
+    body.contact("floor", body.q[1], friction=mu, tangent=body.q[0])
+    return body
+
+
+def pulse_answer(mu, mass, force, start, length):
+    """Closed form: slides at (F − μmg)/m during the pulse, then brakes at μg."""
+    a1 = (force - mu * mass * G) / mass
+    v1 = a1 * length
+    return 0.5 * a1 * length**2 + v1**2 / (2 * mu * G), start + length + v1 / (mu * G)
+
+
+def test_a_short_push_during_a_stick_is_not_stepped_over():
+    # The root cause: while the box sticks its state does not change, so the integrator's steps grow past the
+    # push (no scan: x stays 0).  The push's jumps, found by the scan, restart the integration.
+    mu, mass, force, start, length = 0.4, 2.0, 12.0, 0.3, 0.05
+    x_end, t_stop = pulse_answer(mu, mass, force, start, length)
+    push = {"box.push": lambda t: force if start <= t < start + length else 0.0}
+    traj = cl.simulate_events(push_box(mu, mass), 1.0, [0.0, 0.0], [0.0, 0.0], controls=push, times=[1.0])
+    assert traj["box.x"][-1] == pytest.approx(x_end, abs=1e-12)
+    kinds = [(e["kind"], e["time"]) for e in traj.metadata["events"]]
+    assert kinds[1][0] == "slip" and kinds[1][1] == pytest.approx(start, abs=1e-12)
+    assert kinds[2][0] == "stick" and kinds[2][1] == pytest.approx(t_stop, abs=1e-12)
+    missed = cl.simulate_events(push_box(mu, mass), 1.0, [0.0, 0.0], [0.0, 0.0], controls=push, times=[1.0], control_samples=0)
+    assert missed["box.x"][-1] == 0.0
+    declared = lambda t: [force if start <= t < start + length else 0.0]  # noqa: E731
+    declared.breakpoints = [start, start + length]
+    traj = cl.simulate_events(push_box(mu, mass), 1.0, [0.0, 0.0], [0.0, 0.0], controls=declared, times=[1.0], control_samples=0)
+    assert traj["box.x"][-1] == pytest.approx(x_end, abs=1e-12)
+
+
+def test_a_smooth_short_push_during_a_stick_is_resolved():
+    # a Gaussian push of 10 ms that exceeds μmg only near its peak: the same answer as with steps of 0.5 ms
+    push = {"box.push": lambda t: 12.0 * math.exp(-(((t - 0.5) / 0.01) ** 2))}
+    run = dict(controls=push, t0=0.4, times=[0.7])
+    traj = cl.simulate_events(push_box(), 0.7, [0.0, 0.0], [0.0, 0.0], **run)
+    fine = cl.simulate_events(push_box(), 0.7, [0.0, 0.0], [0.0, 0.0], max_step=5e-4, **run)
+    assert fine["box.x"][-1] > 1e-4
+    assert traj["box.x"][-1] == pytest.approx(fine["box.x"][-1], abs=1e-12)
+
+
+def test_controls_given_as_a_trajectory_and_bad_breakpoints():
+    mu, mass, force, start, length = 0.4, 2.0, 12.0, 0.3, 0.05
+    t = np.array([0.0, start, start, start + length, start + length, 1.0])
+    u = np.array([0.0, 0.0, force, force, 0.0, 0.0])
+    ctrl = cl.Trajectory(t, {"box.push": u}, {"box.push": "control"})
+    traj = cl.simulate_events(push_box(mu, mass), 1.0, [0.0, 0.0], [0.0, 0.0], controls=ctrl, times=[1.0])
+    assert traj["box.x"][-1] == pytest.approx(pulse_answer(mu, mass, force, start, length)[0], abs=1e-12)
+    with pytest.raises(OptionError, match="`breakpoints` must be times"):
+        cl.simulate_events(push_box(), 1.0, [0.0, 0.0], [0.0, 0.0], breakpoints=["soon"])
+    with pytest.raises(OptionError, match="`control_samples` must be an integer"):
+        cl.simulate_events(push_box(), 1.0, [0.0, 0.0], [0.0, 0.0], control_samples=-1)
+
+
+# -- Painlevé ----------------------------------------------------------------------------------
+def rod(mu, mass=1.0, half=1.0):
+    b = cl.Multibody("rod", coordinates=["x", "y", "theta"])
+    x, y, th = b.coordinates
+    b.kinetic_energy = 0.5 * mass * (b.v[0] ** 2 + b.v[1] ** 2) + 0.5 * mass * half**2 / 3 * b.v[2] ** 2
+    b.potential_energy = mass * G * y
+    b.contact("tip", y - half * ca.sin(th), friction=mu, tangent=x - half * ca.cos(th))
+    return b
+
+
+def test_painleves_rod_is_one_sentence_naming_the_contact():
+    # tip sliding backwards at θ = π/4: the normal force's own effect on ÿ is (1 + 3cos²θ − 3μ sinθ cosθ)/m,
+    # negative beyond μ* = 5/3, while gravity pulls the tip down: no force fits
+    th = math.pi / 4
+    q0, v0 = [math.cos(th), math.sin(th), th], [-1.0, 0.0, 0.0]
+    below = cl.simulate_events(rod(1.6), 0.05, q0, v0)
+    assert below.metadata["events"][0]["kind"] == "closed"
+    with pytest.raises(cl.ContactParadoxError, match=r"^Contact `rod.tip` slides with friction μ = 1.7 at t = 0 .*Painlevé's paradox[^.]*\.$"):
+        cl.simulate_events(rod(1.7), 0.05, q0, v0)
