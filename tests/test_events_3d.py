@@ -169,3 +169,39 @@ def test_point_contact_declaration_errors():
         b.point_contact("c", b.q, friction=0.5, cone="round")
     with pytest.raises(ModelError, match="`facets` of contact `b.c` must be an integer ≥ 3"):
         b.contact("c", b.q[2], friction=0.5, tangent=[b.q[0], b.q[1]], facets=2)
+
+
+# -- Impact with 3-D friction --------------------------------------------------------------------
+@pytest.mark.parametrize("cone, angle, speed", [("circular", 0.6, 4.0), ("circular", 0.6, 0.5), ("polyhedral", 0.0, 4.0),
+                                                ("polyhedral", math.pi / 4, 4.0), ("polyhedral", math.pi / 4, 0.5)])
+def test_impact_applies_coulombs_law_in_3d(cone, angle, speed):
+    # v⁻ = (speed·d, −v_n), m = 1: P_n = (1 + e)v_n; the tangential speed drops by μP_n (circle, or a vertex of the
+    # square cone when d points at it) or μP_n cos(π/4) (d on the bisector of two vertices: the side's midpoint)
+    # along d, or stops where the cone holds the impulse that stops it
+    from colloc.model.impact import Impact
+
+    mu, e, vn = 0.4, 0.5, 2.0
+    b = cl.Multibody("puck", coordinates=["x", "y", "z"])
+    b.kinetic_energy = 0.5 * ca.sumsqr(b.v)
+    imp = Impact(b, b.q, restitution=[0.0, 0.0, e], normal=[2], friction=mu, cone=cone, name="hit")
+    d = np.array([math.cos(angle), math.sin(angle)])
+    vplus, P = imp.velocity_after([0, 0, 0], [*(speed * d), -vn])
+    reach = mu * (1 + e) * vn * (math.cos(math.pi / 4) if cone == "polyhedral" and angle else 1.0)
+    np.testing.assert_allclose(vplus, [*(max(speed - reach, 0.0) * d), e * vn], atol=1e-12)
+    assert P[2] == pytest.approx((1 + e) * vn, rel=1e-12)
+    momentum, restitution, rows = imp.equations(ca.DM([0, 0, 0]), ca.DM([*(speed * d), -vn]), ca.DM(vplus), ca.DM(P))
+    assert np.abs(np.array(ca.DM(momentum))).max() <= 1e-12 and abs(float(ca.DM(restitution)[2])) <= 1e-12
+    assert np.array(ca.DM(rows)).max() <= 1e-12  # inside the cone, on it when sliding
+    if speed > reach:
+        assert np.array(ca.DM(rows)).max() >= -1e-12
+
+
+def test_impact_cone_errors():
+    from colloc.model.impact import Impact
+
+    b = cl.Multibody("puck", coordinates=["x", "y", "z"])
+    b.kinetic_energy = 0.5 * ca.sumsqr(b.v)
+    with pytest.raises(ModelError, match="`cone` of impact `hit` must be None, 'polyhedral' or 'circular' and needs `friction`"):
+        Impact(b, b.q, normal=[2], cone="circular", name="hit")
+    with pytest.raises(ModelError, match="`facets` of impact `hit` must be an integer ≥ 3"):
+        Impact(b, b.q, normal=[2], friction=0.3, cone="polyhedral", facets=2, name="hit")

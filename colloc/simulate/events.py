@@ -113,7 +113,7 @@ class _Options:
 
 def simulate_events(model, t_final, q0, v0, controls=None, parameters=None, t0=0.0, times=None,
                     rtol=1e-12, atol=1e-12, gap_tolerance=1e-9, rest_speed=1e-7, max_events=10000,
-                    max_step=np.inf, breakpoints=None, control_samples=2000) -> Trajectory:
+                    max_step=np.inf, breakpoints=None, control_samples=1000) -> Trajectory:
     """Simulate a multibody model with unilateral contacts, event by event.
 
     The algorithm is Siconos' event-driven scheme for Lagrangian systems with
