@@ -205,3 +205,38 @@ def test_impact_cone_errors():
         Impact(b, b.q, normal=[2], cone="circular", name="hit")
     with pytest.raises(ModelError, match="`facets` of impact `hit` must be an integer ≥ 3"):
         Impact(b, b.q, normal=[2], friction=0.3, cone="polyhedral", facets=2, name="hit")
+
+
+def test_solo12_from_its_urdf_stands_on_four_sticking_feet():
+    # Solo12 (example-robot-data) standing with knees bent, the joint torques of a static equilibrium held constant:
+    # 12 sticking contact rows on 18 speeds.  It stays put, and its feet carry its weight (Pinocchio's total mass).
+    pin = pytest.importorskip("pinocchio")
+    pytest.importorskip("urdf_parser_py")
+    from colloc.model.urdf import example_robot, from_urdf
+    from colloc.simulate.contact_system import ContactSystem
+
+    try:
+        path = example_robot("solo_description/robots/solo12.urdf")
+    except cl.FileFormatError:
+        pytest.skip("example-robot-data is not installed")
+    solo = from_urdf(path, name="solo", base="floating")
+    feet = ["FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT"]
+    for f in feet:
+        solo.point_contact(f.lower(), solo.frame(f)[0], friction=0.8)
+    names = [s.name() for s in ca.vertsplit(solo.q)]
+    q = np.array([1.0 if n.endswith("base_qw") else 0.0 for n in names])
+    for i, n in enumerate(names):  # knees bent, front and hind legs mirrored
+        front = n.split(".")[1].startswith("F")
+        q[i] = {"HFE": 0.8 if front else -0.8, "KFE": -1.6 if front else 1.6}.get(n[-3:], q[i])
+    heights = ca.Function("z", [solo.q], [ca.horzcat(*[solo.frame(f)[0][2] for f in feet])])
+    q[names.index("solo.base_z")] = -float(np.min(heights(q)))
+    system = ContactSystem(solo)
+    T = system.evaluate(0.0, q, np.zeros(system.nv), np.zeros(len(system.control_names)), np.zeros(0))
+    W = np.vstack([T["Wn"], T["Wt"]])
+    F = np.linalg.lstsq(W[:, :6].T, -T["f"][:6], rcond=None)[0]  # forces that hold the unactuated base
+    torques = -(T["f"][6:] + W[:, 6:].T @ F)
+    traj = cl.simulate_events(system, 0.5, q, np.zeros(system.nv), controls=dict(zip(system.control_names, torques)), times=[0.5])
+    assert max(abs(traj[n][-1] - q[k]) for k, n in enumerate(names)) <= 1e-11
+    assert max(abs(traj[n][-1]) for n in system.speed_names) <= 1e-9
+    mass = pin.computeTotalMass(pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer()))
+    assert sum(traj[f"solo.{f.lower()}.normal_force"][-1] for f in feet) == pytest.approx(mass * G, rel=1e-10)
