@@ -229,7 +229,7 @@ def test_solo12_from_its_urdf_stands_on_four_sticking_feet():
         front = n.split(".")[1].startswith("F")
         q[i] = {"HFE": 0.8 if front else -0.8, "KFE": -1.6 if front else 1.6}.get(n[-3:], q[i])
     heights = ca.Function("z", [solo.q], [ca.horzcat(*[solo.frame(f)[0][2] for f in feet])])
-    q[names.index("solo.base_z")] = -float(np.min(heights(q)))
+    q[names.index("solo.base_z")] = -np.array(heights(q)).min()
     system = ContactSystem(solo)
     T = system.evaluate(0.0, q, np.zeros(system.nv), np.zeros(len(system.control_names)), np.zeros(0))
     W = np.vstack([T["Wn"], T["Wt"]])
