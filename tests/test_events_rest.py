@@ -112,6 +112,18 @@ def test_a_smooth_short_push_during_a_stick_is_resolved():
     assert traj["box.x"][-1] == pytest.approx(fine["box.x"][-1], abs=1e-12)
 
 
+def test_an_event_on_a_breakpoint_goes_on_forwards():
+    # push k t with a breakpoint declared at the slip time μmg/k: the slip event lands on it (to round-off)
+    # and the next segment must not start behind it; x = k (t − t_s)³/(6m) after the slip
+    mu, mass, k = 0.4, 2.0, 3.0
+    t_slip = mu * mass * G / k
+    push = lambda t: [k * t]  # noqa: E731
+    push.breakpoints = [t_slip * (1 + 2e-16), t_slip + 0.5]
+    traj = cl.simulate_events(push_box(mu, mass), t_slip + 1.0, [0.0, 0.0], [0.0, 0.0], controls=push, times=[t_slip + 1.0])
+    assert [e["kind"] for e in traj.metadata["events"]] == ["closed", "slip"]
+    assert traj["box.x"][-1] == pytest.approx(k / (6 * mass), abs=1e-10)
+
+
 def test_controls_given_as_a_trajectory_and_bad_breakpoints():
     mu, mass, force, start, length = 0.4, 2.0, 12.0, 0.3, 0.05
     t = np.array([0.0, start, start, start + length, start + length, 1.0])

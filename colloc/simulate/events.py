@@ -202,7 +202,8 @@ def simulate_events(model, t_final, q0, v0, controls=None, parameters=None, t0=0
         rec.row(t, q, v, u_of(t), system.evaluate(t, q, v, u_of(t), p), mode)
         if t >= t_final:
             break
-        t_end = next((b for b in cuts if b > t), t_final)
+        # a breakpoint within round-off of t is passed (an event found at a jump located to a few ulps)
+        t_end = next((b for b in cuts if b > t + 16 * np.spacing(max(abs(t), abs(b)))), t_final)
         t_stop = t_end if t_end >= t_final else np.nextafter(t_end, -np.inf)  # the controls jump at t_end
         rhs, events, kinds = _smooth(system, mode, u_of, p, t, q, v, opts)
         sel = out_times[(out_times > t) & (out_times <= t_stop)]
