@@ -200,3 +200,34 @@ def test_acceleration_constraints_are_refused():
     b.contact("floor", b.q[1])
     with pytest.raises(cl.ModelError, match="Constraint `b.hold` is an acceleration constraint"):
         cl.simulate_events(b, 1.0, [0.0, 1.0], [0.0, 0.0])
+
+
+def a_frame(mu, theta, mass=1.0, length=1.0):
+    """Two bars hinged at the apex (two holonomic rows close the chain), feet on a rough floor."""
+    b = cl.Multibody("frame", coordinates=["x1", "y1", "a1", "x2", "y2", "a2"])
+    x1, y1, a1, x2, y2, a2 = b.coordinates
+    inertia = mass * length**2 / 12
+    b.kinetic_energy = 0.5 * mass * (b.v[0] ** 2 + b.v[1] ** 2 + b.v[3] ** 2 + b.v[4] ** 2) + 0.5 * inertia * (b.v[2] ** 2 + b.v[5] ** 2)
+    b.potential_energy = mass * G * (y1 + y2)
+    half = length / 2
+    b.holonomic("hinge", ca.vertcat(x1 + half * ca.sin(a1) - (x2 - half * ca.sin(a2)), y1 + half * ca.cos(a1) - (y2 + half * ca.cos(a2))))
+    b.contact("left", y1 - half * ca.cos(a1), friction=mu, tangent=x1 - half * ca.sin(a1))
+    b.contact("right", y2 - half * ca.cos(a2), friction=mu, tangent=x2 + half * ca.sin(a2))
+    s, c = math.sin(theta), math.cos(theta)
+    return b, [-half * s, half * c, theta, half * s, half * c, theta]
+
+
+def test_a_frame_stands_with_the_ladder_friction_or_slides_apart():
+    # statics of the hinged A-frame (legs at θ from the vertical): each foot carries mg and needs the friction
+    # (mg/2) tan θ inwards, so it stands iff μ ≥ tan(θ)/2 (0.273 at θ = 0.5)
+    mass, theta = 1.0, 0.5
+    body, q0 = a_frame(0.28, theta, mass)
+    traj = cl.simulate_events(body, 1.0, q0, [0.0] * 6, times=[1.0])
+    assert max(abs(traj[f"frame.{n}"][-1] - q) for n, q in zip(("x1", "y1", "a1", "x2", "y2", "a2"), q0)) <= 1e-12
+    for foot, inward in (("left", 1), ("right", -1)):
+        assert traj[f"frame.{foot}.normal_force"][-1] == pytest.approx(mass * G, rel=1e-12)
+        assert traj[f"frame.{foot}.friction_force"][-1] == pytest.approx(inward * mass * G / 2 * math.tan(theta), rel=1e-12)
+    body, q0 = a_frame(0.27, theta, mass)
+    traj = cl.simulate_events(body, 0.3, q0, [0.0] * 6, times=[0.3])
+    assert [e["kind"] for e in traj.metadata["events"]] == ["closed", "closed"]  # sliding from the start
+    assert traj["frame.y1"][-1] < q0[1] - 1e-3 and traj["frame.x1"][-1] == pytest.approx(-traj["frame.x2"][-1], abs=1e-12)
