@@ -65,6 +65,21 @@ def test_box_dropped_tilted_on_a_rough_floor_comes_to_rest_flat():
     assert traj["box.left.normal_force"][-1] + traj["box.right.normal_force"][-1] == pytest.approx(mass * G, rel=1e-12)
 
 
+@pytest.mark.parametrize("vx", [1.0, 3.0])
+def test_bar_landing_flat_on_a_rough_floor(vx):
+    # a thin bar dropped flat from 0.5 with horizontal speed v_x lands on both ends at once (plastic): the floor's
+    # impulse m v_n stops the sliding if v_x ≤ μ v_n, else leaves v_x − μ v_n, which μg then brakes to rest
+    mu, mass, h = 0.5, 1.0, 0.5
+    t_land, vn = math.sqrt(2 * h / G), math.sqrt(2 * G * h)
+    slide = max(vx - mu * vn, 0.0)
+    traj = cl.simulate_events(planar_box(mu, mass, height=0.0), 1.0, [0.0, h, 0.0], [vx, 0.0, 0.0], times=[1.0])
+    impacts = [e for e in traj.metadata["events"] if e["kind"] == "impact"]
+    assert len(impacts) == 2 and impacts[0]["time"] == pytest.approx(t_land, abs=1e-12)
+    assert impacts[0]["impulse"] + impacts[1]["impulse"] == pytest.approx(mass * vn, rel=1e-12)
+    assert traj["box.x"][-1] == pytest.approx(vx * t_land + slide**2 / (2 * mu * G), abs=1e-12)
+    assert abs(traj["box.theta"][-1]) <= 1e-13 and abs(traj["box.x_speed"][-1]) <= 1e-13
+
+
 # -- controls during a stick -------------------------------------------------------------------
 def push_box(mu=0.4, mass=2.0):
     body = cl.Multibody("box", coordinates=["x", "y"])
