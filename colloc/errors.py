@@ -28,7 +28,11 @@ class FileFormatError(CollocError, ValueError):
     """A trajectory file cannot be read or does not match the problem."""
 
 
-class ContactParadoxError(CollocError, RuntimeError):
+class SimulationError(CollocError, RuntimeError):
+    """The event-driven simulation cannot go on (too many events, integrator failure)."""
+
+
+class ContactParadoxError(SimulationError):
     """No contact force satisfies Signorini's and Coulomb's laws at a state (Painlevé's paradox)."""
 
 

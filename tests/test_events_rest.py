@@ -171,6 +171,7 @@ def test_painleves_rod_is_one_sentence_naming_the_contact():
     assert below.metadata["events"][0]["kind"] == "closed"
     with pytest.raises(cl.ContactParadoxError, match=r"^Contact `rod.tip` slides with friction μ = 1.7 at t = 0 .*Painlevé's paradox[^.]*\.$"):
         cl.simulate_events(rod(1.7), 0.05, q0, v0)
+    assert issubclass(cl.ContactParadoxError, cl.SimulationError)  # a simulation that cannot go on
 
 
 # -- bilateral constraints with contacts ---------------------------------------------------------

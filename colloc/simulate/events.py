@@ -64,17 +64,13 @@ from .contact_forces import (ContactRows, cone_margin, constrained_inverse, face
                              slide_direction, solve_contacts)
 from .contact_system import ContactSystem, Mode, friction_direction, polygon_neighbours, smooth_accelerations
 from .control_signals import breakpoints, control_function
-from ..errors import CollocError, ContactParadoxError, OptionError
+from ..errors import ContactParadoxError, OptionError, SimulationError
 from .lcp import LCPError
 from ..model.named_values import named_vector as _named
 from .resimulation import format_resimulation, resimulate_phases, solve_ivp_function
 from ..results.trajectory import Trajectory
 
 EVENT_KINDS = ("impact", "closed", "take-off", "stick", "slip")
-
-
-class SimulationError(CollocError, RuntimeError):
-    """The event-driven simulation cannot go on (too many events, integrator failure)."""
 
 
 def contact_lcp(Minv, Wn, Wt, bn, bt, mu, sigma, stick):
