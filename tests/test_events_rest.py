@@ -65,6 +65,21 @@ def test_box_dropped_tilted_on_a_rough_floor_comes_to_rest_flat():
     assert traj["box.left.normal_force"][-1] + traj["box.right.normal_force"][-1] == pytest.approx(mass * G, rel=1e-12)
 
 
+def test_rocking_block_keeps_housners_ratio_and_comes_to_rest():
+    # a block (width/height = 0.4) released tilted on a corner rocks onto the other: a plastic, sticking impact
+    # there keeps the angular momentum about the new corner, so ω⁺/ω⁻ = 1 − (3/2) sin²α, α = atan(w/h)
+    # (Housner, Bull. Seismol. Soc. Am. 53 (1963) 403); the impacts accumulate and it ends flat at rest
+    w, h, th0 = 0.4, 1.0, 0.1
+    traj = cl.simulate_events(planar_box(0.8, 1.0, w, h), 2.5, [0.0, w / 2 * math.sin(th0) + h / 2 * math.cos(th0), th0],
+                              [0.0, 0.0, 0.0], times=[2.5])
+    first = next(e for e in traj.metadata["events"] if e["kind"] == "impact")
+    rows = np.flatnonzero(traj.time == first["time"])
+    ratio = traj["box.theta_speed"][rows[-1]] / traj["box.theta_speed"][rows[0]]
+    assert ratio == pytest.approx(1 - 1.5 * math.sin(math.atan(w / h)) ** 2, abs=1e-12)
+    assert abs(traj["box.theta"][-1]) <= 1e-10 and abs(traj["box.theta_speed"][-1]) <= 1e-10
+    assert traj["box.left.normal_force"][-1] + traj["box.right.normal_force"][-1] == pytest.approx(G, rel=1e-10)
+
+
 @pytest.mark.parametrize("vx", [1.0, 3.0])
 def test_bar_landing_flat_on_a_rough_floor(vx):
     # a thin bar dropped flat from 0.5 with horizontal speed v_x lands on both ends at once (plastic): the floor's
