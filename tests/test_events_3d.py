@@ -41,14 +41,14 @@ def rigid_body(name, mass, inertia, extra=()):
     return b, T, rotation(q[3], q[4], q[5])
 
 
-def table(mu=0.5, mass=3.0, cone="polyhedral", centre=(0.1, -0.05)):
-    """A table top with four legs 0.5 below it, its centre of mass off the middle of the legs by ``centre``."""
+def table(mu=0.5, mass=3.0, cone="polyhedral", centre=(0.1, -0.05), half=(0.4, 0.3)):
+    """A table top with four legs 0.5 below it at (±half), its centre of mass off their middle by ``centre``."""
     b, T, R = rigid_body("table", mass, [0.2, 0.3, 0.4])
     b.kinetic_energy = T
     b.potential_energy = mass * G * b.q[2]
     legs = []
     for k, (sx, sy) in enumerate(((1, 1), (1, -1), (-1, 1), (-1, -1))):
-        r = np.array([sx * 0.4 - centre[0], sy * 0.3 - centre[1], -0.5])
+        r = np.array([sx * half[0] - centre[0], sy * half[1] - centre[1], -0.5])
         b.point_contact(f"leg{k}", b.q[:3] + ca.mtimes(R, ca.DM(r)), friction=mu, cone=cone)
         legs.append(r)
     return b, np.array(legs)
@@ -88,6 +88,20 @@ def test_table_sliding_obliquely_stops_at_coulombs_time(cone):
     assert len(stick) == 4 and stick[0]["time"] == pytest.approx(t_stop, abs=1e-12)
     np.testing.assert_allclose([x[-1], y[-1]], end, atol=1e-12)
     assert np.abs(traj["table.yaw"]).max() <= 1e-13 and abs(traj["table.z"][-1] - 0.5) <= 1e-13
+
+
+def test_table_spinning_on_four_legs_stops_at_the_friction_torques_time():
+    # legs on a circle of radius R about the centre of mass, spun about z at ω₀: each leg slides along the
+    # circle against μmg/4, a pure torque μmgR, so ω falls at μmgR/I_z and stops at I_z ω₀/(μmgR) having
+    # turned ω₀t/2 (1.5 turns of each leg's sliding direction: the circular cone follows it)
+    mu, mass, w0 = 0.5, 3.0, 12.0
+    body, legs = table(mu=mu, mass=mass, cone="circular", centre=(0.0, 0.0), half=(0.3, 0.3))
+    t_stop = 0.4 * w0 / (mu * mass * G * 0.3 * math.sqrt(2))
+    traj = cl.simulate_events(body, 1.0, [0, 0, 0.5, 0, 0, 0], [0, 0, 0, 0, 0, w0], times=[1.0])
+    stick = [e["time"] for e in traj.metadata["events"] if e["kind"] == "stick"]
+    assert len(stick) == 4 and stick[0] == pytest.approx(t_stop, abs=1e-11)
+    assert traj["table.yaw"][-1] == pytest.approx(w0 * t_stop / 2, abs=1e-10)
+    assert max(abs(traj["table.x"][-1]), abs(traj["table.y"][-1]), abs(traj["table.yaw_speed"][-1])) <= 1e-12
 
 
 def ball(mu, radius=0.1, mass=1.0):
