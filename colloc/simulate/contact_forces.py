@@ -41,7 +41,7 @@ import math
 
 import numpy as np
 
-from .lcp import solve_lcp
+from .lcp import LCPError, solve_lcp
 
 RCOND = 1e-11  # singular values below this fraction of the largest are redundant rows
 
@@ -143,7 +143,7 @@ def _solve_once(Minv, rows, bn, bt, kinds, slide, angles):
         sl, lam = slice(c, c + D.shape[0]), nz + m
         A[sl, :nz], A[sl, lam], b[sl] = D @ rows.T[i] @ MG, 1.0, D @ bt[i]
         A[lam, i], A[lam, sl] = rows.mu[i], -1.0
-    z = solve_lcp(A, b)
+    z = _solve_regularised(A, b)
     Pn = z[:k]
     Pt = [np.zeros(rows.T[i].shape[0]) for i in range(k)]
     slip = np.zeros(k)
@@ -154,6 +154,22 @@ def _solve_once(Minv, rows, bn, bt, kinds, slide, angles):
         Pt[i] = D.T @ z[c:c + D.shape[0]]
         slip[i] = z[nz + m]
     return Pn, Pt, slip
+
+
+def _solve_regularised(A, b):
+    """Lemke's answer; where redundant rows make the LCP so degenerate that Lemke ends on a ray, the answer of
+    ``A + εI`` for growing ε (Tikhonov: it tends to a solution of the original LCP as ε → 0; a problem without
+    solution, such as Painlevé's, keeps its ray)."""
+    try:
+        return solve_lcp(A, b)
+    except LCPError:
+        scale = max(1.0, np.abs(A).max(initial=0.0))
+        for eps in (1e-13, 1e-11, 1e-9, 1e-7):
+            try:
+                return solve_lcp(A + eps * scale * np.eye(b.size), b)
+            except LCPError:
+                continue
+        raise
 
 
 def mode_forces(M, f, H, C, d, ref):
