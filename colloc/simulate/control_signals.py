@@ -8,8 +8,8 @@ controls.  Breakpoints come from what the controls declare — the grid of a
 of a control function, the simulator's ``breakpoints`` argument — and, for a
 plain function, from a scan: it is sampled at ``samples`` times and each jump
 it makes (a change between neighbouring samples far larger than the changes
-around it) is located by bisection; where it varies smoothly, the steps taken
-while a contact sticks are no longer than twice the samples' spacing.
+around it) is located by bisection; where it bends (is not affine), the steps
+taken while a contact sticks are no longer than twice the samples' spacing.
 
 Legend: ``t`` time, ``u`` controls.
 """
@@ -57,7 +57,7 @@ def control_function(controls, names):
 
 
 class ControlScan:
-    """What a scan of the controls found: jumps, and the stretches where they vary (``(start, end)`` pairs)."""
+    """What a scan of the controls found: jumps, and the stretches where they bend (``(start, end)`` pairs)."""
 
     def __init__(self, jumps=(), varying=(), spacing=np.inf):
         self.jumps, self.varying, self.spacing = list(jumps), list(varying), spacing
@@ -69,7 +69,7 @@ class ControlScan:
 
 def scan_controls(u_of, t0, t1, samples) -> ControlScan:
     """Sample ``u_of`` ``samples`` times on ``[t0, t1]``: its jumps (each located to round-off by bisection: a change
-    far larger than the changes around it) and the stretches where it varies."""
+    far larger than the changes around it) and the stretches where it bends (is not affine)."""
     t = np.linspace(t0, t1, samples + 1)
     U = np.array([u_of(s) for s in t]).reshape(t.size, -1)
     if not U.size:
@@ -78,7 +78,13 @@ def scan_controls(u_of, t0, t1, samples) -> ControlScan:
     scale = 1e-12 * max(1.0, np.abs(U).max())
     around = np.maximum(np.concatenate([[0.0], change[:-1]]), np.concatenate([change[1:], [0.0]]))
     jumps = [_bisect(u_of, t[k], t[k + 1], change[k]) for k in np.flatnonzero((change > 10 * around) & (change > scale))]
-    moving = (change > scale) & ~((change > 10 * around) & (change > scale))
+    # where the controls are affine the cone's margin μF_n − |F_t| of a body held still is concave in time, so a
+    # step that starts and ends inside the cone cannot leave it in between: only curved stretches limit the steps
+    bend = np.abs(np.diff(U, 2, axis=0)).max(axis=1) if t.size > 2 else np.zeros(0)
+    bent = np.zeros(change.size, dtype=bool)
+    bent[:-1] |= bend > 1e3 * scale
+    bent[1:] |= bend > 1e3 * scale
+    moving = bent & ~((change > 10 * around) & (change > scale))
     edges = np.flatnonzero(np.diff(np.concatenate([[0], moving.astype(int), [0]])))
     varying = [(t[a], t[b]) for a, b in zip(edges[::2], edges[1::2])]
     return ControlScan(jumps, varying, (t1 - t0) / samples)
