@@ -161,6 +161,10 @@ def test_controls_given_as_a_trajectory_and_bad_breakpoints():
     ctrl = cl.Trajectory(t, {"box.push": u}, {"box.push": "control"})
     traj = cl.simulate_events(push_box(mu, mass), 1.0, [0.0, 0.0], [0.0, 0.0], controls=ctrl, times=[1.0])
     assert traj["box.x"][-1] == pytest.approx(pulse_answer(mu, mass, force, start, length)[0], abs=1e-12)
+    with pytest.raises(OptionError, match="The controls trajectory has no column `box.push`"):
+        cl.simulate_events(push_box(), 1.0, [0.0, 0.0], [0.0, 0.0], controls=cl.Trajectory(t, {"box.pull": u}, {"box.pull": "control"}))
+    with pytest.raises(OptionError, match="`controls` must be None, a function u\\(t\\), a Trajectory or a dict"):
+        cl.simulate_events(push_box(), 1.0, [0.0, 0.0], [0.0, 0.0], controls=3.0)
     with pytest.raises(OptionError, match="`breakpoints` must be times"):
         cl.simulate_events(push_box(), 1.0, [0.0, 0.0], [0.0, 0.0], breakpoints=["soon"])
     with pytest.raises(OptionError, match="`control_samples` must be an integer"):
