@@ -1,5 +1,5 @@
 """colloc: trajectory optimization by direct collocation on implicit-residual models."""
-from .errors import CollocError, FileFormatError, ModelError, OptionError, ProblemError
+from .errors import CollocError, ContactParadoxError, FileFormatError, ModelError, OptionError, ProblemError
 from .model.component import TIME, Component, KinematicConstraint, Model, Variable
 from .model.multibody import Multibody
 from .model.problem import Problem
@@ -7,7 +7,7 @@ from .model.problem import Problem
 __version__ = "0.1.0"
 
 __all__ = [
-    "CollocError", "FileFormatError", "ModelError", "OptionError", "ProblemError",
+    "CollocError", "ContactParadoxError", "FileFormatError", "ModelError", "OptionError", "ProblemError",
     "TIME", "Component", "KinematicConstraint", "Model", "Variable", "Problem",
     "Multibody",
 ]

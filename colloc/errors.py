@@ -46,6 +46,8 @@ class UserCodeError(ProblemError):
 
 class ConvergenceError(CollocError, RuntimeError):
     """Newton's method did not solve a DEL equation of a simulation step."""
+class ContactParadoxError(SimulationError):
+    """No contact force satisfies Signorini's and Coulomb's laws at a state (Painlevé's paradox)."""
 
 
 def did_you_mean(name: str, choices) -> str:

@@ -182,7 +182,7 @@ def test_the_architecture_page_maps_every_module_and_only_modules_that_exist():
 #: The curated public namespace: `import colloc as cl` gives exactly these names (a new public name is a
 #: decision, made here and in docs/api/index.md).
 PUBLIC = {
-    "CollocError", "FileFormatError", "ModelError", "OptionError", "ProblemError",
+    "CollocError", "ContactParadoxError", "FileFormatError", "ModelError", "OptionError", "ProblemError",
     "TIME", "Component", "KinematicConstraint", "Model", "Variable", "Problem", "Multibody",
     "make_mesh", "SCHEMES", "get_scheme", "solve", "build_nlp", "SolveResult", "Status", "Trajectory",
     "solve_adaptive", "simulate_controls", "verify", "plot", "Impact", "MultiPhaseProblem", "Phase", "solve_phases",

@@ -2,12 +2,23 @@
 
 A contact is declared once, by its gap ``φ(q) ≥ 0`` (positive apart, zero
 touching) and optionally the tangential position ``s(q)`` of the contact
-point along the surface (planar contacts), with
+point along the surface: one row for a planar contact, two for a contact in
+3-D (two orthogonal tangent directions), with
 
     W_n = ∂φ/∂q · N(q)     normal Jacobian (1, nv): normal speed  ẏ = W_n v
-    W_t = ∂s/∂q · N(q)     tangential Jacobian (1, nv): sliding speed  ṡ = W_t v
+    W_t = ∂s/∂q · N(q)     tangential Jacobian (1 or 2, nv): sliding speed  ṡ = W_t v
     ÿ = W_n a + Ẇ_n v      (the drift ``Ẇ_n v = d/dt(W_n) v`` by ``jtimes``)
 
+A point contact (:func:`declare_point_contact`) builds both from a point
+``p(q)`` of the body and a surface ``ψ(x) ≥ 0`` of the world: the gap is
+``ψ(p)/|∇ψ(p)|`` (a distance to first order), the normal ``n = ∇ψ/|∇ψ|``,
+and the tangent rows ``t_iᵀ ∂p/∂q N`` along a frame ``(t_1, t_2, n)`` built
+from the normal; on a plane the frame is constant and ``s_i = t_iᵀ p``.
+
+In 3-D the Coulomb cone ``|F_t| ≤ μ F_n`` is either *circular* (the
+second-order cone itself) or *polyhedral*: the regular polygon with
+``facets`` vertices ``μ F_n d_j``, ``d_j = cos(2πj/k) t_1 + sin(2πj/k) t_2``,
+inscribed in the circle (Stewart & Trinkle, IJNME 39 (1996) 2673).
 both by automatic differentiation.  The contact is *unilateral*: it has no
 multiplier of its own in the model; a simulator (``colloc.simulate.events``) decides
 when it acts.  Its laws are Newton's impact law ``0 ≤ ẏ⁺ + e ẏ⁻ ⊥ P_n ≥ 0``
@@ -24,7 +35,7 @@ import math
 
 import casadi as ca
 
-from ..errors import ModelError
+from ..errors import ModelError, did_you_mean
 from .component import TIME, _check_name
 
 
@@ -38,42 +49,91 @@ class Contact:
     body : Multibody
     gap : casadi.SX, scalar
         ``φ(q, p)``.
-    tangent : casadi.SX, scalar, or None
-        ``s(q, p)``, the tangential position whose rate is the sliding speed.
+    tangent : casadi.SX, scalar or (2, 1), or None
+        ``s(q, p)``, the tangential position(s) whose rate is the sliding speed
+        (None without a tangent, or for a point contact on a curved surface,
+        whose tangent rows are velocity directions only).
     restitution : float
         Newton's coefficient ``e`` in [0, 1].
     friction : float
         Coulomb coefficient ``μ ≥ 0`` (0 is frictionless).
-    normal_jacobian, tangent_jacobian : casadi.SX, shape (1, nv)
+    num_tangents : int
+        0 (no tangent), 1 (planar) or 2 (3-D).
+    cone : str
+        ``"polyhedral"`` or ``"circular"`` (3-D only; a planar cone is the segment ``|F_t| ≤ μF_n``).
+    facets : int
+        Vertices of the polyhedral cone (3-D).
+    normal_jacobian, tangent_jacobian : casadi.SX, shapes (1, nv), (num_tangents, nv)
         ``W_n`` and ``W_t`` (``tangent_jacobian`` is None without a tangent).
     """
 
-    def __init__(self, body, name, gap, restitution, friction, tangent):
+    def __init__(self, body, name, gap, restitution, friction, tangent, cone="polyhedral", facets=4, tangent_rows=None):
         self.body, self.name = body, f"{body.name}.{name}"
         self.gap = _position_expr(body, gap, f"The gap of contact `{self.name}`")
-        self.tangent = None if tangent is None else _position_expr(body, tangent, f"The tangent of contact `{self.name}`")
+        pair = isinstance(tangent, (list, tuple)) and len(tangent) == 2  # 3-D: two tangential positions
+        self.tangent = None if tangent is None else _position_expr(body, tangent, f"The tangent of contact `{self.name}`", rows=2 if pair else 1)
         self.restitution = _coefficient(restitution, f"Restitution of contact `{self.name}`", upper=1.0)
         self.friction = _coefficient(friction, f"Friction coefficient of contact `{self.name}`", upper=math.inf)
-        if self.friction > 0 and self.tangent is None:
+        if self.friction > 0 and self.tangent is None and tangent_rows is None:
             raise ModelError(f"Contact `{self.name}` has friction {self.friction} but no `tangent`; give the tangential position s(q) whose rate is the sliding speed.")
+        if cone not in CONES:
+            raise ModelError(f"Cone `{cone}` of contact `{self.name}` is not one of {', '.join(CONES)}.{did_you_mean(str(cone), CONES)}")
+        if not (isinstance(facets, int) and facets >= 3):
+            raise ModelError(f"`facets` of contact `{self.name}` must be an integer ≥ 3; got {facets!r}.")
+        self.cone, self.facets = cone, facets
         self.normal_jacobian = ca.mtimes(ca.jacobian(self.gap, body.q), body.kinematic_matrix)
-        self.tangent_jacobian = None
+        self.tangent_jacobian = tangent_rows
         if self.tangent is not None:
             self.tangent_jacobian = ca.mtimes(ca.jacobian(self.tangent, body.q), body.kinematic_matrix)
+        self.num_tangents = 0 if self.tangent_jacobian is None else int(self.tangent_jacobian.shape[0])
 
     def __repr__(self):
         return f"Contact({self.name!r}, e={self.restitution}, mu={self.friction})"
 
 
-def declare_contact(body, name, gap, restitution=0.0, friction=0.0, tangent=None) -> Contact:
+CONES = ("polyhedral", "circular")
+
+
+def declare_contact(body, name, gap, restitution=0.0, friction=0.0, tangent=None, cone="polyhedral", facets=4,
+                    tangent_rows=None) -> Contact:
     """Declare contact ``name`` on ``body`` (see :meth:`colloc.Multibody.contact`)."""
     _check_name(name, "Contact")
     contacts = contacts_of(body)
     if any(c.name == f"{body.name}.{name}" for c in contacts):
         raise ModelError(f"Contact `{body.name}.{name}` is declared twice.")
-    c = Contact(body, name, gap, restitution, friction, tangent)
+    c = Contact(body, name, gap, restitution, friction, tangent, cone, facets, tangent_rows)
     contacts.append(c)
     return c
+
+
+def declare_point_contact(body, name, point, surface=None, restitution=0.0, friction=0.0, cone="polyhedral",
+                          facets=4) -> Contact:
+    """Declare the contact of a body point ``p(q)`` (3 rows) with a surface ``ψ(x) ≥ 0`` of the world.
+
+    ``surface`` is a function of a 3-vector (CasADi SX) returning ψ; default the
+    ground ``x_3 ≥ 0``.  The gap is ``ψ(p)/|∇ψ(p)|``, the contact frame
+    ``(t_1, t_2, n)`` with ``n = ∇ψ/|∇ψ|`` and ``t_1`` the unit projection of
+    ``e_1`` (or ``e_2`` where ``|n_1| > 0.8``) on the tangent plane, ``t_2 = n × t_1``.
+    """
+    what = f"The point of contact `{body.name}.{name}`"
+    p = _position_expr(body, point, what, rows=3)
+    x = ca.SX.sym("x", 3)
+    psi = x[2] if surface is None else surface(x)
+    psi = ca.SX(psi)
+    if psi.numel() != 1 or not ca.depends_on(psi, x):
+        raise ModelError(f"The surface of contact `{body.name}.{name}` must map a point to one value that depends on it.")
+    grad = ca.gradient(psi, x)
+    n = grad / ca.norm_2(grad)
+    e = ca.if_else(ca.fabs(n[0]) > 0.8, ca.DM([0, 1, 0]), ca.DM([1, 0, 0]))
+    t1 = e - ca.dot(e, n) * n
+    t1 = t1 / ca.norm_2(t1)
+    frame = ca.Function("frame", [x], [psi / ca.norm_2(grad), t1, ca.cross(n, t1)])
+    gap, t1, t2 = frame(p)
+    if not ca.depends_on(ca.vertcat(t1, t2), body.q):  # a plane: the tangential positions exist
+        return declare_contact(body, name, gap, restitution, friction, [ca.dot(t1, p), ca.dot(t2, p)], cone, facets)
+    Jp = ca.mtimes(ca.jacobian(p, body.q), body.kinematic_matrix)
+    rows = ca.vertcat(ca.mtimes(t1.T, Jp), ca.mtimes(t2.T, Jp))
+    return declare_contact(body, name, gap, restitution, friction, None, cone, facets, tangent_rows=rows)
 
 
 def contacts_of(body) -> list:
@@ -81,15 +141,16 @@ def contacts_of(body) -> list:
     return body.__dict__.setdefault("contacts", [])
 
 
-def _position_expr(body, expr, what):
+def _position_expr(body, expr, what, rows=1):
     if isinstance(expr, (list, tuple)):
         expr = ca.vertcat(*expr)
     try:
         expr = ca.SX(expr)
     except (NotImplementedError, TypeError, RuntimeError):
         raise ModelError(f"{what} must be a CasADi SX expression in the coordinates; got {type(expr).__name__}.") from None
-    if expr.numel() != 1:
-        raise ModelError(f"{what} must be a scalar expression; got shape {expr.shape}.")
+    if expr.numel() != rows or expr.size2() != 1:
+        span = "a scalar expression" if rows == 1 else f"a column of {rows} rows"
+        raise ModelError(f"{what} must be {span}; got shape {expr.shape}.")
     allowed = {s.name() for s in ca.vertsplit(body.q)} | {v.name for v in body.variables if v.kind == "parameter"}
     for s in ca.symvar(expr):
         if s.name() not in allowed:
@@ -113,4 +174,4 @@ def _coefficient(value, what, upper):
     return x
 
 
-__all__ = ["Contact", "declare_contact", "contacts_of"]
+__all__ = ["Contact", "CONES", "declare_contact", "declare_point_contact", "contacts_of"]

@@ -389,16 +389,26 @@ class Multibody(ConstraintLevels, Component):
         return self._register(name, "acceleration", None, None, alpha, G, multiplier_bounds)
 
     # -- contacts ------------------------------------------------------------------------------
-    def contact(self, name, gap, restitution=0.0, friction=0.0, tangent=None):
+    def contact(self, name, gap, restitution=0.0, friction=0.0, tangent=None, cone="polyhedral", facets=4):
         """Declare a unilateral contact with gap ``φ(q) ≥ 0``; see :class:`colloc.model.contact.Contact`.
 
         ``restitution`` e ∈ [0, 1], ``friction`` μ ≥ 0 (needs ``tangent`` s(q), the
-        tangential position whose rate is the sliding speed).  Returns the Contact;
+        tangential position whose rate is the sliding speed: one expression in the
+        plane, two orthogonal ones in 3-D, whose cone is ``"polyhedral"`` with
+        ``facets`` vertices or ``"circular"``).  Returns the Contact;
         ``body.contacts`` lists them.
         """
         from .contact import declare_contact
 
-        return declare_contact(self, name, gap, restitution, friction, tangent)
+        return declare_contact(self, name, gap, restitution, friction, tangent, cone, facets)
+
+    def point_contact(self, name, point, surface=None, restitution=0.0, friction=0.0, cone="polyhedral", facets=4):
+        """Declare the contact of a point ``p(q)`` (3 rows) with a surface ``ψ(x) ≥ 0`` (default the ground
+        ``z ≥ 0``): gap and two tangent directions from the surface's normal; see
+        :func:`colloc.model.contact.declare_point_contact`."""
+        from .contact import declare_point_contact
+
+        return declare_point_contact(self, name, point, surface, restitution, friction, cone, facets)
 
     # -- points --------------------------------------------------------------------------------
     def point(self, name, expr) -> ca.SX:

@@ -3,25 +3,36 @@
 Between events the *bilateral smooth dynamics* of the active set ``I₂`` is
 integrated (scipy's ``solve_ivp``, DOP853, with root-finding):
 
-    M(q) a = f(t, q, v, u) + Σ_{i∈I₂} H_iᵀ F_i,    W_{n,i} a + Ẇ_{n,i} v = 0  (i ∈ I₂),
+    M(q) a = f(t, q, v, u) + Σ_{i∈I₂} H_iᵀ F_i + Bᵀλ,   W_{n,i} a + Ẇ_{n,i} v = 0  (i ∈ I₂),   ψ̇ = 0,
 
-with ``f = τ − c``; a sticking frictional contact adds ``W_{t,i} a + Ẇ_{t,i} v = 0``
-and its tangential force, a sliding one the force ``−μ σ_i F_{n,i}`` along
-``W_t`` (``σ_i`` the sliding direction).  The roots sought are the gaps of the
-open contacts, the normal forces of the active ones (take-off), the cone
-margins ``μF_n − |F_t|`` of the sticking ones (start of slip) and the sliding
-speeds ``σ_i ṡ_i`` of the sliding ones (stop).  At every event (Acary &
+with ``f = τ − c`` and ``ψ = B v + ψ_t = 0`` the bilateral (holonomic or
+velocity) constraints; a sticking frictional contact adds ``W_{t,i} a + Ẇ_{t,i} v = 0``
+(one or two tangent rows) and its tangential force, a sliding one the force
+``μ F_{n,i} f̂_i`` along its friction direction (:mod:`colloc.simulate.contact_system`).
+The forces are solved by least squares nearest the ones the last event
+found, so redundant rows (a box on two sticking corners, a table on four
+legs) leave the motion unique though the forces are not
+(:mod:`colloc.simulate.contact_forces`).  The roots sought are the gaps of the open
+contacts, the normal forces of the active ones (take-off), the cone margins
+of the sticking ones (start of slip), the sliding speeds along their first
+direction (stop) and, on a polygonal cone, the change of the vertex that
+dissipates most (turn).  The integration restarts at the controls'
+breakpoints (:mod:`colloc.simulate.control_signals`): while a contact sticks nothing
+moves, so the step-size control could not see a push.  At every event (Acary &
 Brogliato 2008, §8; Siconos' ``EventDriven``, see the background note):
 
 1. ``I₁`` = closed contacts (gap ≤ ``gap_tolerance`` or active).  If one of them
    approaches (``ẏ < 0``), the **velocity-level LCP** with Newton's law for all
    of ``I₁`` at once: ``ẏ⁺ = ẏ⁻ + W_n M⁻¹ Wᵀ P``, ``0 ≤ ẏ⁺ + e ẏ⁻ ⊥ P_n ≥ 0``
-   (with friction: the Coulomb cone's two facets, below).  A contact that
+   (with friction: the Coulomb cone's facets, below; with bilateral
+   constraints ``M⁻¹`` is the inverse restricted to them).  A contact that
    arrives slower than ``rest_speed`` takes ``e = 0``: the accumulation of
    impacts (Zeno) ends with the contact at rest instead of stalling.
 2. ``I₂`` candidates: closed contacts with ``|ẏ| ≤ rest_speed``.  The
    **acceleration-level LCP** ``0 ≤ ÿ ⊥ F_n ≥ 0`` decides which stay (and
-   whether a frictional one sticks or slips); the others take off.
+   whether a frictional one sticks or slips); the others take off.  Where it
+   has no solution (Painlevé's paradox) the simulation stops with a
+   :class:`~colloc.errors.ContactParadoxError` naming the sliding contact.
 
 Friction (planar Coulomb, facets ``±W_t``): unknowns ``P_n, β⁺, β⁻, λ`` with
 ``P_t = β⁺ − β⁻``::
@@ -32,26 +43,29 @@ Friction (planar Coulomb, facets ``±W_t``): unknowns ``P_n, β⁺, β⁻, λ`` 
     0 ≤ μ P_n − β⁺ − β⁻         ⊥ λ ≥ 0
 
 (Stewart & Trinkle, IJNME 39 (1996); Anitescu & Potra, Nonlinear Dyn. 14
-(1997)); the same form at acceleration level with forces.  It is not
-symmetric: Lemke's method solves it; the frictionless LCP is symmetric
-positive semidefinite and is solved as a QP (:mod:`colloc.simulate.lcp`).
+(1997)); in 3-D the facets are the polygon's vertex directions, and a
+circular cone is solved as a polygon whose vertex follows the force
+(:func:`colloc.simulate.contact_forces.solve_contacts`); the same form at acceleration
+level with forces.  It is not symmetric: Lemke's method solves it; the
+frictionless LCP is symmetric positive semidefinite and is solved as a QP
+(:mod:`colloc.simulate.lcp`).
 
 Legend: ``q, v, a`` coordinates, speeds, accelerations; ``y`` gaps, ``ẏ``
-normal speeds, ``s`` tangential positions; ``W_n, W_t`` contact Jacobians;
-``F`` forces, ``P`` impulses; ``e`` restitution, ``mu`` friction.
+normal speeds, ``s`` tangential positions; ``W_n, W_t`` contact Jacobians,
+``B`` constraint rows; ``F`` forces, ``P`` impulses; ``e`` restitution, ``mu`` friction.
 """
 from __future__ import annotations
 
 import math
 
-import casadi as ca
 import numpy as np
 
-from ..model.contact import contacts_of
-from ..errors import did_you_mean, ModelError, OptionError, SimulationError
-from .lcp import solve_lcp
-from ..model.component import TIME, Model
-from ..model.multibody import Multibody
+from .contact_forces import (ContactRows, cone_margin, constrained_inverse, facet_directions, mode_forces, project_speeds,
+                             slide_direction, solve_contacts)
+from .contact_system import ContactSystem, Mode, friction_direction, polygon_neighbours, smooth_accelerations
+from .control_signals import breakpoints, control_function
+from ..errors import ContactParadoxError, OptionError, SimulationError
+from .lcp import LCPError
 from ..model.named_values import named_vector as _named
 from .resimulation import format_resimulation, resimulate_phases, solve_ivp_function
 from ..results.trajectory import Trajectory
@@ -59,116 +73,8 @@ from ..results.trajectory import Trajectory
 EVENT_KINDS = ("impact", "closed", "take-off", "stick", "slip")
 
 
-class ContactSystem:
-    """The numeric terms of a model whose states are multibody coordinates and speeds, with its contacts.
-
-    Parameters
-    ----------
-    model : Multibody, list of components or Model
-        Every state must belong to a :class:`Multibody`; bilateral kinematic
-        constraints are not supported.
-
-    Attributes
-    ----------
-    contacts : list of Contact
-    coordinate_names, speed_names, control_names, parameter_names : list of str
-    """
-
-    def __init__(self, model):
-        model = model if isinstance(model, Model) else Model(model if isinstance(model, (list, tuple)) else [model])
-        bodies = [c for c in model.components if isinstance(c, Multibody)]
-        owned = {model.lookup(s).name for b in bodies for s in b.coordinates + b.speeds}
-        for v in model.states:
-            if v.name not in owned:
-                raise ModelError(f"State `{v.name}` does not belong to a Multibody; the event-driven simulator integrates multibody coordinates and speeds only.")
-        if model.constraints:
-            raise ModelError(f"Constraint `{model.constraints[0].name}` is bilateral; the event-driven simulator supports unconstrained bodies with unilateral contacts only.")
-        self.model, self.bodies = model, bodies
-        self.contacts = [c for b in bodies for c in contacts_of(b)]
-        if not self.contacts:
-            raise ModelError("The model declares no contact; declare one with `body.contact(name, gap, ...)`.")
-        q = ca.vertcat(*[b.q for b in bodies])
-        v = ca.vertcat(*[b.v for b in bodies])
-        N = ca.diagcat(*[b.kinematic_matrix for b in bodies])
-        eqs = [b.equations() for b in bodies]
-        M = ca.diagcat(*[e.mass_matrix for e in eqs])
-        f = ca.vertcat(*[e.generalized_force - e.bias for e in eqs])
-        gap = ca.vertcat(*[c.gap for c in self.contacts])
-        tangent = ca.vertcat(*[c.tangent if c.tangent is not None else ca.SX(0) for c in self.contacts])
-        Wn = ca.mtimes(ca.jacobian(gap, q), N)
-        Wt = ca.mtimes(ca.jacobian(tangent, q), N)
-        qdot = ca.mtimes(N, v)
-        drift_n = ca.jtimes(ca.mtimes(Wn, v), q, qdot)
-        drift_t = ca.jtimes(ca.mtimes(Wt, v), q, qdot)
-        u, p = model.vector("control"), model.vector("parameter")
-        outs = [M, f, qdot, gap, Wn, Wt, drift_n, drift_t, tangent]
-        self.terms = ca.Function("contact_terms", [TIME, q, v, u, p], outs)
-        # One flat input and output: each CasADi call from Python costs per argument, and this runs in the RHS.
-        self._flat = ca.Function("contact_terms_flat", [ca.vertcat(TIME, q, v, u, p)], [ca.vertcat(*[ca.vec(o) for o in outs])])
-        self._shapes = [o.shape for o in outs]
-        self.nq, self.nv, self.nc = int(q.numel()), int(v.numel()), len(self.contacts)
-        self.coordinate_names = [model.lookup(s).name for b in bodies for s in b.coordinates]
-        self.speed_names = [model.lookup(s).name for b in bodies for s in b.speeds]
-        self.control_names = [x.name for x in model.controls]
-        self.parameter_names = [x.name for x in model.parameters]
-        self.restitution = np.array([c.restitution for c in self.contacts])
-        self.friction = np.array([c.friction for c in self.contacts])
-
-    def evaluate(self, t, q, v, u, p):
-        """``dict(M, f, qdot, gap, Wn, Wt, drift_n, drift_t, tangent)`` as numpy arrays at one point."""
-        flat = self._flat(np.concatenate([[t], q, v, u, p])).full().ravel()
-        d, start = {}, 0
-        for key, (r, c) in zip(("M", "f", "qdot", "gap", "Wn", "Wt", "drift_n", "drift_t", "tangent"), self._shapes):
-            block = flat[start:start + r * c]
-            d[key] = block.reshape((r, c), order="F") if key in ("M", "Wn", "Wt") else block
-            start += r * c
-        return d
-
-
-class Mode:
-    """The smooth mode: active contacts (``I₂``), and for each its tangential state.
-
-    ``sigma[i]``: 0 sticking (or frictionless), ±1 sliding in the direction of ``±W_t``.
-    """
-
-    def __init__(self, nc):
-        self.active = np.zeros(nc, dtype=bool)
-        self.stick = np.zeros(nc, dtype=bool)
-        self.sigma = np.zeros(nc)
-
-    def describe(self, i):
-        if not self.active[i]:
-            return "open"
-        return "stick" if self.stick[i] else ("slip" if self.sigma[i] else "closed")
-
-
-def smooth_accelerations(terms, mode, friction):
-    """Accelerations and contact forces of the bilateral smooth dynamics of ``mode``.
-
-    Returns ``(a (nv,), Fn (nc,), Ft (nc,))``; forces of inactive contacts are 0.
-    """
-    M, f, Wn, Wt = terms["M"], terms["f"], terms["Wn"], terms["Wt"]
-    nc = Wn.shape[0]
-    if not mode.active.any():
-        return np.linalg.solve(M, f), np.zeros(nc), np.zeros(nc)
-    A = np.flatnonzero(mode.active)
-    S = np.flatnonzero(mode.active & mode.stick)
-    H = np.vstack([Wn[A] - (friction[A] * mode.sigma[A])[:, None] * Wt[A], Wt[S]])
-    C = np.vstack([Wn[A], Wt[S]])
-    d = np.concatenate([terms["drift_n"][A], terms["drift_t"][S]])
-    nv, m = M.shape[0], C.shape[0]
-    K = np.zeros((nv + m, nv + m))
-    K[:nv, :nv], K[:nv, nv:], K[nv:, :nv] = M, -H.T, C
-    sol = np.linalg.solve(K, np.concatenate([f, -d]))
-    Fn, Ft = np.zeros(nc), np.zeros(nc)
-    Fn[A] = sol[nv:nv + A.size]
-    Ft[S] = sol[nv + A.size:]
-    Ft[A] -= friction[A] * mode.sigma[A] * Fn[A]
-    return sol[:nv], Fn, Ft
-
-
 def contact_lcp(Minv, Wn, Wt, bn, bt, mu, sigma, stick):
-    """Build and solve the contact LCP of the contacts given (rows of ``Wn``, ``Wt``).
+    """The planar contact LCP of the contacts given (rows of ``Wn``, ``Wt``; one tangent each).
 
     ``bn``, ``bt``: normal and tangential terms without contact forces (at
     velocity level ``(1 + e) ẏ⁻`` and ``ṡ⁻``; at acceleration level ``ÿ`` and
@@ -180,34 +86,14 @@ def contact_lcp(Minv, Wn, Wt, bn, bt, mu, sigma, stick):
     and ``λ`` (the sliding rate; > 0 means the contact slides).
     """
     k = Wn.shape[0]
-    F = np.flatnonzero(stick & (mu > 0))
-    cols_n = Wn - (mu * sigma)[:, None] * Wt  # generalized direction of each normal unknown
-    G = np.vstack([cols_n, Wt[F], -Wt[F]])  # force directions of the unknowns (Pn, β⁺, β⁻)
-    Dn = Wn @ Minv @ G.T
-    Dt = Wt[F] @ Minv @ G.T
-    nf = F.size
-    A = np.zeros((k + 3 * nf, k + 3 * nf))
-    b = np.zeros(k + 3 * nf)
-    A[:k, :k + 2 * nf], b[:k] = Dn, bn
-    if nf:
-        e = np.eye(nf)
-        A[k:k + nf, :k + 2 * nf], A[k:k + nf, k + 2 * nf:] = Dt, e
-        A[k + nf:k + 2 * nf, :k + 2 * nf], A[k + nf:k + 2 * nf, k + 2 * nf:] = -Dt, e
-        A[k + 2 * nf:, F] = np.diag(mu[F])
-        A[k + 2 * nf:, k:k + nf], A[k + 2 * nf:, k + nf:k + 2 * nf] = -e, -e
-        b[k:k + nf], b[k + nf:k + 2 * nf] = bt[F], -bt[F]
-    z = solve_lcp(A, b)
-    Pn = z[:k]
-    Pt = -mu * sigma * Pn
-    slip = np.zeros(k)
-    if nf:
-        Pt[F] = z[k:k + nf] - z[k + nf:k + 2 * nf]
-        slip[F] = z[k + 2 * nf:]
-    return Pn, Pt, slip
+    kinds = ["slide" if sigma[i] else ("stick" if stick[i] and mu[i] > 0 else "free") for i in range(k)]
+    rows = ContactRows(Wn, [Wt[i:i + 1] for i in range(k)], mu, ["polyhedral"] * k, [2] * k)
+    Pn, Pt, slip = solve_contacts(Minv, rows, bn, [bt[i:i + 1] for i in range(k)], kinds, [-np.array([s]) for s in sigma])
+    return Pn, np.array([p[0] for p in Pt]), slip
 
 
 class _Options:
-    def __init__(self, rtol, atol, gap_tolerance, rest_speed, max_events, max_step):
+    def __init__(self, rtol, atol, gap_tolerance, rest_speed, max_events, max_step, control_samples):
         for name, val in (("rtol", rtol), ("atol", atol), ("gap_tolerance", gap_tolerance), ("rest_speed", rest_speed)):
             if not (isinstance(val, (int, float)) and math.isfinite(val) and val > 0):
                 raise OptionError(f"`{name}` must be a positive finite number; got {val!r}.")
@@ -215,13 +101,15 @@ class _Options:
             raise OptionError(f"`max_events` must be a positive integer; got {max_events!r}.")
         if not (max_step > 0):
             raise OptionError(f"`max_step` must be positive; got {max_step!r}.")
+        if not (isinstance(control_samples, int) and control_samples >= 0):
+            raise OptionError(f"`control_samples` must be an integer ≥ 0; got {control_samples!r}.")
         self.rtol, self.atol, self.gap_tolerance, self.rest_speed = rtol, atol, gap_tolerance, rest_speed
-        self.max_events, self.max_step = max_events, max_step
+        self.max_events, self.max_step, self.control_samples = max_events, max_step, control_samples
 
 
 def simulate_events(model, t_final, q0, v0, controls=None, parameters=None, t0=0.0, times=None,
                     rtol=1e-12, atol=1e-12, gap_tolerance=1e-9, rest_speed=1e-7, max_events=10000,
-                    max_step=np.inf) -> Trajectory:
+                    max_step=np.inf, breakpoints=None, control_samples=1000) -> Trajectory:
     """Simulate a multibody model with unilateral contacts, event by event.
 
     The algorithm is Siconos' event-driven scheme for Lagrangian systems with
@@ -232,12 +120,16 @@ def simulate_events(model, t_final, q0, v0, controls=None, parameters=None, t0=0
     Parameters
     ----------
     model : Multibody, list of components, Model or ContactSystem
-        Bodies with contacts declared by :meth:`Multibody.contact`.
+        Bodies with contacts declared by :meth:`Multibody.contact`, and optionally
+        holonomic or velocity constraints (they hold throughout, with the contacts).
     t_final : float
     q0, v0 : array_like, shapes (nq,), (nv,), or dict {coordinate or speed: value}
         Initial state; gaps must be ≥ −``gap_tolerance``.
-    controls : None, callable or dict, optional
-        ``u(t) -> array (nu,)``, or ``{control: number or callable u(t)}``; default 0.
+    controls : None, callable, Trajectory or dict, optional
+        ``u(t) -> array (nu,)``, a Trajectory with the control columns (linear
+        between its times, which become breakpoints), or ``{control: number or
+        callable u(t)}``; default 0.  A callable's ``breakpoints`` attribute
+        (times where it may jump) is used if it has one.
     parameters : dict, optional
         ``{parameter: value}`` for every model parameter.
     t0 : float
@@ -254,15 +146,23 @@ def simulate_events(model, t_final, q0, v0, controls=None, parameters=None, t0=0
         the accumulation time is then found to about ``2e·rest_speed/(g(1−e))``).
     max_events : int
     max_step : float
-        Largest integrator step.  While a contact sticks the state may not change at all, so the
-        step-size control cannot see the controls push it out of the friction cone: with controls
-        that vary, give at most their sampling interval, or a slip can be stepped over.
+        Largest integrator step.
+    breakpoints : array_like, optional
+        Times where the controls may jump; the integration restarts at each.
+    control_samples : int
+        A control function without declared breakpoints is sampled this many
+        times over the span: each jump found is a breakpoint, and while a contact
+        sticks the steps where it bends are at most twice the samples' spacing
+        (0: no scan).  While a contact sticks the state may not change at all, so
+        the step-size control cannot see a push: without this a short push is
+        stepped over.
 
     Returns
     -------
     Trajectory
         Columns: coordinates and speeds (``state``), controls, and per contact
         ``<contact>.normal_force`` and, with friction, ``<contact>.friction_force``
+        (3-D: ``friction_force_1``, ``friction_force_2`` along the tangents)
         (``multiplier``).  ``metadata["events"]`` lists ``{time, contact, kind,
         speed, impulse}`` with kind one of ``impact, closed, take-off, stick, slip``
         (``speed`` the normal speed before an impact).
@@ -271,23 +171,26 @@ def simulate_events(model, t_final, q0, v0, controls=None, parameters=None, t0=0
     ------
     SimulationError
         More than ``max_events`` events, or the integrator failed.
+    ContactParadoxError
+        No contact force obeys the contact laws (Painlevé's paradox).
     """
     solve_ivp = solve_ivp_function()
     system = model if isinstance(model, ContactSystem) else ContactSystem(model)
-    opts = _Options(rtol, atol, gap_tolerance, rest_speed, max_events, max_step)
+    opts = _Options(rtol, atol, gap_tolerance, rest_speed, max_events, max_step, control_samples)
     if not (math.isfinite(t0) and math.isfinite(t_final) and t_final > t0):
         raise OptionError(f"`t_final` must be a finite time after t0 = {t0}; got {t_final!r}.")
     q = _named(q0, system.coordinate_names, "q0")
     v = _named(v0, system.speed_names, "v0")
     p = _named(dict(parameters or {}), system.parameter_names, "parameters")
-    u_of = _control_function(controls, system.control_names)
+    u_of, declared, scan = control_function(controls, system.control_names)
+    cuts, scanned = _breakpoints(u_of, declared + list(np.ravel(breakpoints if breakpoints is not None else [])), scan, t0, t_final, opts)
     out_times = np.linspace(t0, t_final, 201) if times is None else np.sort(np.asarray(times, dtype=float).ravel())
     gaps = system.evaluate(t0, q, v, u_of(t0), p)["gap"]
     if (gaps < -gap_tolerance).any():
         i = int(np.argmin(gaps))
         raise OptionError(f"The initial state penetrates contact `{system.contacts[i].name}` (gap {gaps[i]:.3e}); start with every gap ≥ 0.")
     rec = _Recorder(system)
-    mode, t, hint, count = Mode(system.nc), float(t0), {}, 0
+    mode, t, hint, count = Mode(system.nc, sum(map(len, system.tangent_rows))), float(t0), {}, 0
     while True:
         terms = system.evaluate(t, q, v, u_of(t), p)
         rec.row(t, q, v, u_of(t), terms, mode)
@@ -295,18 +198,28 @@ def simulate_events(model, t_final, q0, v0, controls=None, parameters=None, t0=0
         rec.row(t, q, v, u_of(t), system.evaluate(t, q, v, u_of(t), p), mode)
         if t >= t_final:
             break
+        # a breakpoint within round-off of t is passed (an event found at a jump located to a few ulps)
+        t_end = next((b for b in cuts if b > t + 16 * np.spacing(max(abs(t), abs(b)))), t_final)
+        t_stop = t_end if t_end >= t_final else np.nextafter(t_end, -np.inf)  # the controls jump at t_end
         rhs, events, kinds = _smooth(system, mode, u_of, p, t, q, v, opts)
-        sel = out_times[(out_times > t) & (out_times <= t_final)]
-        sol = solve_ivp(rhs, (t, t_final), np.concatenate([q, v]), method="DOP853", rtol=rtol, atol=atol,
-                        events=events, t_eval=sel if sel.size else None, max_step=max_step)
+        sel = out_times[(out_times > t) & (out_times <= t_stop)]
+        step = min(max_step, scanned.step_limit(t, t_end)) if mode.stick.any() else max_step
+        last = t_end >= t_final
+        t_eval = (sel if sel.size else None) if last else np.append(sel[sel < t_stop], t_stop)  # a segment's end state is needed
+        sol = solve_ivp(rhs, (t, t_stop), np.concatenate([q, v]), method="DOP853", rtol=rtol, atol=atol, events=events,
+                        t_eval=t_eval, max_step=step)
         if sol.status == -1:
             raise SimulationError(f"The integrator failed after t = {t:.9g}: {sol.message}")
-        keep = slice(None) if sel.size else slice(-1 if sol.status == 0 else sol.t.size, None)
+        keep = slice(None) if sel.size or not last else slice(-1 if sol.status == 0 else sol.t.size, None)
         ys = np.asarray(sol.y, dtype=float).reshape(system.nq + system.nv, -1).T
         for tk, yk in zip(np.asarray(sol.t)[keep], ys[keep]):
-            rec.row(tk, yk[:system.nq], yk[system.nq:], u_of(tk), system.evaluate(tk, yk[:system.nq], yk[system.nq:], u_of(tk), p), mode)
+            if last or tk in sel:
+                rec.row(tk, yk[:system.nq], yk[system.nq:], u_of(tk), system.evaluate(tk, yk[:system.nq], yk[system.nq:], u_of(tk), p), mode)
         if sol.status == 0:
-            break
+            if t_end >= t_final:
+                break
+            t, q, v, hint = t_end, ys[-1][:system.nq], ys[-1][system.nq:], {}
+            continue
         j = min((k for k, te in enumerate(sol.t_events) if te.size), key=lambda k: sol.t_events[k][0])
         t, y = float(sol.t_events[j][0]), sol.y_events[j][0]
         q, v = y[:system.nq], y[system.nq:]
@@ -317,10 +230,18 @@ def simulate_events(model, t_final, q0, v0, controls=None, parameters=None, t0=0
     return rec.trajectory(p, dict(problem="simulate_events", t0=t0, t_final=t_final, rest_speed=rest_speed, gap_tolerance=gap_tolerance))
 
 
+def _breakpoints(u_of, declared, scan, t0, t_final, opts):
+    try:
+        declared = [float(b) for b in declared]
+    except (TypeError, ValueError):
+        raise OptionError(f"`breakpoints` must be times (numbers); got {declared!r}.") from None
+    return breakpoints(u_of, declared, scan, t0, t_final, opts.control_samples)
+
+
 def _resolve(system, t, q, v, u, p, old, hint, opts, rec):
     """Impacts (velocity LCP), then the active set, stick and slip (acceleration LCP); returns ``(q, v, mode)``."""
     T = system.evaluate(t, q, v, u, p)
-    Minv = np.linalg.inv(T["M"])
+    Minv = constrained_inverse(T["M"], T["B"])
     Wn, Wt, e, mu = T["Wn"], T["Wt"], system.restitution, system.friction
     closed = (T["gap"] <= opts.gap_tolerance) | old.active
     for i, what in hint.items():
@@ -330,63 +251,145 @@ def _resolve(system, t, q, v, u, p, old, hint, opts, rec):
     C = np.flatnonzero(closed)
     if C.size and (yd[C] < 0).any():
         e_eff = np.where(yd[C] <= -opts.rest_speed, e[C], 0.0)
-        Pn, Pt, _ = contact_lcp(Minv, Wn[C], Wt[C], (1 + e_eff) * yd[C], Wt[C] @ v, mu[C], np.zeros(C.size), np.ones(C.size, bool))
-        v = v + Minv @ (Wn[C].T @ Pn + Wt[C].T @ Pt)
+        rows = _rows(system, T, C)
+        bt = [Wt[system.tangent_rows[i]] @ v for i in C]
+        kinds = ["stick" if mu[i] > 0 else "free" for i in C]
+        try:
+            Pn, Pt, _ = solve_contacts(Minv, rows, (1 + e_eff) * yd[C], bt, kinds, [None] * C.size)
+        except LCPError as err:
+            raise SimulationError(f"The impact at t = {t:.9g} on {_names(system, C)} has no solution the LCP solver reaches: {err}") from None
+        v = v + Minv @ (Wn[C].T @ Pn + sum(Wt[system.tangent_rows[i]].T @ Pt[k] for k, i in enumerate(C)))
         for k, i in enumerate(C):
             if yd[i] <= -opts.rest_speed or Pn[k] > 1e-12 * max(1.0, Pn.max()):
                 rec.event(t, i, "impact", yd[i], Pn[k])
         T = system.evaluate(t, q, v, u, p)  # the drifts Ẇv of the acceleration LCP are the post-impact speeds'
-    yd = Wn @ v
+    yd = T["Wn"] @ v
     cand = np.flatnonzero(closed & (np.abs(yd) <= opts.rest_speed))
-    mode = Mode(system.nc)
+    mode = Mode(system.nc, T["Wt"].shape[0])
     if cand.size:
-        mode = _acceleration_level(system, T, Minv, v, cand, old, hint, opts)
+        mode = _acceleration_level(system, T, Minv, v, cand, hint, opts, t)
+    _record_changes(system, rec, t, old, mode, yd)
+    return q, _project(system, T, v, Minv, mode), mode
+
+
+def _record_changes(system, rec, t, old, mode, yd):
     for i in range(system.nc):
         before, after = old.describe(i), mode.describe(i)
         if old.active[i] and not mode.active[i]:
             rec.event(t, i, "take-off", yd[i], 0.0)
         elif mode.active[i] and not old.active[i]:
             rec.event(t, i, "closed", yd[i], 0.0)
-        elif old.active[i] and mu[i] > 0 and before != after and after in ("stick", "slip"):
+        elif old.active[i] and system.friction[i] > 0 and before != after and after in ("stick", "slip"):
             rec.event(t, i, after, 0.0, 0.0)
-    return q, _project(v, Minv, Wn, Wt, mode), mode
 
 
-def _acceleration_level(system, T, Minv, v, cand, old, hint, opts):
+def _rows(system, T, idx):
+    return ContactRows(T["Wn"][idx], [T["Wt"][system.tangent_rows[i]] for i in idx], system.friction[idx],
+                       [system.cone[i] for i in idx], [system.facets[i] for i in idx])
+
+
+def _names(system, idx):
+    return ", ".join(f"`{system.contacts[i].name}`" for i in idx)
+
+
+def _acceleration_level(system, T, Minv, v, cand, hint, opts, t):
     """The acceleration-level LCP on the candidates of ``I₂``: which stay, which stick, which slip."""
     Wn, Wt, mu = T["Wn"], T["Wt"], system.friction
-    s = Wt @ v
-    a0 = Minv @ T["f"]
-    sliding = (mu[cand] > 0) & (np.abs(s[cand]) > opts.rest_speed)
-    sigma = np.where(sliding, np.sign(s[cand]), 0.0)
-    stick = (mu[cand] > 0) & ~sliding
+    a0, _ = mode_forces(T["M"], T["f"], T["B"], T["B"], T["drift_b"], np.zeros(system.nb))
+    kinds, slide = [], []
+    for i in cand:
+        s = Wt[system.tangent_rows[i]] @ v
+        sliding = mu[i] > 0 and np.linalg.norm(s) > opts.rest_speed
+        kinds.append("slide" if sliding else ("stick" if mu[i] > 0 else "free"))
+        slide.append(slide_direction(s, system.cone[i], system.facets[i]) if sliding else None)
     bn = Wn[cand] @ a0 + T["drift_n"][cand]
-    bt = Wt[cand] @ a0 + T["drift_t"][cand]
-    Fn, Ft, slip = contact_lcp(Minv, Wn[cand], Wt[cand], bn, bt, mu[cand], sigma, stick)
-    a = a0 + Minv @ (Wn[cand].T @ Fn + Wt[cand].T @ Ft)
+    bt = [Wt[system.tangent_rows[i]] @ a0 + T["drift_t"][system.tangent_rows[i]] for i in cand]
+    try:
+        Fn, Ft, slip = solve_contacts(Minv, _rows(system, T, cand), bn, bt, kinds, slide)
+    except LCPError:
+        raise _paradox(system, cand, kinds, t) from None
+    a = a0 + Minv @ (Wn[cand].T @ Fn + sum(Wt[system.tangent_rows[i]].T @ Ft[k] for k, i in enumerate(cand)))
     ydd = Wn[cand] @ a + T["drift_n"][cand]
     scale = 1e-9 * max(1.0, np.abs(T["f"]).max(initial=0.0))
-    mode = Mode(system.nc)
+    mode = Mode(system.nc, Wt.shape[0])
     for k, i in enumerate(cand):
-        if Fn[k] > scale or ydd[k] <= scale:  # pushing, or undetermined (F = 0, ÿ = 0): stays closed
-            mode.active[i] = True
-            if stick[k]:
-                forced = hint.get(i) == "slip"
-                if slip[k] > scale or forced:
-                    mode.sigma[i] = -np.sign(Ft[k]) if Ft[k] != 0 else 1.0
-                else:
-                    mode.stick[i] = True
-            else:
-                mode.sigma[i] = sigma[k]
+        if not (Fn[k] > scale or ydd[k] <= scale):  # neither pushing nor undetermined (F = 0, ÿ = 0): takes off
+            continue
+        mode.active[i], mode.ref_n[i] = True, Fn[k]
+        mode.ref_t[system.tangent_rows[i]] = Ft[k]
+        if kinds[k] == "stick" and (slip[k] > scale or hint.get(i) == "slip"):
+            mode.slide[i] = _onset_direction(system, i, Ft[k])
+        elif kinds[k] == "stick":
+            mode.stick[i] = True
+        else:
+            mode.slide[i] = slide[k]
+        mode.follow[i] = mode.slide[i] is not None and system.cone[i] == "circular" and Ft[k].size == 2
+    _slide_on_edges(system, T, mode, [i for i in cand if mode.slide[i] is not None and not mode.follow[i]], v)
+    _central_forces(system, T, mode, v, scale)
     return mode
 
 
-def _project(v, Minv, Wn, Wt, mode):
-    """Remove the round-off normal (and sticking tangential) speed of the active contacts (an M-orthogonal projection)."""
-    C = np.vstack([Wn[mode.active], Wt[mode.active & mode.stick]])
-    if not C.shape[0]:
-        return v
-    return v - Minv @ C.T @ np.linalg.solve(C @ Minv @ C.T, C @ v)
+def _central_forces(system, T, mode, v, scale):
+    """Where the forces are not unique (redundant rows), Lemke's answer is a vertex of their set: some contact carries
+    nothing and the next round-off would let it take off or slip.  The minimum-norm forces, if they obey the laws
+    with room to spare, are the reference instead."""
+    ref_n, ref_t = mode.ref_n.copy(), mode.ref_t.copy()
+    mode.ref_n[:], mode.ref_t[:] = 0.0, 0.0
+    _, Fn, Ft, _ = smooth_accelerations(system, T, mode, v)
+    ok = all(Fn[i] > scale for i in np.flatnonzero(mode.active)) and all(
+        cone_margin(system.friction[i], Fn[i], Ft[system.tangent_rows[i]], system.cone[i], system.facets[i]) > scale
+        for i in np.flatnonzero(mode.stick))
+    mode.ref_n[:], mode.ref_t[:] = (Fn, Ft) if ok else (ref_n, ref_t)
+
+
+def _slide_on_edges(system, T, mode, idx, v):
+    """Polygon contacts whose sliding speed lies on a bisector of two vertices slide along it (Filippov) if the force
+    that keeps them there lies on the polygon's side, else at the vertex beyond."""
+    ties = {}
+    for i in idx:
+        s = T["Wt"][system.tangent_rows[i]] @ v
+        if s.size == 2:
+            D = facet_directions(2, system.facets[i])
+            j, l = np.argsort(D @ s)[:2]
+            if abs((D[j] - D[l]) @ s) <= 1e-9 * np.linalg.norm(s):
+                ties[i] = (D[j], D[l])
+                mode.slide[i], mode.edge[i] = 0.5 * (D[j] + D[l]), (D[j] - D[l]) / np.linalg.norm(D[j] - D[l])
+    if not ties:
+        return
+    _, Fn, Ft, _ = smooth_accelerations(system, T, mode, v)
+    for i, (dj, dl) in ties.items():
+        gamma = mode.edge[i] @ Ft[system.tangent_rows[i]]
+        if abs(gamma) > math.sin(math.pi / system.facets[i]) * system.friction[i] * Fn[i] * (1 + 1e-9):
+            mode.slide[i], mode.edge[i] = (dj if gamma > 0 else dl), None
+
+
+def _onset_direction(system, i, ft):
+    """``f̂`` of a contact starting to slide: along its sticking force (the nearest polygon vertex)."""
+    if ft.size == 1:
+        return np.sign(ft) if ft[0] != 0 else np.array([-1.0])
+    if system.cone[i] == "circular":
+        return ft / np.linalg.norm(ft) if np.linalg.norm(ft) > 0 else np.array([1.0, 0.0])
+    return polygon_neighbours(system, i, ft)[0]
+
+
+def _paradox(system, cand, kinds, t):
+    sliding = [i for k, i in enumerate(cand) if kinds[k] == "slide"] or list(cand)
+    c = system.contacts[sliding[0]]
+    return ContactParadoxError(
+        f"Contact `{c.name}` slides with friction μ = {c.friction:g} at t = {t:.9g} where no contact force obeys "
+        "Signorini's and Coulomb's laws (Painlevé's paradox: the friction of the sliding contact would pull it into "
+        "the surface faster than any normal force can push); an impulse would be needed (tangential impact), "
+        "which rigid-body event-driven simulation does not model.")
+
+
+def _project(system, T, v, Minv, mode):
+    """Remove the round-off normal (and sticking tangential) speed of the active contacts and the constraints' speed
+    (an M-orthogonal projection, minimum-norm where the rows are redundant)."""
+    A = np.flatnonzero(mode.active)
+    S = np.concatenate([system.tangent_rows[i] for i in A if mode.stick[i]] + [np.zeros(0, int)]).astype(int)
+    C = np.vstack([T["Wn"][A], T["Wt"][S], T["B"]])
+    c = np.concatenate([np.zeros(A.size + S.size), T["psi"] - T["B"] @ v])
+    return project_speeds(v, np.linalg.inv(T["M"]), C, c)
 
 
 def _smooth(system, mode, u_of, p, t0, q0, v0, opts):
@@ -398,10 +401,9 @@ def _smooth(system, mode, u_of, p, t0, q0, v0, opts):
     speed), positive from the start, so a return within the integrator's
     first step is not missed by a sign test.
     """
-    cache = {}
-    mu = system.friction
+    cache, nq = {}, system.nq
     T0 = system.evaluate(t0, q0, v0, u_of(t0), p)
-    a0, F0, _ = smooth_accelerations(T0, mode, mu)
+    a0, F0, _, _ = smooth_accelerations(system, T0, mode, v0)
     # A contact kept with zero force (F = 0, ÿ = 0: Siconos' undetermined case) takes off only once its
     # force falls below −tolerance; the others at F = 0 exactly.
     offset = np.where(F0 <= 1e-9 * max(1.0, np.abs(T0["f"]).max(initial=0.0)), 1.0, 0.0)
@@ -412,8 +414,8 @@ def _smooth(system, mode, u_of, p, t0, q0, v0, opts):
         key = (t, y.tobytes())
         if key not in cache:
             cache.clear()
-            T = system.evaluate(t, y[:system.nq], y[system.nq:], u_of(t), p)
-            a, Fn, Ft = smooth_accelerations(T, mode, mu)
+            T = system.evaluate(t, y[:nq], y[nq:], u_of(t), p)
+            a, Fn, Ft, _ = smooth_accelerations(system, T, mode, y[nq:])
             cache[key] = (T, a, Fn, Ft, 1e-9 * max(1.0, np.abs(T["f"]).max(initial=0.0)))
         return cache[key]
 
@@ -433,16 +435,31 @@ def _smooth(system, mode, u_of, p, t0, q0, v0, opts):
             power = 1 if yd0[i] > opts.rest_speed else 2
             start = yd0[i] if power == 1 else 0.5 * ydd0[i]
             add(lambda t, y, i=i, k=power, s=start: (solve(t, y)[0]["gap"][i] - y0[i]) / (t - t0) ** k if t > t0 else s, i, "impact")
-            continue
-        if not mode.active[i]:
+        elif not mode.active[i]:
             add(lambda t, y, i=i: solve(t, y)[0]["gap"][i], i, "impact")
-            continue
-        add(lambda t, y, i=i: solve(t, y)[2][i] + offset[i] * solve(t, y)[4], i, "take-off")
-        if mode.stick[i] and mu[i] > 0:
-            add(lambda t, y, i=i: mu[i] * solve(t, y)[2][i] - abs(solve(t, y)[3][i]), i, "slip")
-        elif mode.sigma[i]:
-            add(lambda t, y, i=i: mode.sigma[i] * (solve(t, y)[0]["Wt"][i] @ y[system.nq:]), i, "stop")
+        else:
+            add(lambda t, y, i=i: solve(t, y)[2][i] + offset[i] * solve(t, y)[4], i, "take-off")
+            _tangential_roots(system, mode, i, T0, v0, solve, add)
     return rhs, events, kinds
+
+
+def _tangential_roots(system, mode, i, T0, v0, solve, add):
+    """Start of slip (the cone's margin), end of slip (the speed along the initial sliding direction) and, on a
+    polygon, the turn to a neighbouring vertex (another direction dissipates more)."""
+    nq, rows, mu = system.nq, system.tangent_rows[i], system.friction
+    if mode.stick[i] and mu[i] > 0:
+        add(lambda t, y: cone_margin(mu[i], solve(t, y)[2][i], solve(t, y)[3][rows], system.cone[i], system.facets[i]), i, "slip")
+    elif mode.slide[i] is not None:
+        along = -friction_direction(system, mode, i, v0, T0["Wt"])
+        along = along / np.linalg.norm(along)
+        add(lambda t, y: along @ (solve(t, y)[0]["Wt"][rows] @ y[nq:]), i, "stop")
+        if rows.size == 2 and mode.edge[i] is not None:  # the force reaches a vertex: the speed leaves the bisector
+            e, half = mode.edge[i], math.sin(math.pi / system.facets[i])
+            add(lambda t, y: mu[i] * half * solve(t, y)[2][i] - abs(e @ solve(t, y)[3][rows]), i, "turn")
+        elif rows.size == 2 and not mode.follow[i]:  # another vertex dissipates more once the speed crosses a bisector
+            d, neighbours = polygon_neighbours(system, i, mode.slide[i])
+            for n in neighbours:
+                add(lambda t, y, n=n: (n - d) @ (solve(t, y)[0]["Wt"][rows] @ y[nq:]), i, "turn")
 
 
 class _Recorder:
@@ -450,7 +467,7 @@ class _Recorder:
         self.system, self.rows, self.events = system, [], []
 
     def row(self, t, q, v, u, terms, mode):
-        _, Fn, Ft = smooth_accelerations(terms, mode, self.system.friction)
+        _, Fn, Ft, _ = smooth_accelerations(self.system, terms, mode, v)
         self.rows.append(np.concatenate([[t], q, v, u, Fn, Ft]))
 
     def event(self, t, i, kind, speed, impulse):
@@ -462,35 +479,16 @@ class _Recorder:
         data = np.array(self.rows)
         names = s.coordinate_names + s.speed_names + s.control_names
         kinds = ["state"] * (s.nq + s.nv) + ["control"] * len(s.control_names)
-        names += [f"{c.name}.normal_force" for c in s.contacts] + [f"{c.name}.friction_force" for c in s.contacts]
-        kinds += ["multiplier"] * (2 * s.nc)
-        cols = {n: data[:, 1 + k] for k, n in enumerate(names)}
-        keep = [n for k, n in enumerate(names) if not (n.endswith(".friction_force") and s.friction[k - len(names) + s.nc] == 0)]
+        names += [f"{c.name}.normal_force" for c in s.contacts]
+        for c in s.contacts:
+            names += [f"{c.name}.friction_force"] if c.num_tangents == 1 else [f"{c.name}.friction_force_{k + 1}" for k in range(c.num_tangents)]
+        kinds += ["multiplier"] * (len(names) - len(kinds))
+        frictionless = {n for c, mu in zip(s.contacts, s.friction) if mu == 0 for n in names if n.startswith(f"{c.name}.friction_force")}
+        keep = [k for k, n in enumerate(names) if n not in frictionless]
         meta = dict(meta, events=self.events)
-        return Trajectory(data[:, 0], {n: cols[n] for n in keep}, {n: kinds[names.index(n)] for n in keep},
+        return Trajectory(data[:, 0], {names[k]: data[:, 1 + k] for k in keep}, {names[k]: kinds[k] for k in keep},
                           dict(zip(s.parameter_names, map(float, p))), meta)
 
 
-def _control_function(controls, names):
-    nu = len(names)
-    if controls is None:
-        return lambda t: np.zeros(nu)
-    if callable(controls):
-        def u_of(t):
-            u = np.asarray(controls(t), dtype=float).ravel()
-            if u.size != nu:
-                raise OptionError(f"`controls(t)` must return {nu} values ({', '.join(names)}); got {u.size}.")
-            return u
-        return u_of
-    if isinstance(controls, dict):
-        parts = {}
-        for k, val in controls.items():
-            name = k if isinstance(k, str) else k.name()
-            if name not in names:
-                raise OptionError(f"`{name}` in `controls` is not a control of the model.{did_you_mean(name, names)}")
-            parts[name] = val if callable(val) else (lambda t, c=float(val): c)
-        return lambda t: np.array([float(parts[n](t)) if n in parts else 0.0 for n in names])
-    raise OptionError(f"`controls` must be None, a function u(t) or a dict {{control: value or function}}; got {type(controls).__name__}.")
-
-
-__all__ = ["simulate_events", "resimulate_phases", "format_resimulation", "ContactSystem", "Mode", "SimulationError", "contact_lcp", "smooth_accelerations", "EVENT_KINDS"]
+__all__ = ["simulate_events", "resimulate_phases", "format_resimulation", "ContactSystem", "Mode", "SimulationError",
+           "ContactParadoxError", "contact_lcp", "smooth_accelerations", "EVENT_KINDS"]
