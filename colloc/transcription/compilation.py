@@ -26,14 +26,17 @@ functions run in the SX virtual machine as with ``compile=False``.
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import shutil
 import subprocess
 import tempfile
+import time
 import warnings
 from pathlib import Path
 
 import casadi as ca
+import numpy as np
 
 SETTINGS = ("auto", True, False)
 
@@ -45,12 +48,15 @@ SETTINGS = ("auto", True, False)
 OPTIMIZATION = "-O0"
 FLAGS = ("-fPIC", "-shared", "-ffp-contract=off")
 
-#: What ``"auto"`` assumes (measured with -O0 on the Panda's point functions, CPU seconds): a solve evaluates
-#: each point function about this many times (IPOPT iterations) …
+#: What ``"auto"`` assumes: a solve evaluates each point function about this many times (IPOPT iterations) …
 AUTO_EVALUATIONS = 50
-#: … saving this much per instruction and point (SX 4.9 ns, compiled 0.5 ns) …
-AUTO_SAVED = 4e-9
-#: … against starting the compiler and compiling each instruction (0.04 s; 24–27 µs for 10⁴–10⁵ instructions).
+#: … and compiled code takes at least this long per instruction and point (-O0: 0.5 ns on the Panda's
+#: Hessian, 1.1 ns on the 40-muscle Hessian, whose sines, exponentials and divisions cost the same either way) …
+AUTO_COMPILED = 1.2e-9
+#: … while the SX virtual machine takes at most this long (Panda, UR5: 4.9 ns; muscles 1.8 ns; cart-pole 2 ns) …
+AUTO_VIRTUAL_MAX = 6e-9
+#: … against starting the compiler and compiling each instruction (CPU seconds: 0.04 s; 24–27 µs per instruction
+#: for 10⁴–10⁵ instructions, 46 µs at 10³).
 AUTO_START, AUTO_PER_INSTRUCTION = 0.05, 25e-6
 
 _warned: set = set()
@@ -114,12 +120,34 @@ def compiled(functions, setting="auto", counts=None) -> list:
 
 
 def pays(f, count, cached=False) -> bool:
-    """Whether compiling ``f`` (evaluated at ``count`` points) saves time over a typical solve: the SX virtual
-    machine's time saved in :data:`AUTO_EVALUATIONS` evaluations against the compile time (only the
-    library's loading, taken as free, when it is ``cached``)."""
+    """Whether compiling ``f`` (evaluated at ``count`` points) saves time over a typical solve.
+
+    The time saved in :data:`AUTO_EVALUATIONS` evaluations — the SX virtual machine's time per point,
+    measured here on random inputs, less :data:`AUTO_COMPILED` per instruction — against the compile time
+    (only loading the library, taken as 0.01 s, when it is ``cached``).  The virtual machine's speed per
+    instruction varies threefold with the graph (its work vector's size, the share of sines and exponentials
+    that compiled code calls alike), hence the measurement; functions that could not pay even at
+    :data:`AUTO_VIRTUAL_MAX` are not timed.
+    """
     n = f.n_instructions()
-    saved = AUTO_EVALUATIONS * count * n * AUTO_SAVED
-    return saved >= (0.01 if cached else AUTO_START + n * AUTO_PER_INSTRUCTION)
+    cost = 0.01 if cached else AUTO_START + n * AUTO_PER_INSTRUCTION
+    if AUTO_EVALUATIONS * count * n * (AUTO_VIRTUAL_MAX - AUTO_COMPILED) < cost:
+        return False
+    return AUTO_EVALUATIONS * count * max(0.0, seconds_per_point(f) - n * AUTO_COMPILED) >= cost
+
+
+def seconds_per_point(f) -> float:
+    """The SX virtual machine's seconds per evaluation of ``f`` (best of three, on a batch of random inputs)."""
+    columns = int(min(max(2e5 / max(f.n_instructions(), 1), 16), 256))
+    mapped = f.map(columns)
+    rng = np.random.default_rng(0)
+    args = [ca.DM(rng.uniform(0.1, 1.0, (f.size1_in(i), f.size2_in(i) * columns))) for i in range(f.n_in())]
+    best = math.inf
+    for _ in range(3):
+        start = time.perf_counter()
+        mapped.call(args)
+        best = min(best, time.perf_counter() - start)
+    return best / columns
 
 
 def _flags() -> tuple:
