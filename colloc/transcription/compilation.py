@@ -2,10 +2,11 @@
 
 A robot's per-point functions (the inverse dynamics, its Jacobian, its Lagrangian Hessian) are SX graphs of
 10⁴–10⁵ instructions that CasADi's SX virtual machine runs at every grid point in every IPOPT iteration.
-The same graph written as C by CasADi's code generator and compiled runs 10–35× faster (Panda, 301 points:
-Hessian 75 → 2.2 ms, Jacobian 17 → 1.1 ms).  Compiling costs seconds, so each library is kept in a cache
-folder under the SHA-256 of its C source, compiler and flags: a second build of the same expression loads
-it in milliseconds.  Writes are atomic (compiled under a temporary name, then renamed), so processes that
+The same graph written as C by CasADi's code generator and compiled runs about 10× faster at -O0 and 20× at
+-O1 (the Panda's point Hessian: 4.9, 0.50 and 0.22 ns per instruction and point).  Compiling costs
+seconds, so each library is kept in a cache folder under the SHA-256 of the function's serialized graph,
+CasADi's version, the compiler and its flags: a second build of the same expression loads it in
+milliseconds.  Writes are atomic (compiled under a temporary name, then renamed), so processes that
 compile the same function at once each end with a whole library.
 
 Settings (the transcription option ``compile``)
@@ -48,7 +49,7 @@ SETTINGS = ("auto", True, False)
 OPTIMIZATION = "-O0"
 FLAGS = ("-fPIC", "-shared", "-ffp-contract=off")
 
-#: What ``"auto"`` assumes: a solve evaluates each point function about this many times (IPOPT iterations) …
+#: What ``"auto"`` assumes: a solve takes about this many IPOPT iterations …
 AUTO_EVALUATIONS = 50
 #: … and compiled code takes at least this long per instruction and point (-O0: 0.5 ns on the Panda's
 #: Hessian, 1.1 ns on the 40-muscle Hessian, whose sines, exponentials and divisions cost the same either way) …
@@ -58,6 +59,8 @@ AUTO_VIRTUAL_MAX = 6e-9
 #: … against starting the compiler and compiling each instruction (CPU seconds: 0.04 s; 24–27 µs per instruction
 #: for 10⁴–10⁵ instructions, 46 µs at 10³).
 AUTO_START, AUTO_PER_INSTRUCTION = 0.05, 25e-6
+#: Loading a cached library (taken as this many seconds; a few milliseconds measured).
+LOAD_SECONDS = 0.01
 
 _warned: set = set()
 
@@ -87,7 +90,7 @@ def compiler() -> str | None:
 def compiled(functions, setting="auto", counts=None) -> list:
     """``functions`` (SX ``casadi.Function``s), each replaced by its compiled library where ``setting`` says so.
 
-    ``counts``: how many points each is evaluated at (for ``"auto"``; default 1).  Libraries missing from the
+    ``counts``: how many points each is evaluated at per IPOPT iteration (for ``"auto"``; default 1).  Libraries missing from the
     cache are compiled concurrently, one compiler process per function.  A function that is not compiled
     (by the setting, for want of a compiler, or because compiling failed) is returned as it is.
     """
@@ -103,12 +106,13 @@ def compiled(functions, setting="auto", counts=None) -> list:
     folder, flags = cache_dir(), _flags()
     jobs, out = [], list(functions)
     for i, (f, count) in enumerate(zip(functions, counts)):
-        if setting == "auto" and not pays(f, count, cached=True):
-            continue  # too small to pay even when cached: not even hashed
+        saved = saving(f, count) if setting == "auto" else math.inf
+        if saved < LOAD_SECONDS:
+            continue  # would not pay even when cached: not even hashed
         library = folder / f"{f.name()}-{_digest(f, cc, flags)}.so"
         if library.exists():
             out[i] = _load(f, library)
-        elif setting is True or pays(f, count):
+        elif saved >= compile_seconds(f):
             jobs.append((i, library))
     if jobs:
         folder.mkdir(parents=True, exist_ok=True)
@@ -120,20 +124,28 @@ def compiled(functions, setting="auto", counts=None) -> list:
 
 
 def pays(f, count, cached=False) -> bool:
-    """Whether compiling ``f`` (evaluated at ``count`` points) saves time over a typical solve.
+    """Whether compiling ``f`` (evaluated at ``count`` points) saves time over a typical solve: :func:`saving`
+    against :func:`compile_seconds`, or against :data:`LOAD_SECONDS` when its library is ``cached``."""
+    return saving(f, count) >= (LOAD_SECONDS if cached else compile_seconds(f))
 
-    The time saved in :data:`AUTO_EVALUATIONS` evaluations — the SX virtual machine's time per point,
-    measured here on random inputs, less :data:`AUTO_COMPILED` per instruction — against the compile time
-    (only loading the library, taken as 0.01 s, when it is ``cached``).  The virtual machine's speed per
-    instruction varies threefold with the graph (its work vector's size, the share of sines and exponentials
-    that compiled code calls alike), hence the measurement; functions that could not pay even at
-    :data:`AUTO_VIRTUAL_MAX` are not timed.
-    """
+
+def saving(f, count) -> float:
+    """Seconds a typical solve would save with ``f`` compiled: :data:`AUTO_EVALUATIONS` iterations, each
+    evaluating it at ``count`` points, of the SX virtual machine's time per point, measured here on random inputs, less
+    :data:`AUTO_COMPILED` per instruction.  The virtual machine's speed per instruction varies threefold with
+    the graph (its work vector's size; sines and exponentials cost compiled code as much), hence the
+    measurement; a function that could not pay even at :data:`AUTO_VIRTUAL_MAX` is not timed (the bound is
+    returned)."""
     n = f.n_instructions()
-    cost = 0.01 if cached else AUTO_START + n * AUTO_PER_INSTRUCTION
-    if AUTO_EVALUATIONS * count * n * (AUTO_VIRTUAL_MAX - AUTO_COMPILED) < cost:
-        return False
-    return AUTO_EVALUATIONS * count * max(0.0, seconds_per_point(f) - n * AUTO_COMPILED) >= cost
+    bound = AUTO_EVALUATIONS * count * n * (AUTO_VIRTUAL_MAX - AUTO_COMPILED)
+    if bound < min(LOAD_SECONDS, compile_seconds(f)):
+        return bound
+    return AUTO_EVALUATIONS * count * max(0.0, seconds_per_point(f) - n * AUTO_COMPILED)
+
+
+def compile_seconds(f) -> float:
+    """The CPU seconds compiling ``f`` is expected to take (:data:`AUTO_START`, :data:`AUTO_PER_INSTRUCTION`)."""
+    return AUTO_START + f.n_instructions() * AUTO_PER_INSTRUCTION
 
 
 def seconds_per_point(f) -> float:

@@ -204,9 +204,11 @@ def _compile(parts):
     wanted = [part for part in parts if part.mapped.compile is not False]
     if not wanted:
         return
-    names = ("point", "point_jacobian", "point_hessian", "point_gradient")
+    # evaluations per IPOPT iteration: the point function with the Jacobian's g and the gradient's f, the
+    # gradient about twice (IPOPT's calls of grad_f), the Jacobian and the Hessian once
+    names = {"point": 3, "point_jacobian": 1, "point_hessian": 1, "point_gradient": 2}
     functions = [getattr(part, name) for part in wanted for name in names]
-    counts = [part.count for part in wanted for _ in names]
+    counts = [part.count * times for part in wanted for times in names.values()]
     done = iter(compiled(functions, wanted[0].mapped.compile, counts))
     for part in wanted:
         for name in names:
