@@ -61,7 +61,7 @@ Usage::
     python scripts/benchmark.py --robots --sizes 100
     python scripts/benchmark.py --fixed-cost --problem all --sizes 25 50 100   # colloc's CPU outside IPOPT by stage
     python scripts/benchmark.py --compiled [--cases panda-50 ur5-40]   # compiled point functions, first/second run
-    python scripts/benchmark.py --crocoddyl [--sizes 50 100]           # Panda reach: colloc and crocoddyl's FDDP
+    CROCODDYL_PYTHON=... python scripts/benchmark.py --crocoddyl [--sizes 50 100]   # Panda reach: colloc and crocoddyl
 
 ``--end-to-end`` (scripts/end_to_end.py) times what a user runs, build() and colloc.solve() with every
 default, against the faster of two MUMPS orderings of the hand-written NLP without whole-NLP expansion.

@@ -7,8 +7,11 @@ at 0, 7 joints, gravity −9.81), at rest in configuration A at t = 0 and in B a
 ``OBSTACLE_LINKS`` outside a sphere (centre (0.1, 0.1, 0.85) m, radius 0.1 m), the URDF's position, velocity
 and effort limits, minimum ∫|τ|² dt.
 
-colloc: Hermite–Simpson on N uniform intervals, every constraint exact (IPOPT, tol 1e-8), ``compile="auto"``
-(its default) and ``compile=True`` with the libraries already cached.
+Rows per N: colloc with ``compile=False`` and with ``compile=True`` (the libraries cached by a run before),
+Hermite–Simpson on N uniform intervals, every constraint exact (IPOPT, tol 1e-8); crocoddyl as below, and
+again without the obstacle term (its own speed, without the Python residual: the same solution whenever the
+obstacle is inactive in it); colloc started from crocoddyl's solution (is a difference in cost the guess's
+or the method's?).
 
 crocoddyl (DDP over Pinocchio's analytical derivatives, C++): the same T split into N steps, forward dynamics
 (ABA) integrated by RK4 with the torque held constant over each step (``IntegratedActionModelRK``), the
