@@ -51,7 +51,7 @@ def case(name, setting, cache):
     sys.path.insert(0, ROOT)
     os.environ["COLLOC_CACHE_DIR"] = cache
     import colloc as cl
-    from colloc import compilation
+    from colloc.transcription import compilation
 
     built = []
     start_compiler = compilation.run_compiler

@@ -53,7 +53,7 @@ WEIGHTS = (1e2, 1e4, 1e6)
 
 def _spec():
     """The reach's data, from problems/panda_reach.py, for the crocoddyl child (JSON)."""
-    from colloc.urdf import example_robot
+    from colloc.model.urdf import example_robot
 
     script = importlib.import_module("problems.panda_reach")
     return dict(urdf=example_robot("panda_description/urdf/panda.urdf"), arm=script.ARM, links=script.OBSTACLE_LINKS,
