@@ -125,6 +125,16 @@ def test_failing_compiler_warns_and_falls_back(cache, monkeypatch):
     np.testing.assert_allclose(np.asarray(d["jac_g"](w, [])[0]).ravel(), np.asarray(ca.Function("g", [nlp.w], [nlp.g])(w)).ravel())
 
 
+def test_unwritable_cache_warns_and_falls_back(cache, monkeypatch, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("COLLOC_CACHE_DIR", str(blocker / "cache"))
+    nlp = _build("cartpole", compile=True)
+    with pytest.warns(UserWarning, match=r"Cannot compile point functions in `.*cache`.*SX virtual machine"):
+        d = structured(nlp, nlp.mapped)
+    assert cache[1] == [] and d["jac_g"].n_in() == 2
+
+
 def test_auto_compiles_only_what_pays(cache, monkeypatch):
     """The cart-pole's point functions (tens of instructions) are never worth a compiler; a 20,000-instruction
     point Hessian is at a few hundred points when the virtual machine is slow on it, and not when it is about

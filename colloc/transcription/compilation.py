@@ -115,8 +115,13 @@ def compiled(functions, setting="auto", counts=None) -> list:
         elif saved >= compile_seconds(f):
             jobs.append((i, library))
     if jobs:
-        folder.mkdir(parents=True, exist_ok=True)
-        running = [(i, library, *_start(cc, flags, _source(functions[i]), library)) for i, library in jobs]
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            running = [(i, library, *_start(cc, flags, _source(functions[i]), library)) for i, library in jobs]
+        except OSError as e:  # a cache folder that cannot be written, a compiler that cannot be started
+            _warn_once("cannot-compile", f"Cannot compile point functions in `{folder}` ({e}); they run in CasADi's SX virtual "
+                                         "machine (set COLLOC_CACHE_DIR to a writable folder).")
+            return out
         for i, library, process, tmp, c_file in running:
             if _finish(process, tmp, c_file, library):
                 out[i] = _load(functions[i], library)
