@@ -60,6 +60,8 @@ Usage::
     python scripts/benchmark.py --end-to-end --problem all --sizes 25 100 400 1600 10000
     python scripts/benchmark.py --robots --sizes 100
     python scripts/benchmark.py --fixed-cost --problem all --sizes 25 50 100   # colloc's CPU outside IPOPT by stage
+    python scripts/benchmark.py --compiled [--cases panda-50 ur5-40]   # compiled point functions, first/second run
+    CROCODDYL_PYTHON=... python scripts/benchmark.py --crocoddyl [--sizes 50 100]   # Panda reach: colloc and crocoddyl
 
 ``--end-to-end`` (scripts/end_to_end.py) times what a user runs, build() and colloc.solve() with every
 default, against the faster of two MUMPS orderings of the hand-written NLP without whole-NLP expansion.
@@ -858,12 +860,30 @@ def main(argv=None):
     ap.add_argument("--fatrop-case", nargs=3, metavar=("PROBLEM", "N", "BACKEND"), help=argparse.SUPPRESS)
     ap.add_argument("--contact", action="store_true",
                     help="contact-implicit problems: iterations and seconds per problem (scripts/contact_starts.py)")
+    ap.add_argument("--compiled", action="store_true", help="compiled point functions vs the SX virtual machine, first and second "
+                    "run (scripts/compiled.py; --cases to choose)")
+    ap.add_argument("--cases", nargs="+", help="with --compiled: cases of scripts/compiled.py CASES (default all)")
+    ap.add_argument("--compiled-case", nargs=3, metavar=("CASE", "SETTING", "CACHE"), help=argparse.SUPPRESS)
+    ap.add_argument("--crocoddyl", action="store_true", help="the Panda reach by colloc and by crocoddyl's FDDP, side by side "
+                    "(scripts/crocoddyl_reach.py)")
     ap.add_argument("--out", nargs="?", const=os.path.join("results", "benchmark.csv"),
                     help="write every measured row to this CSV (default path results/benchmark.csv)")
     args = ap.parse_args(argv)
 
     print(f"casadi {ca.__version__}, python {sys.version.split()[0]}, {os.cpu_count()} CPUs; IPOPT options {ipopt_options()}")
     summaries = []
+    if args.compiled_case:
+        import json
+
+        import compiled
+        print(json.dumps(compiled.case(*args.compiled_case)))
+        return None
+    if args.compiled:
+        import compiled
+        return compiled.table(args.cases)
+    if args.crocoddyl:
+        import crocoddyl_reach
+        return crocoddyl_reach.compare(args.sizes or [50])
     if args.fatrop_case:
         import json
         problem, n, backend = args.fatrop_case

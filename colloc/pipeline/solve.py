@@ -89,6 +89,9 @@ def solve(problem, scheme="hermite-simpson", intervals=None, mesh=None, guess=No
         ``"explicit"``), ``constraint_method`` (``"bordalba2023"``,
         ``"posa2016"``), ``control_interpolation`` (``"free"``, ``"linear"``),
         ``derivative_bounds``, ``multiplier_bounds`` …
+        ``compile`` (``"auto"`` default, ``True``, ``False``): run the per-point functions of the
+        derivatives compiled to C by the system's compiler, cached on disk (:mod:`colloc.transcription.compilation`;
+        ``"auto"`` compiles where a typical solve saves more than compiling costs, docs/performance.md).
         ``contact="implicit"``: contact-implicit collocation of the contacts the model declares
         (:mod:`colloc.pipeline.contact_implicit`; options ``relaxation``, ``complementarity_tolerance``,
         ``relaxation_factor``, ``impacts``, and ``free_steps``: by default (or True, or a ratio r > 1)

@@ -44,6 +44,7 @@ class Options:
     velocity_correction_bounds: float = 0.1
     parallelization: str = "serial"
     threads: int = 1
+    compile: object = "auto"  # the point-by-point derivatives compiled to C (colloc.transcription.compilation)
 
 
 def make_options(**kw) -> Options:
@@ -56,6 +57,8 @@ def make_options(**kw) -> Options:
         value = getattr(o, name)
         if value not in allowed:
             raise OptionError(f"Unknown {name} `{value}`.{did_you_mean(value, allowed)} Choose one of: {', '.join(allowed)}.")
+    if not any(o.compile is s for s in (True, False)) and o.compile != "auto":
+        raise OptionError(f"`compile` must be True, False or 'auto'; got {o.compile!r}.")
     return o
 
 

@@ -27,6 +27,11 @@ so no outer function is built, differentiated or run at all: the 25-interval car
 from 5.8 to 4.9 ms and its solve from 9.0 to 8.6 ms.  Likewise V_w, when the inputs are slices of the
 layout's blocks (they nearly always are), is read off the MX graph as a 0/1 selection instead of being
 differentiated: the 25-interval Cartesian pendulum's four mapped calls are prepared in 1.1 ms, not 1.6.
+
+The objective's gradient is built the same way, ∇f = f_w + V_wᵀ (J_kᵀ f_Y,k), with one reverse sweep per
+point (a vector–Jacobian product), so that every derivative IPOPT asks for runs the point functions made
+here; these three (and the point function for the values of f and g that come with them) can then be
+compiled to C (:mod:`colloc.transcription.compilation`, the transcription option ``compile``).
 """
 from __future__ import annotations
 
@@ -55,6 +60,9 @@ class MappedPoints:
     #: The mapped function itself, and which inputs and outputs of the point function it kept (by index).
     mapped: ca.Function = None
     kept: tuple = ((), ())
+    #: The transcription's ``compile`` setting (:mod:`colloc.transcription.compilation`): whether the point-by-point
+    #: derivatives run compiled.
+    compile: object = False
 
 
 @contextmanager
@@ -98,7 +106,8 @@ def map_points(point, count, args, opts=None, outputs=None, symbols=None):
     kept = dict(zip(keep_out, values))
     result = [kept[i] if i in kept else ca.MX(point.size1_out(i), count) if i in wanted else None for i in range(point.n_out())]
     record = MappedPoints(lean, count, tuple(args[i] for i in keep_in), tuple(values),
-                          (tuple(sx[i] for i in keep_in), tuple(out[i] for i in keep_out)), mapped, (tuple(keep_in), tuple(keep_out)))
+                          (tuple(sx[i] for i in keep_in), tuple(out[i] for i in keep_out)), mapped, (tuple(keep_in), tuple(keep_out)),
+                          getattr(opts, "compile", False))
     calls = _RECORDING.get()
     if calls is not None and keep_out:
         calls.append(record)
@@ -106,9 +115,13 @@ def map_points(point, count, args, opts=None, outputs=None, symbols=None):
 
 
 def structured(nlp, maps) -> dict | None:
-    """``{"jac_g": …, "hess_lag": …}`` for ``nlpsol`` from the :class:`MappedPoints` ``maps`` inside
-    ``nlp`` (one, or a sequence), or ``None`` when there are none.  A call whose inputs are not linear
-    in ``w`` stays in the outer function, differentiated by CasADi."""
+    """``{"grad_f": …, "jac_g": …, "hess_lag": …}`` for ``nlpsol`` from the :class:`MappedPoints` ``maps``
+    inside ``nlp`` (one, or a sequence), or ``None`` when there are none.  A call whose inputs are not linear
+    in ``w`` stays in the outer function, differentiated by CasADi.
+
+    Where a call's ``compile`` setting says so, these three functions run its compiled point functions
+    (:mod:`colloc.transcription.compilation`); ``nlp.f`` and ``nlp.g`` themselves keep the SX ones, which CasADi can still
+    differentiate for anything ``nlpsol`` derives from them (evaluating them is a few per cent of the work)."""
     maps = [maps] if isinstance(maps, MappedPoints) else [m for m in maps if m is not None]
     w = nlp.w
     layout = getattr(nlp, "layout", None)
@@ -117,6 +130,7 @@ def structured(nlp, maps) -> dict | None:
     parts = [p for p in (_part(m, w, known) for m in maps) if p is not None]
     if not parts:
         return None
+    _compile(parts)
     # the outer function G: every use of a mapped output replaced by its slice of the symbol Ys
     Ys = ca.MX.sym("Y", sum(p.size for p in parts))
     nodes, pieces, at = [], [], 0
@@ -129,6 +143,9 @@ def structured(nlp, maps) -> dict | None:
             row += node.size1()
         at += part.size
     g, f = ca.graph_substitute([nlp.g, nlp.f], nodes, pieces)
+    # what the solver evaluates: the same graph with the compiled calls in place of the mapped ones
+    outputs = [part.outputs() for part in parts]
+    g_eval, f_eval = ca.graph_substitute([nlp.g, nlp.f], nodes, [o for out in outputs for o in out])
     gw, gY = ca.jacobian(g, w), ca.jacobian(g, Ys)
     Vw = ca.vertcat(*[p.Vw for p in parts]) if len(parts) > 1 else parts[0].Vw
     JV = ca.mtimes(_blocks([part.jacobian() for part in parts]), Vw)
@@ -146,10 +163,11 @@ def structured(nlp, maps) -> dict | None:
         fww = ca.jacobian(fw, w) if ca.symvar(fw) else None
         H = None if fww is None else sigma * (fww if ca.symvar(fww) else ca.sparsify(ca.evalf(fww)))
     else:
-        Y = ca.vertcat(*[ca.vec(ca.vertcat(*p.mapped.outputs)) for p in parts])
+        Y = ca.vertcat(*[ca.vec(ca.vertcat(*out)) for out in outputs])
         outer = ca.Function("outer_jacobian", [w, Ys], [gw, gY])
         gw, gY = outer(w, Y)
         jac = gw + ca.mtimes(gY, JV)
+        fw, fY = ca.Function("outer_gradient", [w, Ys], [fw, fY])(w, Y)
         ell = sigma * f + ca.dot(lam, g)
         lw, lY = ca.gradient(ell, w), ca.gradient(ell, Ys)
         outer_h = ca.Function("outer_hessian", [w, Ys, lam, sigma],
@@ -157,15 +175,44 @@ def structured(nlp, maps) -> dict | None:
         mu, Lww, LwY, LYY = outer_h(w, Y, lam, sigma)
         C = ca.mtimes(LwY, JV)
         H = Lww + C + C.T + ca.mtimes(JV.T, ca.mtimes(LYY, JV))
-    jac_g = ca.Function("jac_g", [w, p], [nlp.g, jac], ["x", "p"], ["g", "jac_g_x"])
-    HF, at = [], 0
-    for part in parts:
-        HF.append(part.hessian(mu[at:at + part.size]))
-        at += part.size
-    points = ca.mtimes(Vw.T, ca.mtimes(_blocks(HF), Vw))
+    jac_g = ca.Function("jac_g", [w, p], [g_eval, jac], ["x", "p"], ["g", "jac_g_x"])
+    points, grad = _point_terms(parts, Vw, mu, fY)
     H = points if H is None else H + points
     hess_lag = ca.Function("hess_lag", [w, p, sigma, lam], [ca.triu(H)], ["x", "p", "lam_f", "lam_g"], ["triu_hess_gamma_x_x"])
-    return {"jac_g": jac_g, "hess_lag": hess_lag}
+    grad = fw + grad if ca.symvar(fw) or ca.evalf(fw).nnz() else grad
+    grad_f = ca.Function("grad_f", [w, p], [f_eval, ca.densify(grad)], ["x", "p"], ["f", "grad_f_x"])
+    return {"grad_f": grad_f, "jac_g": jac_g, "hess_lag": hess_lag}
+
+
+def _point_terms(parts, Vw, mu, fY):
+    """The points' share of the Lagrangian Hessian, ``V_wᵀ blkdiag(∇²_vv (μ_k · F)) V_w``, and of the objective's
+    gradient, ``V_wᵀ (J_kᵀ f_Y,k)``: one reverse sweep per point instead of CasADi's reverse mode through the
+    whole graph."""
+    HF, grads, at = [], [], 0
+    for part in parts:
+        HF.append(part.hessian(mu[at:at + part.size]))
+        grads.append(part.gradient(fY[at:at + part.size]))
+        at += part.size
+    return ca.mtimes(Vw.T, ca.mtimes(_blocks(HF), Vw)), ca.mtimes(Vw.T, ca.vertcat(*grads))
+
+
+def _compile(parts):
+    """Replace each part's SX point functions by their compiled libraries where its setting says so
+    (:func:`colloc.transcription.compilation.compiled`, every library of the NLP in one batch)."""
+    from .compilation import compiled
+
+    wanted = [part for part in parts if part.mapped.compile is not False]
+    if not wanted:
+        return
+    # evaluations per IPOPT iteration: the point function with the Jacobian's g and the gradient's f, the
+    # gradient about twice (IPOPT's calls of grad_f), the Jacobian and the Hessian once
+    names = {"point": 3, "point_jacobian": 1, "point_hessian": 1, "point_gradient": 2}
+    functions = [getattr(part, name) for part in wanted for name in names]
+    counts = [part.count * times for part in wanted for times in names.values()]
+    done = iter(compiled(functions, wanted[0].mapped.compile, counts))
+    for part in wanted:
+        for name in names:
+            setattr(part, name, next(done))
 
 
 def _blocks(matrices):
@@ -175,23 +222,39 @@ def _blocks(matrices):
 
 class _Part:
     """One mapped call: its stacked inputs ``V`` (one column per point), ``∂vec(V)/∂w`` and the point's
-    Jacobian and Hessian as SX functions, placed block-diagonally over the points."""
+    Jacobian, Lagrangian Hessian and gradient (a vector–Jacobian product) as SX functions of one point,
+    placed block-diagonally over the points."""
 
     def __init__(self, mapped, V, Vw):
         self.mapped, self.V, self.Vw, self.count = mapped, V, Vw, mapped.count
         self.v, self.y = _stacked(mapped.function, mapped.symbols)
         self.nout = self.y.numel()
         self.size = self.nout * self.count
+        m = ca.SX.sym("mu", self.nout)
+        self.point = mapped.function
+        self.point_jacobian = ca.Function("point_jacobian", [self.v], [ca.jacobian(self.y, self.v)])
+        self.point_hessian = ca.Function("point_hessian", [self.v, m], [ca.hessian(ca.dot(m, self.y), self.v)[0]])
+        self.point_gradient = ca.Function("point_gradient", [self.v, m], [ca.jtimes(self.y, self.v, m, True)])
+
+    def outputs(self):
+        """The mapped call's outputs, from the compiled point function when it was compiled."""
+        if self.point is self.mapped.function:
+            return list(self.mapped.outputs)
+        values = self.point.map(self.count)(*self.mapped.inputs)
+        return list(values) if isinstance(values, (list, tuple)) else [values]
 
     def jacobian(self):
-        f = ca.Function("point_jacobian", [self.v], [ca.jacobian(self.y, self.v)])
+        f = self.point_jacobian
         return ca.sparsity_cast(f.map(self.count)(self.V), ca.kron(ca.Sparsity.diag(self.count), f.sparsity_out(0)))
 
     def hessian(self, mu):
-        m = ca.SX.sym("mu", self.nout)
-        f = ca.Function("point_hessian", [self.v, m], [ca.hessian(ca.dot(m, self.y), self.v)[0]])
+        f = self.point_hessian
         values = f.map(self.count)(self.V, ca.reshape(mu, self.nout, self.count))
         return ca.sparsity_cast(values, ca.kron(ca.Sparsity.diag(self.count), f.sparsity_out(0)))
+
+    def gradient(self, fY):
+        """``vec`` of ``J_kᵀ f_Y,k`` at every point ``k`` (``fY``: the objective's derivative in this call's outputs)."""
+        return ca.vec(self.point_gradient.map(self.count)(self.V, ca.reshape(fY, self.nout, self.count)))
 
 
 def _part(mapped, w, known=None):
