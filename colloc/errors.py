@@ -31,11 +31,14 @@ class FileFormatError(CollocError, ValueError):
 class SimulationError(CollocError, RuntimeError):
     """The event-driven simulation cannot go on (too many events, integrator failure)."""
 
+
 class LCPError(CollocError, RuntimeError):
     """An LCP has no solution that the method can find (Lemke ended on a ray)."""
 
+
 class MissingDependencyError(CollocError, ImportError):
     """An optional dependency (Dask for sweeps) is not installed."""
+
 
 class UserCodeError(ProblemError):
     """An exception raised by the user's own problem script; ``frames`` are its traceback lines in user files."""
@@ -44,8 +47,11 @@ class UserCodeError(ProblemError):
         super().__init__(message)
         self.frames = list(frames)
 
+
 class ConvergenceError(CollocError, RuntimeError):
     """Newton's method did not solve a DEL equation of a simulation step."""
+
+
 class ContactParadoxError(SimulationError):
     """No contact force satisfies Signorini's and Coulomb's laws at a state (Painlevé's paradox)."""
 
