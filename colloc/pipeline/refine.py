@@ -1,34 +1,7 @@
 """Adaptive mesh refinement: solve, estimate each interval's error, split, warm-start, repeat.
 
-Error estimate (J. T. Betts, *Practical Methods for Optimal Control and
-Estimation Using Nonlinear Programming*, 2nd ed., SIAM 2010, §4.7, the
-"relative local error"): on interval ``k`` the interpolated solution
-``x̃(t)`` (the scheme's own interpolant) and ``ũ(t)`` leave a dynamics residual
-``ẋ̃ − f(t, x̃, ũ, λ̃, p)`` that vanishes at the collocation points and not in
-between.  Its integral
-
-    η_ik = ∫_{t_k}^{t_{k+1}} |ẋ̃_i(t) − f_i(t, x̃, ũ, λ̃, p)| dt,
-
-taken by Gauss–Legendre quadrature between consecutive nodes (where the
-integrand is smooth), scaled per state by ``1 + w_i`` with
-``w_i = max over the grid of |x_i|, |ẋ_i|``, gives
-
-    ε_k = max_i η_ik / (1 + w_i).
-
-Each integral cost term adds one row: the interval's share of the objective
-error, ``|h Σ_j w_j L_j − ∫ L(t, x̃, ũ, λ̃, p) dt|`` (the scheme's quadrature on
-the grid against Gauss–Legendre along the interpolated solution), scaled by
-``1 + max(max |L|, ∫ |L| dt)``.
-
-Models written with implicit residuals are turned into explicit form when the
-residuals are affine in the derivatives (``mode="explicit"``, which also covers
-multibody components; multipliers come from the solution); otherwise the
-residual ``R(t, x̃, ẋ̃, ũ, λ̃, p)`` itself is integrated for the implicit rows.
-Controls and multipliers are the polynomials through their collocation-point
-values (:class:`colloc.discretization.interpolant.Interpolant`).  An interval where a control
-chatters from grid point to grid point (:mod:`colloc.results.oscillation`, a singular
-arc) has no residual to show it; its error is the control's largest step
-there, so it is refined too.
+Error estimate: Betts' relative local error ``ε_k`` of every interval
+(:mod:`colloc.local_error`).
 
 Refinement (h-refinement; one scheme, so one degree, for the whole mesh):
 an interval with ``ε_k > tolerance`` is split into
@@ -51,149 +24,19 @@ import numpy as np
 
 from . import refine_vi
 from .driver import run, transcription
-from ..errors import ModelError, OptionError
+from ..errors import OptionError
 from ..discretization.interpolant import Interpolant
+from .local_error import estimate_errors, local_errors, oscillation_errors  # noqa: F401 - re-exported
 from ..discretization.mesh import make_mesh
 from ..results.oscillation import oscillating_intervals
 from ..model.problem import Problem
 from ..discretization.schemes import Scheme, get_scheme
 from ..results.trajectory import Trajectory
-from ..transcription import make_options, point_function
-
-#: Gauss–Legendre points per sub-interval between consecutive scheme nodes.
-QUADRATURE_POINTS = 5
 
 
 def error_order(scheme: Scheme) -> int:
     """Power ``r`` of ``h`` at which the local error estimate shrinks (see the module docstring)."""
     return len(scheme.collocation_indices) + 1
-
-
-def _quadrature(scheme: Scheme, points=QUADRATURE_POINTS):
-    """Local times and weights on [0, 1]: Gauss–Legendre on each gap between nodes."""
-    g, w = np.polynomial.legendre.leggauss(points)
-    edges = np.unique(np.concatenate([[0.0, 1.0], scheme.nodes]))
-    s, weights = [], []
-    for a, b in zip(edges[:-1], edges[1:]):
-        s.append(a + (b - a) * (g + 1) / 2)
-        weights.append((b - a) * w / 2)
-    return np.concatenate(s), np.concatenate(weights)
-
-
-def _point_function(problem):
-    """The one-point dynamics in explicit form if the model allows it, else the default (implicit) form."""
-    try:
-        return point_function(problem, make_options(mode="explicit"))
-    except ModelError:
-        return point_function(problem, make_options())
-
-
-def local_errors(problem, trajectory, points=QUADRATURE_POINTS):
-    """Per-row absolute local errors of every interval, their scales and labels.
-
-    Rows are the states (dynamics residual of the interpolated solution,
-    ``η_ik = ∫ |ẋ̃_i − f_i| dt``; for a state whose implicit residual cannot be
-    made explicit, ``∫ |R_i| dt``) and then each integral cost term (the
-    difference between the scheme's quadrature of the integrand on the grid and
-    the integral of the integrand along the interpolated solution: that
-    interval's error in the objective).
-
-    Parameters
-    ----------
-    problem : Problem
-        The problem ``trajectory`` solves (same variable names).
-    trajectory : Trajectory
-        A solution written by ``colloc.solve``.
-    points : int
-        Gauss–Legendre points on each gap between consecutive scheme nodes.
-
-    Returns
-    -------
-    eta : ndarray, shape (num_rows, num_intervals)
-    scale : ndarray, shape (num_rows,)
-        ``1 + max over the grid of |x_i|, |ẋ_i|`` for a state (Betts' weights);
-        ``1 + max(max |L|, ∫ |L| dt)`` for a cost integrand ``L``.
-    labels : list of str
-        ``dynamics:NAME`` or ``cost:TERM``.
-    """
-    model = problem.model
-    point, meta = _point_function(problem)
-    itp = Interpolant(trajectory)
-    s, w = _quadrature(itp.scheme, points)
-    n, q = itp.num_intervals, s.size
-    states = [v.name for v in model.states]
-    implicit = [name[: -len(".dot")] for name in meta["z_names"]]
-    P = np.array([trajectory.parameters[v.name] for v in model.parameters]).reshape(-1, 1)
-
-    X, XD = itp.states(states, s)
-    Z = XD[[states.index(name) for name in implicit]] if implicit else np.zeros((0, n, q))
-    U = itp.others([v.name for v in model.controls], s)
-    LAM = itp.others([v.name for v in model.multipliers], s)
-    flat = lambda a: a.reshape(a.shape[0], n * q)  # noqa: E731 - (rows, n, q) -> (rows, n*q), interval-major
-    xdot, res, _, _, L = _evaluate(point, itp.times(s).reshape(1, n * q), flat(X), flat(Z), flat(U), flat(LAM), P)
-    err = np.abs(XD - xdot.reshape(len(states), n, q))
-    for i, name in enumerate(implicit):
-        err[states.index(name)] = np.abs(res[i].reshape(n, q))
-    eta = [(err * w).sum(axis=2) * itp.h]
-    scale = [1.0 + np.array([np.maximum(np.abs(trajectory[v]), np.abs(trajectory[v + ".dot"])).max() for v in states])]
-    labels = [f"dynamics:{v}" for v in states]
-
-    costs = [c.name for c in problem.costs if c.integral is not None]
-    if costs:
-        column = lambda names: np.array([trajectory[v] for v in names]).reshape(len(names), trajectory.time.size)  # noqa: E731
-        L_grid = _evaluate(point, trajectory.time[None, :], column(states), column(meta["z_names"]),
-                           column([v.name for v in model.controls]), column([v.name for v in model.multipliers]), P)[4]
-        L_grid = L_grid[:, itp.index]                                  # (costs, n, num_nodes)
-        scheme_quad = (L_grid @ itp.scheme.weights) * itp.h            # (costs, n)
-        L = L.reshape(len(costs), n, q)
-        true_quad = (L * w).sum(axis=2) * itp.h
-        eta.append(np.abs(scheme_quad - true_quad))
-        scale.append(1.0 + np.maximum(np.abs(L_grid).max(axis=(1, 2)), (np.abs(L) * w).sum(axis=2) @ itp.h))
-        labels += [f"cost:{c}" for c in costs]
-    return np.concatenate(eta), np.concatenate(scale), labels
-
-
-def _evaluate(point, t, x, z, u, lam, p):
-    """``point`` mapped over the columns of its inputs, outputs as numpy arrays."""
-    N = t.shape[1]
-    out = point.map(N)(t, x, z, u, lam, np.tile(p, (1, N)))
-    return [np.asarray(o).reshape(-1, N) for o in out]
-
-
-def estimate_errors(problem, trajectory, points=QUADRATURE_POINTS) -> np.ndarray:
-    """Betts' relative local error of every mesh interval.
-
-    Returns
-    -------
-    ndarray, shape (num_intervals,)
-        ``ε_k = max_i η_ik / scale_i`` over the rows of :func:`local_errors`
-        (module docstring); zeros for a model without states or integral costs.
-    """
-    eta, scale, _ = local_errors(problem, trajectory, points)
-    errors = (eta / scale[:, None]).max(axis=0) if eta.shape[0] else np.zeros(eta.shape[1])
-    return np.maximum(errors, oscillation_errors(trajectory))
-
-
-def oscillation_errors(trajectory) -> np.ndarray:
-    """The error of intervals where a control oscillates from grid point to grid point.
-
-    A chattering control (:mod:`colloc.results.oscillation`) leaves no dynamics residual,
-    so Betts' estimate passes it; the interval's largest control step relative to
-    the control's size, ``max |Δu| / (1 + max |u|)``, stands in for its error so
-    that refinement splits it.
-
-    Returns
-    -------
-    ndarray, shape (num_intervals,)
-        Zero where no control oscillates.
-    """
-    itp = Interpolant(trajectory)
-    out = np.zeros(itp.num_intervals)
-    for name, flags in oscillating_intervals(trajectory, itp.grid).items():
-        u = itp.nodes(name)                                   # (n, num_nodes)
-        step = np.abs(np.diff(u, axis=1)).max(axis=1) / (1.0 + np.abs(trajectory[name]).max())
-        out = np.where(flags, np.maximum(out, step), out)
-    return out
 
 
 def refine_mesh(mesh, errors, tolerance, order, max_pieces=8) -> np.ndarray:
@@ -248,7 +91,7 @@ def solve_adaptive(problem, scheme="hermite-simpson", intervals=10, tolerance=1e
     phase's intervals are judged by that phase's own error estimate (its
     dynamics and its scheme), and only the phases above ``tolerance`` change.
     With ``scheme="midpoint-vi"`` the local error of each step comes from step
-    doubling (:mod:`colloc.pipeline.refine_vi`) and the steps above ``tolerance`` are split.
+    doubling (:mod:`colloc.refine_vi`) and the steps above ``tolerance`` are split.
 
     Parameters
     ----------
