@@ -22,7 +22,7 @@ import time as _time
 
 import numpy as np
 
-from . import refine_vi
+from . import accuracy, oscillation, refine_vi
 from .driver import run, transcription
 from ..errors import OptionError
 from ..discretization.interpolant import Interpolant
@@ -164,11 +164,23 @@ def solve_adaptive(problem, scheme="hermite-simpson", intervals=10, tolerance=1e
         meshes.advance(new)
         guess = result.trajectory
     result.trajectory.metadata["refinement"] = records
-    warnings = list(result.warnings) + notes
+    warnings = _refined_warnings(problem, result, solve_kwargs) + notes
     if reason is not None:
         warnings.append(f"mesh refinement stopped with max relative local error {records[-1]['max_error']:.3e} > "
                         f"tolerance {tolerance:.3e}: {reason}")
     return dataclasses.replace(result, refinement=records, interval_errors=np.concatenate(errors), warnings=warnings)
+
+
+def _refined_warnings(problem, result, solve_kwargs) -> list:
+    """The last mesh's warnings, with the fixes they propose fitted to a refined solve (refinement is in use)."""
+    if not isinstance(problem, Problem) or "scheme" not in result.trajectory.metadata:
+        return list(result.warnings)
+    itp = Interpolant(result.trajectory)
+    out = [w for w in result.warnings if "oscillates from grid point to grid point" not in w and not w.startswith(accuracy.HEAD)]
+    out += oscillation.warnings(result.trajectory, itp.grid, control_interpolation=solve_kwargs.get("control_interpolation", "free"),
+                                refining=True)
+    note = accuracy.warning(result.accuracy, refined=True) if result.success else None
+    return out + ([note] if note else [])
 
 
 def _tie_midpoint_controls(problem, result, solve_kwargs) -> list:
@@ -242,7 +254,7 @@ class _Meshes:
 
 def _options(solve_kwargs) -> dict:
     """The transcription options among the keyword arguments of a solve."""
-    run_names = {"ipopt", "fatrop", "backend", "verbose", "expand", "progress", "checkpoint"}
+    run_names = {"ipopt", "fatrop", "backend", "verbose", "expand", "progress", "checkpoint", "accuracy"}
     return {k: v for k, v in solve_kwargs.items() if k not in run_names}
 
 

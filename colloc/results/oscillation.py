@@ -47,9 +47,36 @@ ROUGH_SIZE = 0.2
 #: Fewest rough points, and most grid points between two of them, that make an oscillation.
 ROUGH_MIN_POINTS, ROUGH_MAX_GAP = 5, 3
 
-FIX = ("constrain the midpoint controls (control_interpolation='linear'), use scheme='radau-3', "
-       "or refine the mesh (refine={'tolerance': ...}); when a sharp switch in the dynamics rewards it "
-       "(a muscle's activation_dynamics_smoothing far above the published 0.1), smooth the switch or penalize the control's rate")
+#: Fixes measured to remove the oscillation, each with the settings it applies to and where it was measured
+#: (catalyst mixing and Goddard's rocket, both singular arcs, at 50 intervals): tying interior controls to the
+#: interval's line removes it for Hermite–Simpson; adaptive refinement (which ties them itself) removes it for
+#: Hermite–Simpson and Radau.  ``scheme='radau-3'`` is not proposed: it removes it on catalyst mixing but not on
+#: Goddard's rocket.
+LINEAR_FIX = "constrain the interior controls (control_interpolation='linear')"
+REFINE_FIX = "refine the mesh (refine={'tolerance': 1e-6})"
+#: What rewards a zig-zag on a muscle-driven problem (published smoothing is 0.1, not ~10).
+MUSCLE_NOTE = ("when a sharp switch in the dynamics rewards it (a muscle's activation_dynamics_smoothing far above "
+               "the published 0.1), smooth the switch or penalize the control's rate")
+
+
+def fixes(stride=2, control_interpolation="free", refining=False) -> list:
+    """The measured fixes (module constants) that apply to these settings and are not in use already.
+
+    Parameters
+    ----------
+    stride : int
+        Grid points per mesh interval (1: trapezoid, no interior controls to tie).
+    control_interpolation : str
+        The solve's ``control_interpolation``.
+    refining : bool
+        Whether the result comes from adaptive refinement.
+    """
+    out = []
+    if stride > 1 and control_interpolation != "linear":
+        out.append(LINEAR_FIX)
+    if not refining:
+        out.append(REFINE_FIX)
+    return out
 
 
 def oscillating_points(u) -> np.ndarray:
@@ -129,8 +156,8 @@ def oscillating_intervals(trajectory, grid) -> dict:
     return out
 
 
-def warnings(trajectory, grid=None, names=None) -> list:
-    """One sentence per oscillating control: where it oscillates, what it means, the fix.
+def warnings(trajectory, grid=None, names=None, control_interpolation="free", refining=False) -> list:
+    """One sentence per oscillating control: where it oscillates, what it means, the fixes not in use yet.
 
     Parameters
     ----------
@@ -139,9 +166,15 @@ def warnings(trajectory, grid=None, names=None) -> list:
         The solution's grid: the sentence counts mesh intervals; without it, grid points.
     names : list of str, optional
         Columns to check (default: every control).
+    control_interpolation : str
+        The solve's setting (a fix already in use is not proposed).
+    refining : bool
+        Whether the solve is a mesh of adaptive refinement.
     """
     names = trajectory.of_kind("control") if names is None else list(names)
     out = []
+    proposed = fixes(grid.stride if grid is not None else 2, control_interpolation, refining)
+    fix = " or ".join(proposed) if proposed else "no setting colloc measured removes it further"
     for name in names:
         points = oscillating_points(trajectory[name])
         if not points.any():
@@ -154,6 +187,6 @@ def warnings(trajectory, grid=None, names=None) -> list:
         else:
             k = np.flatnonzero(points)
             where = f"at {k.size} of {points.size} points (t = {trajectory.time[k[0]]:.4g} … {trajectory.time[k[-1]]:.4g})"
-        out.append(f"control `{name}` oscillates from grid point to grid point {where}, as on a singular arc; the objective may "
-                   f"lie beyond the continuous optimum: {FIX}.")
+        out.append(f"control `{name}` oscillates from grid point to grid point {where}, as on a singular arc, so the "
+                   f"objective may lie beyond the continuous optimum; {MUSCLE_NOTE}; fix: {fix}.")
     return out
