@@ -38,6 +38,7 @@ import time as _time
 
 import numpy as np
 
+from . import active_bounds, limits
 from .errors import OptionError
 from .interpolant import Interpolant
 from .local_error import estimate_errors, residuals
@@ -158,20 +159,36 @@ def check_tolerance(accuracy):
 
 
 def with_accuracy(tr, nlp, sol, res, tolerance):
-    """``res`` with its accuracy record and, if the mesh does not resolve the solution, the warning that says so.
+    """``res`` with its accuracy record and, if the mesh does not resolve the solution, the warning that says so
+    (and the warnings of :mod:`colloc.active_bounds` for a final time or parameter on its bound).
 
     Single-phase collocation only (other transcriptions return ``res`` unchanged); the record goes in
     ``res.accuracy`` and ``res.trajectory.metadata["accuracy"]``.
     """
     from .transcription.collocation import Collocation
 
-    if tolerance is False or type(tr) is not Collocation:
+    if type(tr) is not Collocation:
+        return res
+    if res.success:
+        res = dataclasses.replace(res, warnings=list(res.warnings) + active_bounds.warnings(tr.problem, res.trajectory))
+    if tolerance is False:
         return res
     lam_g = sol.get("lam_g") if isinstance(sol, dict) else None
     lam_g = None if lam_g is None else np.asarray(lam_g, dtype=float).ravel()
     acc = assess(tr.problem, res.trajectory, nlp.rows, lam_g, tolerance)
     if acc is None:
         return res
+    acc["between"] = limits.summary(tr.problem, res.trajectory)
     res.trajectory.metadata["accuracy"] = acc
-    note = warning(acc) if res.success else None
-    return dataclasses.replace(res, accuracy=acc, warnings=list(res.warnings) + ([note] if note else []))
+    notes = [warning(acc), limits_warning(acc["between"], tr.options.path_points)] if res.success else []
+    return dataclasses.replace(res, accuracy=acc, warnings=list(res.warnings) + [n for n in notes if n])
+
+
+def limits_warning(between, path_points=0) -> str | None:
+    """One sentence when a bound or path constraint is exceeded between grid points (:mod:`colloc.limits`)."""
+    if not between or not between["violated"]:
+        return None
+    more = f" (now {path_points})" if path_points else ""
+    return (f"`{between['name']}` reaches {between['value']:.6g} at t = {between['time']:.6g} between grid points, beyond its "
+            f"bound {between['bound']:.6g} that holds at the grid points ({len(between['violated'])} limit(s) exceeded by more than "
+            f"{limits.TOLERANCE:.0e} relative); fix: path_points={max(2 * path_points, 3)}{more} imposes the limits inside each interval.")

@@ -281,6 +281,8 @@ class SolveResult:
             lines.append("  parameters " + ", ".join(f"{k} = {v:.8g}" for k, v in self.trajectory.parameters.items()))
         if self.accuracy:
             lines.append("  accuracy   " + accuracy_line(self.accuracy))
+            if self.accuracy.get("between"):
+                lines.append("  limits     " + between_line(self.accuracy["between"]))
         if self.optima is not None:
             lines += self._optima_lines()
         between = {}
@@ -331,8 +333,16 @@ def accuracy_line(acc) -> str:
     return text + ("" if acc.get("resolved", True) else "  NOT RESOLVED")
 
 
+def between_line(worst) -> str:
+    """The summary's line on bounds and path constraints between grid points (:mod:`colloc.limits`)."""
+    if worst["excess"] <= 0:
+        return f"every bound and path constraint holds between grid points ({worst['points']} points per interval)"
+    return (f"worst between grid points: `{worst['name']}` {worst['value']:.6g} at t = {worst['time']:.6g}, bound "
+            f"{worst['bound']:.6g} (excess {worst['relative']:.1e} relative)")
+
+
 #: Longest warning the summary prints whole; longer ones are cut at a clause boundary (full text in ``warnings``).
-WARNING_WIDTH = 240
+WARNING_WIDTH = 300
 
 
 def headline(text) -> str:
