@@ -191,4 +191,5 @@ def limits_warning(between, path_points=0) -> str | None:
     more = f" (now {path_points})" if path_points else ""
     return (f"`{between['name']}` reaches {between['value']:.6g} at t = {between['time']:.6g} between grid points, beyond its "
             f"bound {between['bound']:.6g} that holds at the grid points ({len(between['violated'])} limit(s) exceeded by more than "
-            f"{limits.TOLERANCE:.0e} relative); fix: path_points={max(2 * path_points, 3)}{more} imposes the limits inside each interval.")
+            f"{limits.TOLERANCE:.0e} relative); fix: path_points={max(2 * path_points, 3)}{more} imposes the limits inside each interval "
+            f"(with a small acceleration penalty where the controls zig-zag: docs/robots.md).")
