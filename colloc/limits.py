@@ -79,7 +79,8 @@ def violations(problem, trajectory, points=POINTS) -> list:
                     else np.full(times.size, float(trajectory.parameters[s.name()])) for s in syms]
         except KeyError:
             continue  # a symbol the dense output does not have (none for colloc's own problems)
-        g = np.atleast_2d(np.asarray(ca.Function("path", syms, [pc.expr]).map(times.size)(*[a[None, :] for a in args]), dtype=float))
+        g = np.asarray(ca.Function("path", syms, [pc.expr]).map(times.size).call([a[None, :] for a in args])[0], dtype=float)
+        g = np.broadcast_to(np.atleast_2d(g), (pc.expr.numel(), times.size))  # a constant row maps to one column
         for r in range(g.shape[0]):
             label = f"path:{pc.name}" + (f"[{r}]" if g.shape[0] > 1 else "")
             out += _worst(label, g[r], float(pc.lower[r]), float(pc.upper[r]), times)

@@ -6,7 +6,7 @@ A to configuration B in ``duration`` s; the wrist turns 3 rad, so its joints
 run at their 3.2 rad/s speed limit for most of the motion.
 
 Objective
-    minimize ∫₀ᵀ (|τ|² + w |v̇|²) dt, w = ``regularization`` (default 1e-3: it raises ∫|τ|² by
+    minimize ∫₀ᵀ |τ|² dt (``effort``) + w ∫₀ᵀ |v̇|² dt (``acceleration``), w = ``acceleration_weight`` (default 1e-3: it raises ∫|τ|² by
     0.2 % and removes the torques' zig-zag; see below)
 States
     ``ur10.<joint>`` [rad] and ``ur10.<joint>_speed`` [rad/s] for the six joints
@@ -69,15 +69,17 @@ GOAL = (1.0, -1.2, 1.2, -1.0, -1.0, 3.0)
 WRIST = ("wrist_1_joint", "wrist_2_joint", "wrist_3_joint")
 
 
-def build(duration=1.0, start=START, goal=GOAL, regularization=1e-3):
-    """Rest-to-rest reach ``start`` → ``goal`` (rad) in ``duration`` s, least ∫|τ|² (+ ``regularization`` ∫|v̇|²)."""
+def build(duration=1.0, start=START, goal=GOAL, acceleration_weight=1e-3):
+    """Rest-to-rest reach ``start`` → ``goal`` (rad) in ``duration`` s, least ∫|τ|² (+ ``acceleration_weight`` ∫|v̇|²)."""
     body = cl.Multibody.from_urdf(example_robot("ur_description/urdf/ur10_robot.urdf"), name="ur10")
     q, v = body.coordinates, body.speeds
     tau = body.generalized_force
     prob = cl.Problem([body], t0=0.0, tf=duration, name="ur10_reach")
     prob.initial({**dict(zip(q, start)), **{s: 0.0 for s in v}})
     prob.final({**dict(zip(q, goal)), **{s: 0.0 for s in v}})
-    prob.minimize(integral=ca.sumsqr(tau) + regularization * ca.sumsqr(body.a) if regularization else ca.sumsqr(tau))
+    prob.minimize(integral=ca.sumsqr(tau), name="effort")
+    if acceleration_weight:
+        prob.minimize(integral=acceleration_weight * ca.sumsqr(body.a), name="acceleration")
     prob.guess({**{s: (a, b) for s, a, b in zip(q, start, goal)}})
     return prob
 

@@ -94,7 +94,7 @@ def test_ur10_speeds_over_their_limit_between_grid_points_are_reported_then_held
     settings (path_points=3, penalty 1e-3) the speed stays within 1 % of the limit everywhere."""
     _needs_robots()
     ur10 = load("ur10_reach")
-    prob = ur10.build(regularization=0.0)
+    prob = ur10.build(acceleration_weight=0.0)
     res = cl.solve(prob, intervals=30, ipopt={"print_level": 0})
     assert res.success and ur10.measure(res) > 3.2 * 1.5
     between = res.accuracy["between"]

@@ -228,7 +228,7 @@ def test_refinement_records(tmp_path):
     res = solve_adaptive(hypersensitive.build(), intervals=10, tolerance=1e-5, ipopt=TIGHT)
     records = res.refinement
     assert len(records) >= 2
-    keys = {"iteration", "intervals", "grid_points", "max_error", "objective", "iterations", "seconds", "status", "success"}
+    keys = {"iteration", "intervals", "grid_points", "max_error", "objective", "objective_change", "iterations", "seconds", "status", "success"}
     for i, r in enumerate(records):
         assert set(r) == keys
         assert r["iteration"] == i and r["grid_points"] == 2 * r["intervals"] + 1 and r["seconds"] > 0 and r["iterations"] > 0

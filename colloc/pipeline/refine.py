@@ -71,23 +71,28 @@ def refine_mesh(mesh, errors, tolerance, order, max_pieces=8) -> np.ndarray:
     return np.concatenate(points)
 
 
-def _check(tolerance, max_iterations, max_intervals, max_pieces):
-    if not (isinstance(tolerance, (int, float)) and 0 < tolerance < math.inf):
-        raise OptionError(f"Refinement `tolerance` must be a positive number; got {tolerance!r}.")
+def _check(tolerance, max_iterations, max_intervals, max_pieces, objective_tolerance=1e-4):
+    for name, value in (("tolerance", tolerance), ("objective_tolerance", objective_tolerance)):
+        if isinstance(value, bool) or not (isinstance(value, (int, float)) and 0 < value < math.inf):
+            raise OptionError(f"Refinement `{name}` must be a positive number; got {value!r}.")
     for name, value, low in (("max_iterations", max_iterations, 1), ("max_intervals", max_intervals, 1), ("max_pieces", max_pieces, 2)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
             raise OptionError(f"Refinement `{name}` must be a whole number ≥ {low}; got {value!r}.")
 
 
 def solve_adaptive(problem, scheme="hermite-simpson", intervals=10, tolerance=1e-6, max_iterations=10,
-                   max_intervals=2000, mesh=None, guess=None, max_pieces=8, **solve_kwargs):
+                   max_intervals=2000, mesh=None, guess=None, max_pieces=8, objective_tolerance=1e-4, **solve_kwargs):
     """Solve ``problem`` on a sequence of meshes refined where the local error is largest.
 
     Each mesh iteration solves with the pipeline of :func:`colloc.solve`
     (warm-started from the previous trajectory), estimates every interval's
     relative local error (:func:`estimate_errors`) and splits the intervals
     above ``tolerance`` (:func:`refine_mesh`); it stops when every interval is
-    under ``tolerance``.  A multi-phase problem is refined phase by phase: each
+    under ``tolerance`` *and* the objective has stopped moving: its relative
+    change from the previous mesh (on the first mesh, the estimate of its
+    error, :mod:`colloc.accuracy`) is within ``objective_tolerance``.  While
+    the objective still moves with every interval under ``tolerance``, the
+    intervals within a factor of 10 of the largest error are split.  A multi-phase problem is refined phase by phase: each
     phase's intervals are judged by that phase's own error estimate (its
     dynamics and its scheme), and only the phases above ``tolerance`` change.
     With ``scheme="midpoint-vi"`` the local error of each step comes from step
@@ -114,6 +119,8 @@ def solve_adaptive(problem, scheme="hermite-simpson", intervals=10, tolerance=1e
         Warm start of the first solve.
     max_pieces : int
         Most pieces one interval is split into per iteration.
+    objective_tolerance : float
+        Largest accepted relative change of the objective between the last two meshes (default 1e-4).
     **solve_kwargs
         Passed to every solve (``ipopt``, ``verbose``, transcription options
         such as ``mode`` or ``constraint_method``).
@@ -123,19 +130,21 @@ def solve_adaptive(problem, scheme="hermite-simpson", intervals=10, tolerance=1e
     SolveResult
         The result on the last mesh, with ``refinement``: one dict per mesh
         iteration with keys ``iteration``, ``intervals``, ``grid_points``,
-        ``max_error``, ``objective``, ``iterations`` (IPOPT), ``seconds``
+        ``max_error``, ``objective``, ``objective_change`` (relative, from the
+        previous mesh; None on the first), ``iterations`` (IPOPT), ``seconds``
         (build + solve + error estimate), ``status`` and ``success`` (and
         ``phase_errors``, the largest error of each phase, for a multi-phase
         problem); and ``interval_errors`` (ndarray, shape (num_intervals,), the
         phases one after the other) of the last mesh.  The record is also in
         ``trajectory.metadata["refinement"]``.  If the tolerance was not
-        reached, ``warnings`` says why.  A failed solve does not stop
+        reached or the objective still moved, ``warnings`` says why and
+        ``accuracy["resolved"]`` is False.  A failed solve does not stop
         refinement (its last iterate is refined and warm-starts the next mesh)
         unless its error estimate is not finite.
     """
     if "refine" in solve_kwargs:
         raise OptionError("solve_adaptive() refines already; do not pass `refine` to it.")
-    _check(tolerance, max_iterations, max_intervals, max_pieces)
+    _check(tolerance, max_iterations, max_intervals, max_pieces, objective_tolerance)
     meshes = _Meshes(problem, scheme, intervals, mesh, solve_kwargs)
     records, result, reason, notes = [], None, None, []
     for iteration in range(max_iterations):
@@ -145,10 +154,11 @@ def solve_adaptive(problem, scheme="hermite-simpson", intervals=10, tolerance=1e
         max_error = max((float(e.max()) for e in errors if e.size), default=0.0)
         records.append(dict(
             iteration=iteration, intervals=meshes.num_intervals, grid_points=int(result.trajectory.time.size),
-            max_error=max_error, objective=float(result.objective), iterations=int(result.iterations),
-            seconds=_time.perf_counter() - start, status=result.status.value, success=bool(result.success),
-            **meshes.record(errors)))
-        if max_error <= tolerance:
+            max_error=max_error, objective=float(result.objective), objective_change=_change(records, result.objective),
+            iterations=int(result.iterations), seconds=_time.perf_counter() - start, status=result.status.value,
+            success=bool(result.success), **meshes.record(errors)))
+        settled = _settled(result, records[-1]["objective_change"], objective_tolerance)
+        if max_error <= tolerance and (settled or max_error == 0.0):
             reason = None
             break
         if not np.isfinite(max_error):
@@ -156,7 +166,8 @@ def solve_adaptive(problem, scheme="hermite-simpson", intervals=10, tolerance=1e
             break
         if not meshes.variational:  # the variational integrator has no interior controls
             notes += _tie_midpoint_controls(problem, result, solve_kwargs)
-        new = meshes.refined(errors, tolerance, max_pieces)
+        # every interval is under the tolerance but the objective still moves: split the worst ones further
+        new = meshes.refined(errors, tolerance if max_error > tolerance else max_error / 10.0, max_pieces)
         if sum(m.size - 1 for m in new) > max_intervals:
             reason = f"the next mesh would have {sum(m.size - 1 for m in new)} intervals, more than max_intervals={max_intervals}"
             break
@@ -166,14 +177,50 @@ def solve_adaptive(problem, scheme="hermite-simpson", intervals=10, tolerance=1e
     result.trajectory.metadata["refinement"] = records
     warnings = _refined_warnings(problem, result, solve_kwargs) + notes
     if reason is not None:
-        warnings.append(f"mesh refinement stopped with max relative local error {records[-1]['max_error']:.3e} > "
-                        f"tolerance {tolerance:.3e}: {reason}")
+        warnings.append(_unfinished(records[-1], tolerance, objective_tolerance, reason))
+        result = _unresolved(result, records[-1])
     return dataclasses.replace(result, refinement=records, interval_errors=np.concatenate(errors), warnings=warnings)
+
+
+def _change(records, objective):
+    """Relative change of the objective from the previous mesh, ``|J_k − J_{k−1}| / max(|J_k|, 1e-8)`` (None on the first)."""
+    if not records or not np.isfinite(objective) or not np.isfinite(records[-1]["objective"]):
+        return None
+    return abs(objective - records[-1]["objective"]) / max(abs(objective), 1e-8)
+
+
+def _settled(result, change, objective_tolerance) -> bool:
+    """Whether the objective has stopped moving: its change from the previous mesh, or on the first mesh the
+    estimate of its error (:mod:`colloc.accuracy`), within ``objective_tolerance`` (no estimate: settled)."""
+    if change is not None:
+        return change <= objective_tolerance
+    estimate = (result.accuracy or {}).get("relative_objective_error", math.nan)
+    return not np.isfinite(estimate) or estimate <= objective_tolerance
+
+
+def _unfinished(last, tolerance, objective_tolerance, reason) -> str:
+    """The warning of a refinement that stopped before its test was met: which part of the test, and why it stopped."""
+    if last["max_error"] > tolerance:
+        return (f"mesh refinement stopped with max relative local error {last['max_error']:.3e} > "
+                f"tolerance {tolerance:.3e}: {reason}")
+    moved = (f"moved by {last['objective_change']:.1e} (relative) between the last two meshes" if last["objective_change"] is not None
+             else "is estimated off by more than that on the only mesh")
+    return (f"mesh refinement stopped before the objective settled: it {moved}, more than objective_tolerance="
+            f"{objective_tolerance:g}, though every interval met the local error tolerance: {reason}")
+
+
+def _unresolved(result, last):
+    """The result with its accuracy record marked unresolved (the refinement did not finish)."""
+    if not result.accuracy:
+        return result
+    acc = dict(result.accuracy, resolved=False, objective_change=last["objective_change"])
+    result.trajectory.metadata["accuracy"] = acc
+    return dataclasses.replace(result, accuracy=acc)
 
 
 def _refined_warnings(problem, result, solve_kwargs) -> list:
     """The last mesh's warnings, with the fixes they propose fitted to a refined solve (refinement is in use)."""
-    if not isinstance(problem, Problem) or "scheme" not in result.trajectory.metadata:
+    if not isinstance(problem, Problem) or result.trajectory.metadata.get("scheme") in (None, refine_vi.SCHEME):
         return list(result.warnings)
     itp = Interpolant(result.trajectory)
     out = [w for w in result.warnings if "oscillates from grid point to grid point" not in w and not w.startswith(accuracy.HEAD)]
@@ -260,8 +307,9 @@ def _options(solve_kwargs) -> dict:
 
 def summary(records) -> str:
     """One line per mesh iteration of a ``result.refinement`` record."""
-    lines = [f"{'iter':>4} {'intervals':>9} {'points':>7} {'max error':>10} {'objective':>16} {'ipopt it':>8} {'seconds':>8}"]
+    lines = [f"{'iter':>4} {'intervals':>9} {'points':>7} {'max error':>10} {'objective':>16} {'change':>8} {'ipopt it':>8} {'seconds':>8}"]
     for r in records:
+        change = r.get("objective_change")
         lines.append(f"{r['iteration']:>4} {r['intervals']:>9} {r['grid_points']:>7} {r['max_error']:>10.3e} "
-                     f"{r['objective']:>16.10g} {r['iterations']:>8} {r['seconds']:>8.3f}")
+                     f"{r['objective']:>16.10g} {'—' if change is None else format(change, '.1e'):>8} {r['iterations']:>8} {r['seconds']:>8.3f}")
     return "\n".join(lines)

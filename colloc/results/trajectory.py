@@ -299,6 +299,9 @@ class SolveResult:
         if self.refinement:
             lines.append("  mesh refinement: " + " → ".join(f"{r['intervals']} ({r['max_error']:.3e})" for r in self.refinement)
                          + "  intervals (max relative local error)")
+            lines.append("  objective per mesh: " + " → ".join(f"{r['objective']:.8g}" for r in self.refinement)
+                         + (f"  (last change {self.refinement[-1]['objective_change']:.1e} relative)"
+                            if self.refinement[-1].get("objective_change") is not None else ""))
         if self.contact:
             lines += _contact_lines(self.contact)
         lines += [f"  warning: {headline(w)}" for w in self.warnings]
