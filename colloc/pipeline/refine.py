@@ -225,7 +225,7 @@ def _refined_warnings(problem, result, solve_kwargs) -> list:
     itp = Interpolant(result.trajectory)
     out = [w for w in result.warnings if "oscillates from grid point to grid point" not in w and not w.startswith(accuracy.HEAD)]
     out += oscillation.warnings(result.trajectory, itp.grid, control_interpolation=solve_kwargs.get("control_interpolation", "free"),
-                                refining=True)
+                                refining=True, sources=oscillation.control_sources(problem.model))
     note = accuracy.warning(result.accuracy, refined=True) if result.success else None
     return out + ([note] if note else [])
 

@@ -54,12 +54,15 @@ ROUGH_MIN_POINTS, ROUGH_MAX_GAP = 5, 3
 #: Goddard's rocket.
 LINEAR_FIX = "constrain the interior controls (control_interpolation='linear')"
 REFINE_FIX = "refine the mesh (refine={'tolerance': 1e-6})"
-#: What rewards a zig-zag on a muscle-driven problem (published smoothing is 0.1, not ~10).
-MUSCLE_NOTE = ("when a sharp switch in the dynamics rewards it (a muscle's activation_dynamics_smoothing far above "
-               "the published 0.1), smooth the switch or penalize the control's rate")
+#: A robot's torques zig-zag in the flat valley a light link makes (the UR10's 0.2 kg wrist link): an acceleration
+#: penalty of 1e-3 removes it (3 oscillating torques → 0, ∫|τ|² +0.07 %); tied interior controls leave one.
+ACCELERATION_FIX = "add a small acceleration penalty, 1e-3 ∫|v̇|² dt (docs/robots.md)"
+#: What rewards a zig-zag of a muscle's excitation: an activation switch far sharper than published
+#: (problems/elbow_reach.py chatters with activation_dynamics_smoothing 10, not with the published 0.1).
+MUSCLE_FIX = "use the published activation_dynamics_smoothing 0.1 (a sharper switch rewards the zig-zag)"
 
 
-def fixes(stride=2, control_interpolation="free", refining=False) -> list:
+def fixes(stride=2, control_interpolation="free", refining=False, source=None) -> list:
     """The measured fixes (module constants) that apply to these settings and are not in use already.
 
     Parameters
@@ -70,8 +73,13 @@ def fixes(stride=2, control_interpolation="free", refining=False) -> list:
         The solve's ``control_interpolation``.
     refining : bool
         Whether the result comes from adaptive refinement.
+    source : str, optional
+        ``"multibody"`` for a robot's generalized force, ``"muscle"`` for a muscle's excitation (their own
+        measured fixes), None for any other control.
     """
-    out = []
+    if source == "multibody":
+        return [ACCELERATION_FIX]
+    out = [MUSCLE_FIX] if source == "muscle" else []
     if stride > 1 and control_interpolation != "linear":
         out.append(LINEAR_FIX)
     if not refining:
@@ -156,7 +164,20 @@ def oscillating_intervals(trajectory, grid) -> dict:
     return out
 
 
-def warnings(trajectory, grid=None, names=None, control_interpolation="free", refining=False) -> list:
+def control_sources(model) -> dict:
+    """``{control name: "multibody" | "muscle"}`` for the controls of robots and muscles in ``model``."""
+    from .multibody import Multibody
+    from .muscle import DeGrooteFregly2016Muscle
+
+    out = {}
+    for comp in getattr(model, "components", []):
+        kind = "multibody" if isinstance(comp, Multibody) else "muscle" if isinstance(comp, DeGrooteFregly2016Muscle) else None
+        if kind:
+            out.update({v.name: kind for v in comp.variables if v.kind == "control"})
+    return out
+
+
+def warnings(trajectory, grid=None, names=None, control_interpolation="free", refining=False, sources=None) -> list:
     """One sentence per oscillating control: where it oscillates, what it means, the fixes not in use yet.
 
     Parameters
@@ -170,12 +191,14 @@ def warnings(trajectory, grid=None, names=None, control_interpolation="free", re
         The solve's setting (a fix already in use is not proposed).
     refining : bool
         Whether the solve is a mesh of adaptive refinement.
+    sources : dict, optional
+        :func:`control_sources` of the model (robot torques and muscle excitations have their own fixes).
     """
     names = trajectory.of_kind("control") if names is None else list(names)
     out = []
-    proposed = fixes(grid.stride if grid is not None else 2, control_interpolation, refining)
-    fix = " or ".join(proposed) if proposed else "no setting colloc measured removes it further"
     for name in names:
+        proposed = fixes(grid.stride if grid is not None else 2, control_interpolation, refining, (sources or {}).get(name))
+        fix = " or ".join(proposed) if proposed else "no setting colloc measured removes it further"
         points = oscillating_points(trajectory[name])
         if not points.any():
             continue
@@ -188,5 +211,5 @@ def warnings(trajectory, grid=None, names=None, control_interpolation="free", re
             k = np.flatnonzero(points)
             where = f"at {k.size} of {points.size} points (t = {trajectory.time[k[0]]:.4g} … {trajectory.time[k[-1]]:.4g})"
         out.append(f"control `{name}` oscillates from grid point to grid point {where}, as on a singular arc, so the "
-                   f"objective may lie beyond the continuous optimum; {MUSCLE_NOTE}; fix: {fix}.")
+                   f"objective may lie beyond the continuous optimum; fix: {fix}.")
     return out

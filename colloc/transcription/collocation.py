@@ -77,7 +77,8 @@ class Collocation(Transcription):
     def result(self, nlp, w, trajectory, **fields):
         # a control zig-zagging between grid points (a singular arc) passes every other check
         fields["warnings"] = list(fields.get("warnings", [])) + oscillation.warnings(
-            trajectory, nlp.grid, control_interpolation=self.options.control_interpolation)
+            trajectory, nlp.grid, control_interpolation=self.options.control_interpolation,
+            sources=oscillation.control_sources(self.problem.model))
         fields["between_mesh_points"] = between_mesh_points(self.problem, trajectory, nlp.grid)
         return super().result(nlp, w, trajectory, **fields)
 
