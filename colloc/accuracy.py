@@ -52,7 +52,7 @@ TOLERANCE = 1e-4
 PROPOSED_REFINEMENT = 1e-6
 
 
-def objective_error(problem, trajectory, rows, lam_g) -> float:
+def objective_error(problem, trajectory, rows, lam_g, rs=None) -> float:
     """Estimated ``J* − J_h`` of a single-phase collocation solution (module docstring).
 
     Parameters
@@ -64,13 +64,15 @@ def objective_error(problem, trajectory, rows, lam_g) -> float:
         The NLP's constraint rows (defect blocks are read by kind).
     lam_g : ndarray, shape (rows.size,)
         The constraint multipliers the solver returned.
+    rs : Residuals, optional
+        :func:`colloc.local_error.residuals` of ``trajectory`` when the caller has them already.
 
     Returns
     -------
     float
         NaN when a value needed is not finite.
     """
-    rs = residuals(problem, trajectory)
+    rs = residuals(problem, trajectory) if rs is None else rs
     scheme, itp = rs.itp.scheme, rs.itp
     coefficients = scheme.defect_coefficients()
     dJ = float(rs.cost_quadrature_error().sum()) if rs.L.size else 0.0
@@ -104,23 +106,27 @@ def assess(problem, trajectory, rows=None, lam_g=None, tolerance=TOLERANCE) -> d
     -------
     dict or None
         ``max_error`` (largest ε_k), ``interval`` (its index), ``time`` ([t_k, t_k+1]),
-        ``objective_error`` (estimated J* − J_h, NaN without multipliers), ``relative_objective_error``,
-        ``tolerance``, ``resolved`` (bool) and ``seconds`` (cost of the estimate); None when the
+        ``objective_error`` (estimated J* − J_h; NaN without multipliers or without a cost),
+        ``relative_objective_error`` (over ``max(|J_h|, 1e-8)``), ``tolerance``, ``resolved`` (bool; None
+        when there is no objective error to judge by) and ``seconds`` (cost of the estimate); None when the
         solution is not finite (nothing to estimate).
     """
     start = _time.perf_counter()
     with np.errstate(all="ignore"):
-        errors = estimate_errors(problem, trajectory)
-        dJ = objective_error(problem, trajectory, rows, lam_g) if rows is not None and lam_g is not None else math.nan
+        rs = residuals(problem, trajectory)
+        errors = estimate_errors(problem, trajectory, rs=rs)
+        costs = any(c.integral is not None or c.final is not None for c in problem.costs)
+        # without a cost the multipliers weigh nothing the user asked for: no objective error to estimate
+        dJ = objective_error(problem, trajectory, rows, lam_g, rs) if costs and rows is not None and lam_g is not None else math.nan
     if not errors.size or not np.all(np.isfinite(errors)):
         return None
     k = int(np.argmax(errors))
     objective = float(trajectory.metadata.get("objective", math.nan))
     relative = abs(dJ) / max(abs(objective), 1e-8) if math.isfinite(dJ) else math.nan
     mesh = Interpolant(trajectory).mesh_times
-    resolved = relative <= tolerance if math.isfinite(relative) else bool(errors[k] <= 100 * tolerance)
+    resolved = bool(relative <= tolerance) if math.isfinite(relative) else None  # no objective, no verdict
     return dict(max_error=float(errors[k]), interval=k, time=[float(mesh[k]), float(mesh[k + 1])],
-                objective_error=dJ, relative_objective_error=relative, tolerance=float(tolerance), resolved=bool(resolved),
+                objective_error=dJ, relative_objective_error=relative, tolerance=float(tolerance), resolved=resolved,
                 seconds=_time.perf_counter() - start)
 
 
@@ -133,7 +139,7 @@ def warning(acc, refined=False) -> str | None:
 
     ``refined``: the result came from adaptive refinement, so the fix is a tighter tolerance, not refinement.
     """
-    if acc is None or acc["resolved"]:
+    if acc is None or acc["resolved"] is not False:
         return None
     a, b = acc["time"]
     relative = acc["relative_objective_error"]
@@ -178,7 +184,9 @@ def with_accuracy(tr, nlp, sol, res, tolerance):
     acc = assess(tr.problem, res.trajectory, nlp.rows, lam_g, tolerance)
     if acc is None:
         return res
+    start = _time.perf_counter()
     acc["between"] = limits.summary(tr.problem, res.trajectory)
+    acc["seconds"] += _time.perf_counter() - start
     res.trajectory.metadata["accuracy"] = acc
     notes = [warning(acc), limits_warning(acc["between"], tr.options.path_points)] if res.success else []
     return dataclasses.replace(res, accuracy=acc, warnings=list(res.warnings) + [n for n in notes if n])

@@ -134,7 +134,7 @@ def residuals(problem, trajectory, points=QUADRATURE_POINTS) -> Residuals:
     return Residuals(itp, s, w, r, mask, L.reshape(costs, n, q), L_nodes)
 
 
-def local_errors(problem, trajectory, points=QUADRATURE_POINTS):
+def local_errors(problem, trajectory, points=QUADRATURE_POINTS, rs=None):
     """Per-row absolute local errors of every interval, their scales and labels.
 
     Rows are the states (dynamics residual of the interpolated solution,
@@ -152,6 +152,8 @@ def local_errors(problem, trajectory, points=QUADRATURE_POINTS):
         A solution written by ``colloc.solve``.
     points : int
         Gauss–Legendre points on each gap between consecutive scheme nodes.
+    rs : Residuals, optional
+        :func:`residuals` of ``trajectory`` when the caller has them already.
 
     Returns
     -------
@@ -162,7 +164,7 @@ def local_errors(problem, trajectory, points=QUADRATURE_POINTS):
     labels : list of str
         ``dynamics:NAME`` or ``cost:TERM``.
     """
-    rs = residuals(problem, trajectory, points)
+    rs = residuals(problem, trajectory, points) if rs is None else rs
     h = rs.itp.h
     states = [v.name for v in problem.model.states]
     eta = [(np.abs(rs.r) * rs.w).sum(axis=2) * h]
@@ -183,7 +185,7 @@ def _evaluate(point, t, x, z, u, lam, p):
     return [np.asarray(o).reshape(-1, N) for o in out]
 
 
-def estimate_errors(problem, trajectory, points=QUADRATURE_POINTS) -> np.ndarray:
+def estimate_errors(problem, trajectory, points=QUADRATURE_POINTS, rs=None) -> np.ndarray:
     """Betts' relative local error of every mesh interval.
 
     Returns
@@ -192,7 +194,7 @@ def estimate_errors(problem, trajectory, points=QUADRATURE_POINTS) -> np.ndarray
         ``ε_k = max_i η_ik / scale_i`` over the rows of :func:`local_errors`
         (module docstring); zeros for a model without states or integral costs.
     """
-    eta, scale, _ = local_errors(problem, trajectory, points)
+    eta, scale, _ = local_errors(problem, trajectory, points, rs)
     errors = (eta / scale[:, None]).max(axis=0) if eta.shape[0] else np.zeros(eta.shape[1])
     return np.maximum(errors, oscillation_errors(trajectory))
 

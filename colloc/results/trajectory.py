@@ -333,7 +333,7 @@ def accuracy_line(acc) -> str:
     text = f"max relative local error {acc['max_error']:.1e} in interval {acc['interval']} (t = {a:.4g} … {b:.4g})"
     if np.isfinite(acc.get("objective_error", np.nan)):
         text += f"; objective error ≈ {acc['objective_error']:+.2e} ({acc['relative_objective_error']:.1e} relative)"
-    return text + ("" if acc.get("resolved", True) else "  NOT RESOLVED")
+    return text + ("  NOT RESOLVED" if acc.get("resolved") is False else "")
 
 
 def between_line(worst) -> str:
