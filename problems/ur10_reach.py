@@ -50,7 +50,7 @@ reference is the URDF's speed limit itself.
 import casadi as ca
 
 import colloc as cl
-from colloc.urdf import example_robot
+from colloc.model.urdf import example_robot
 
 #: What is checked: the largest joint speed on the scheme's interpolant (20 points inside every interval)
 #: with path_points=3, against the URDF's wrist speed limit 3.2 rad/s, to 1 %.
@@ -88,7 +88,7 @@ def measure(result, points=20):
     """The largest |speed| of the wrist joints on the scheme's interpolant, grid points and ``points`` inside each interval."""
     import numpy as np
 
-    from colloc.limits import dense_columns
+    from colloc.simulate.limits import dense_columns
 
     _, dense = dense_columns(build(), result.trajectory, points)  # the problem only names the columns
     names = [f"ur10.{j}_speed" for j in WRIST]

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 import colloc as cl
-from colloc import accuracy, oscillation
+from colloc.pipeline import accuracy
+from colloc.results import oscillation
 from colloc.errors import OptionError
 
 PROBLEMS = Path(__file__).resolve().parents[1] / "problems"

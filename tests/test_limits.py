@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 import colloc as cl
-from colloc import limits
-from colloc.checks import Check
+from colloc.simulate import limits
+from colloc.simulate.checks import Check
 from colloc.errors import OptionError
 
 PROBLEMS = Path(__file__).resolve().parents[1] / "problems"
@@ -113,7 +113,7 @@ def test_ur10_speeds_over_their_limit_between_grid_points_are_reported_then_held
 
 
 def test_verify_checks_between_grid_points():
-    from colloc.verify import verify
+    from colloc.simulate.verify import verify
 
     prob = load("bryson_denham").build()
     res = cl.solve(prob, intervals=30, ipopt={"print_level": 0})

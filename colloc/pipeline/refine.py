@@ -1,7 +1,7 @@
 """Adaptive mesh refinement: solve, estimate each interval's error, split, warm-start, repeat.
 
 Error estimate: Betts' relative local error ``ε_k`` of every interval
-(:mod:`colloc.local_error`).
+(:mod:`colloc.pipeline.local_error`).
 
 Refinement (h-refinement; one scheme, so one degree, for the whole mesh):
 an interval with ``ε_k > tolerance`` is split into
@@ -22,16 +22,20 @@ import time as _time
 
 import numpy as np
 
-from . import accuracy, oscillation, refine_vi
+
+
+from . import accuracy, refine_vi
 from .driver import run, transcription
 from ..errors import OptionError
 from ..discretization.interpolant import Interpolant
 from .local_error import estimate_errors, local_errors, oscillation_errors  # noqa: F401 - re-exported
 from ..discretization.mesh import make_mesh
+from ..results import oscillation
 from ..results.oscillation import oscillating_intervals
 from ..model.problem import Problem
 from ..discretization.schemes import Scheme, get_scheme
 from ..results.trajectory import Trajectory
+from ..transcription.collocation import control_sources
 
 
 def error_order(scheme: Scheme) -> int:
@@ -90,7 +94,7 @@ def solve_adaptive(problem, scheme="hermite-simpson", intervals=10, tolerance=1e
     above ``tolerance`` (:func:`refine_mesh`); it stops when every interval is
     under ``tolerance`` *and* the objective has stopped moving: its relative
     change from the previous mesh (on the first mesh, the estimate of its
-    error, :mod:`colloc.accuracy`) is within ``objective_tolerance``.  While
+    error, :mod:`colloc.pipeline.accuracy`) is within ``objective_tolerance``.  While
     the objective still moves with every interval under ``tolerance``, the
     intervals within a factor of 10 of the largest error are split.  A multi-phase problem is refined phase by phase: each
     phase's intervals are judged by that phase's own error estimate (its
@@ -191,7 +195,7 @@ def _change(records, objective):
 
 def _settled(result, change, objective_tolerance) -> bool:
     """Whether the objective has stopped moving: its change from the previous mesh, or on the first mesh the
-    estimate of its error (:mod:`colloc.accuracy`), within ``objective_tolerance`` (no estimate: settled)."""
+    estimate of its error (:mod:`colloc.pipeline.accuracy`), within ``objective_tolerance`` (no estimate: settled)."""
     if change is not None:
         return change <= objective_tolerance
     estimate = (result.accuracy or {}).get("relative_objective_error", math.nan)
@@ -225,7 +229,7 @@ def _refined_warnings(problem, result, solve_kwargs) -> list:
     itp = Interpolant(result.trajectory)
     out = [w for w in result.warnings if "oscillates from grid point to grid point" not in w and not w.startswith(accuracy.HEAD)]
     out += oscillation.warnings(result.trajectory, itp.grid, control_interpolation=solve_kwargs.get("control_interpolation", "free"),
-                                refining=True, sources=oscillation.control_sources(problem.model))
+                                refining=True, sources=control_sources(problem.model))
     note = accuracy.warning(result.accuracy, refined=True) if result.success else None
     return out + ([note] if note else [])
 

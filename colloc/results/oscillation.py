@@ -164,19 +164,6 @@ def oscillating_intervals(trajectory, grid) -> dict:
     return out
 
 
-def control_sources(model) -> dict:
-    """``{control name: "multibody" | "muscle"}`` for the controls of robots and muscles in ``model``."""
-    from .multibody import Multibody
-    from .muscle import DeGrooteFregly2016Muscle
-
-    out = {}
-    for comp in getattr(model, "components", []):
-        kind = "multibody" if isinstance(comp, Multibody) else "muscle" if isinstance(comp, DeGrooteFregly2016Muscle) else None
-        if kind:
-            out.update({v.name: kind for v in comp.variables if v.kind == "control"})
-    return out
-
-
 def warnings(trajectory, grid=None, names=None, control_interpolation="free", refining=False, sources=None) -> list:
     """One sentence per oscillating control: where it oscillates, what it means, the fixes not in use yet.
 
@@ -192,7 +179,7 @@ def warnings(trajectory, grid=None, names=None, control_interpolation="free", re
     refining : bool
         Whether the solve is a mesh of adaptive refinement.
     sources : dict, optional
-        :func:`control_sources` of the model (robot torques and muscle excitations have their own fixes).
+        :func:`colloc.transcription.collocation.control_sources` of the model (robot torques and muscle excitations have their own fixes).
     """
     names = trajectory.of_kind("control") if names is None else list(names)
     out = []

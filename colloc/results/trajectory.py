@@ -242,7 +242,7 @@ class SolveResult:
     nlp_size: dict = field(default_factory=dict)
     refinement: list | None = None  # one record per mesh iteration when solved with refine=
     interval_errors: np.ndarray | None = field(default=None, repr=False)
-    accuracy: dict | None = None  # largest local error, where, objective error estimate (colloc.accuracy)
+    accuracy: dict | None = None  # largest local error, where, objective error estimate (colloc.pipeline.accuracy)
     between_mesh_points: dict = field(default_factory=dict)  # kinematic constraint label -> largest |value| between mesh points
     contact: dict | None = None  # contact-implicit solves: complementarity per contact, schedule, impacts, homotopy steps
     optima: list | None = None  # multi-start: each distinct local optimum (objective, count, starts, trajectory), best first
@@ -328,7 +328,7 @@ class SolveResult:
 
 
 def accuracy_line(acc) -> str:
-    """The summary's accuracy line (:mod:`colloc.accuracy`): largest local error and where, objective error estimate."""
+    """The summary's accuracy line (:mod:`colloc.pipeline.accuracy`): largest local error and where, objective error estimate."""
     a, b = acc["time"]
     text = f"max relative local error {acc['max_error']:.1e} in interval {acc['interval']} (t = {a:.4g} … {b:.4g})"
     if np.isfinite(acc.get("objective_error", np.nan)):
@@ -337,7 +337,7 @@ def accuracy_line(acc) -> str:
 
 
 def between_line(worst) -> str:
-    """The summary's line on bounds and path constraints between grid points (:mod:`colloc.limits`)."""
+    """The summary's line on bounds and path constraints between grid points (:mod:`colloc.simulate.limits`)."""
     if worst["excess"] <= 0:
         return f"every bound and path constraint holds between grid points ({worst['points']} points per interval)"
     return (f"worst between grid points: `{worst['name']}` {worst['value']:.6g} at t = {worst['time']:.6g}, bound "

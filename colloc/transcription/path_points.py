@@ -2,11 +2,11 @@
 
 Grid points alone leave the interpolant free between them: a UR10 whose
 joint speeds sit on their limit at every grid point reaches three times the
-limit in between (:mod:`colloc.limits` measures it).  With ``path_points=k``
+limit in between (:mod:`colloc.simulate.limits` measures it).  With ``path_points=k``
 the transcription evaluates the scheme's own interpolant at ``k`` equally
 spaced local times ``s_j = j/(k+1)`` inside every interval — states by the
 scheme's state interpolant ``x(s) = X A(s) + h F B(s)``
-(:func:`colloc.interpolant.state_basis`), controls, derivative variables and
+(:func:`colloc.discretization.interpolant.state_basis`), controls, derivative variables and
 multipliers by the polynomial through their collocation-point values — and
 adds, at each of them, the bounds of every state and control with a finite
 bound and every path constraint, as ordinary rows (kind ``inside``; the path
@@ -20,8 +20,8 @@ from __future__ import annotations
 import casadi as ca
 import numpy as np
 
-from ..interpolant import collocation_nodes, state_basis
-from ..schemes import lagrange_basis
+from ..discretization.interpolant import collocation_nodes, state_basis
+from ..discretization.schemes import lagrange_basis
 
 
 def local_times(k) -> np.ndarray:

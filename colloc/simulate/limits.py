@@ -2,7 +2,7 @@
 
 A collocation NLP imposes bounds and path constraints at its grid points
 only.  Between them the solution is the scheme's interpolant
-(:class:`colloc.interpolant.Interpolant`: the state polynomial of the scheme,
+(:class:`colloc.discretization.interpolant.Interpolant`: the state polynomial of the scheme,
 controls and multipliers through their collocation-point values), and there
 it may leave its limits: a UR10's joint speed that sits on its 3.2 rad/s limit
 at every grid point reaches 9.78 rad/s between them when the torques zig-zag.
@@ -26,7 +26,7 @@ import math
 import casadi as ca
 import numpy as np
 
-from .interpolant import Interpolant
+from ..discretization.interpolant import Interpolant
 
 #: Points strictly inside each interval at which the interpolant is checked.
 POINTS = 20
@@ -110,7 +110,7 @@ def summary(problem, trajectory, points=POINTS) -> dict | None:
 
 
 def checks(problem, trajectory, tolerance=TOLERANCE, points=POINTS) -> list:
-    """``colloc verify``'s checks between grid points: one :class:`colloc.checks.Check` for the variable bounds
+    """``colloc verify``'s checks between grid points: one :class:`colloc.simulate.checks.Check` for the variable bounds
     and one per path constraint (none for a trajectory whose scheme colloc does not know or that is not finite)."""
     from .checks import Check
 

@@ -3,7 +3,7 @@
 Every single-phase collocation solve reports (``SolveResult.accuracy``, the
 trajectory's ``metadata["accuracy"]`` and a line of ``summary()``):
 
-* Betts' relative local error ``ε_k`` of every interval (:mod:`colloc.local_error`,
+* Betts' relative local error ``ε_k`` of every interval (:mod:`colloc.pipeline.local_error`,
   the measure mesh refinement splits by): its largest value and where;
 * an estimate of the objective's discretisation error, ``J* − J_h`` (the value
   on an infinitely fine mesh minus the value found), by weighting each defect
@@ -22,7 +22,7 @@ problem, Bryson–Denham, Kirk's problem and linear tangent steering at 20, 40
 and 80 Hermite–Simpson intervals (typically within a factor of 3); it costs a
 few per cent of a solve (one mapped evaluation of the dynamics at 5 points per
 gap between nodes).  It leaves out the error of path constraints and bounds
-between grid points (:mod:`colloc.limits` measures those) and models whose
+between grid points (:mod:`colloc.simulate.limits` measures those) and models whose
 implicit residuals cannot be made explicit (their rows are not weighted).
 
 A result whose estimated relative objective error ``|J* − J_h| / max(|J_h|, 1e-8)``
@@ -38,9 +38,11 @@ import time as _time
 
 import numpy as np
 
-from . import active_bounds, limits
-from .errors import OptionError
-from .interpolant import Interpolant
+from ..simulate import active_bounds
+
+from ..simulate import limits
+from ..errors import OptionError
+from ..discretization.interpolant import Interpolant
 from .local_error import estimate_errors, residuals
 
 #: Relative objective error above which a result says its mesh does not resolve the solution.  The
@@ -65,7 +67,7 @@ def objective_error(problem, trajectory, rows, lam_g, rs=None) -> float:
     lam_g : ndarray, shape (rows.size,)
         The constraint multipliers the solver returned.
     rs : Residuals, optional
-        :func:`colloc.local_error.residuals` of ``trajectory`` when the caller has them already.
+        :func:`colloc.pipeline.local_error.residuals` of ``trajectory`` when the caller has them already.
 
     Returns
     -------
@@ -166,12 +168,12 @@ def check_tolerance(accuracy):
 
 def with_accuracy(tr, nlp, sol, res, tolerance):
     """``res`` with its accuracy record and, if the mesh does not resolve the solution, the warning that says so
-    (and the warnings of :mod:`colloc.active_bounds` for a final time or parameter on its bound).
+    (and the warnings of :mod:`colloc.simulate.active_bounds` for a final time or parameter on its bound).
 
     Single-phase collocation only (other transcriptions return ``res`` unchanged); the record goes in
     ``res.accuracy`` and ``res.trajectory.metadata["accuracy"]``.
     """
-    from .transcription.collocation import Collocation
+    from ..transcription.collocation import Collocation
 
     if type(tr) is not Collocation:
         return res
@@ -193,7 +195,7 @@ def with_accuracy(tr, nlp, sol, res, tolerance):
 
 
 def limits_warning(between, path_points=0) -> str | None:
-    """One sentence when a bound or path constraint is exceeded between grid points (:mod:`colloc.limits`)."""
+    """One sentence when a bound or path constraint is exceeded between grid points (:mod:`colloc.simulate.limits`)."""
     if not between or not between["violated"]:
         return None
     more = f" (now {path_points})" if path_points else ""

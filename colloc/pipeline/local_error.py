@@ -24,11 +24,11 @@ residuals are affine in the derivatives (``mode="explicit"``, which also covers
 multibody components; multipliers come from the solution); otherwise the
 residual ``R(t, x̃, ẋ̃, ũ, λ̃, p)`` itself is integrated for the implicit rows.
 Controls and multipliers are the polynomials through their collocation-point
-values (:class:`colloc.interpolant.Interpolant`).  An interval where a control
-chatters from grid point to grid point (:mod:`colloc.oscillation`, a singular
+values (:class:`colloc.discretization.interpolant.Interpolant`).  An interval where a control
+chatters from grid point to grid point (:mod:`colloc.results.oscillation`, a singular
 arc) has no residual to show it; its error is the control's largest step
-there.  Mesh refinement (:mod:`colloc.refine`) splits the intervals by this
-measure and every solve reports its largest value (:mod:`colloc.accuracy`).
+there.  Mesh refinement (:mod:`colloc.pipeline.refine`) splits the intervals by this
+measure and every solve reports its largest value (:mod:`colloc.pipeline.accuracy`).
 
 Legend: ``s`` local time in an interval, ``h`` interval lengths (physical time),
 ``n`` intervals, ``q`` quadrature points per interval, ``r`` residual.
@@ -39,10 +39,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import ModelError
-from .interpolant import Interpolant
-from .oscillation import oscillating_intervals
-from .transcription import make_options, point_function
+from ..errors import ModelError
+from ..discretization.interpolant import Interpolant
+from ..results.oscillation import oscillating_intervals
+from ..transcription import make_options, point_function
 
 
 #: Gauss–Legendre points per sub-interval between consecutive scheme nodes.
@@ -202,7 +202,7 @@ def estimate_errors(problem, trajectory, points=QUADRATURE_POINTS, rs=None) -> n
 def oscillation_errors(trajectory) -> np.ndarray:
     """The error of intervals where a control oscillates from grid point to grid point.
 
-    A chattering control (:mod:`colloc.oscillation`) leaves no dynamics residual,
+    A chattering control (:mod:`colloc.results.oscillation`) leaves no dynamics residual,
     so Betts' estimate passes it; the interval's largest control step relative to
     the control's size, ``max |Δu| / (1 + max |u|)``, stands in for its error so
     that refinement splits it.
