@@ -55,12 +55,13 @@ def robot(name="panda"):
     return cl.Multibody.from_urdf(example_robot("panda_description/urdf/panda.urdf"), name=name, joints=ARM)
 
 
-def build(duration=1.5, centre=(0.1, 0.1, 0.85), radius=0.1, start=START, goal=GOAL):
-    """Reach from ``start`` to ``goal`` (joint angles, rad) in ``duration`` s around the sphere."""
-    return problem(robot(), duration, centre, radius, start, goal)
+def build(duration=1.5, centre=(0.1, 0.1, 0.85), radius=0.1, start=START, goal=GOAL, acceleration_weight=0.0):
+    """Reach from ``start`` to ``goal`` (joint angles, rad) in ``duration`` s around the sphere
+    (+ ``acceleration_weight`` · ∫|v̇|² dt, docs/robots.md)."""
+    return problem(robot(), duration, centre, radius, start, goal, acceleration_weight)
 
 
-def problem(body, duration=1.5, centre=(0.1, 0.1, 0.85), radius=0.1, start=START, goal=GOAL):
+def problem(body, duration=1.5, centre=(0.1, 0.1, 0.85), radius=0.1, start=START, goal=GOAL, acceleration_weight=0.0):
     """The reaching problem on a given Panda body (any implementation of its dynamics)."""
     c = ca.DM(np.asarray(centre, dtype=float).reshape(3, 1))
     q, v = body.coordinates, body.speeds
@@ -71,7 +72,9 @@ def problem(body, duration=1.5, centre=(0.1, 0.1, 0.85), radius=0.1, start=START
     for link in OBSTACLE_LINKS:
         p, _ = body.frame(link)
         prob.path(ca.sumsqr(p - c), lower=radius**2, name=f"clear_{link}")
-    prob.minimize(integral=ca.sumsqr(tau))
+    prob.minimize(integral=ca.sumsqr(tau), name="effort")
+    if acceleration_weight:
+        prob.minimize(integral=acceleration_weight * ca.sumsqr(body.a), name="acceleration")
     prob.guess({s: (a, b) for s, a, b in zip(q, start, goal)})
     return prob
 

@@ -47,7 +47,7 @@ START = (0.0, -0.1, 0.0, -1.57, 0.0, 0.0)
 GOAL = (0.0, -0.35, 0.0, -1.57, 0.0, 0.0)
 
 
-def build(objective="time", duration=1.0, start=START, goal=GOAL, regularization=0.0, max_duration=5.0):
+def build(objective="time", duration=1.0, start=START, goal=GOAL, regularization=0.0, max_duration=5.0, acceleration_weight=0.0):
     """Rest-to-rest motion ``start`` → ``goal`` (rad) in least time, or least ∫|τ|² in ``duration`` s."""
     if objective not in ("time", "effort"):
         raise cl.ProblemError(f"`objective` must be \"time\" or \"effort\"; got {objective!r}.")
@@ -63,6 +63,8 @@ def build(objective="time", duration=1.0, start=START, goal=GOAL, regularization
     elif objective == "time":
         prob.minimize(final=prob.tf)
     else:
-        prob.minimize(integral=ca.sumsqr(tau))
+        prob.minimize(integral=ca.sumsqr(tau), name="effort")
+    if acceleration_weight:  # + w ∫|v̇|² dt (docs/robots.md)
+        prob.minimize(integral=acceleration_weight * ca.sumsqr(body.a), name="acceleration")
     prob.guess({**{s: (a, b) for s, a, b in zip(q, start, goal)}})
     return prob

@@ -62,7 +62,8 @@ def test_catalyst_mixing_with_free_midpoint_controls_is_flagged():
     # the chattering solution lies beyond the continuous optimum, by more than the reference's tolerance
     assert result.objective < cm.REFERENCE["value"] * (1 + 10 * cm.REFERENCE["tolerance"])
     [warning] = [w for w in result.warnings if "oscillates" in w]
-    assert "`reactor.u`" in warning and "control_interpolation='linear'" in warning and "radau" in warning
+    # radau-3 is not proposed: it removes the chattering here but not on Goddard's rocket (colloc.oscillation)
+    assert "`reactor.u`" in warning and "control_interpolation='linear'" in warning and "radau" not in warning
     assert "warning: control `reactor.u` oscillates" in result.summary()
     errors = estimate_errors(cm.build(), result.trajectory)
     assert errors.max() > 0.1  # the error estimate sees the chattering, so refinement cannot stop on it

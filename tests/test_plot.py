@@ -252,15 +252,19 @@ def test_violation_plot_errors(args, kwargs, match):
 # -- mesh refinement ------------------------------------------------------------------------------
 RECORDS = [
     dict(iteration=0, intervals=10, grid_points=21, max_error=3e-3, objective=1.2, iterations=14, seconds=0.20, status="solved", success=True),
-    dict(iteration=1, intervals=24, grid_points=49, max_error=2e-5, objective=1.3, iterations=6, seconds=0.30, status="solved", success=True),
-    dict(iteration=2, intervals=31, grid_points=63, max_error=4e-8, objective=1.3, iterations=3, seconds=0.35, status="solved", success=True),
+    dict(iteration=1, intervals=24, grid_points=49, max_error=2e-5, objective=1.3, objective_change=0.3 / 1.3, iterations=6, seconds=0.30,
+         status="solved", success=True),
+    dict(iteration=2, intervals=31, grid_points=63, max_error=4e-8, objective=1.3, objective_change=0.0, iterations=3, seconds=0.35,
+         status="solved", success=True),
 ]
 
 
 def test_refinement_plot_axes_and_data():
     fig = plot_refinement(RECORDS, tolerance=1e-6)
-    assert titles(fig) == ["max relative local error", "intervals", "IPOPT iterations", "seconds"]
-    ax_err, ax_int, ax_ipopt, ax_sec = fig.axes
+    assert titles(fig) == ["max relative local error", "objective J (relative change)", "intervals", "IPOPT iterations", "seconds"]
+    ax_err, ax_obj, ax_int, ax_ipopt, ax_sec = fig.axes
+    np.testing.assert_array_equal(ax_obj.lines[0].get_ydata(), [1.2, 1.3, 1.3])
+    assert [t.get_text() for t in ax_obj.texts] == ["2.3e-01", "0.0e+00"]
     assert ax_err.get_xscale() == "log" and ax_err.get_yscale() == "log"
     line = ax_err.lines[0]
     np.testing.assert_array_equal(line.get_xdata(), [21, 49, 63])

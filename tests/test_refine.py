@@ -228,7 +228,7 @@ def test_refinement_records(tmp_path):
     res = solve_adaptive(hypersensitive.build(), intervals=10, tolerance=1e-5, ipopt=TIGHT)
     records = res.refinement
     assert len(records) >= 2
-    keys = {"iteration", "intervals", "grid_points", "max_error", "objective", "iterations", "seconds", "status", "success"}
+    keys = {"iteration", "intervals", "grid_points", "max_error", "objective", "objective_change", "iterations", "seconds", "status", "success"}
     for i, r in enumerate(records):
         assert set(r) == keys
         assert r["iteration"] == i and r["grid_points"] == 2 * r["intervals"] + 1 and r["seconds"] > 0 and r["iterations"] > 0
@@ -294,3 +294,35 @@ def test_refinement_summaries_tell_an_error_just_above_the_tolerance_from_one_ju
     res = SolveResult(traj, True, Status.SOLVED, "", 1.0, {}, 5, 0.0, 0.0, {}, refinement=records)
     line = next(line for line in res.summary().splitlines() if "mesh refinement" in line)
     assert "10 (1.003e-06) → 12 (9.960e-07)" in line
+
+
+# -- the objective is part of the stopping test -------------------------------------------------
+
+
+def test_refinement_does_not_stop_while_the_objective_still_moves():
+    """Hyper-sensitive B4a (continuous optimum 1.3308077, docs/problems.md B4a [COMPUTED]) from 10 intervals with a loose
+    local tolerance 1e-2: the fourth mesh meets it while J is still 3 % off and moved 6.5e-3 from the third; stopping
+    there is refused, and refinement goes on until J moves less than 1e-4 between two meshes."""
+    res = solve_adaptive(hypersensitive.build(), intervals=10, tolerance=1e-2, ipopt=TIGHT)
+    records = res.refinement
+    first_pass = next(i for i, r in enumerate(records) if r["max_error"] <= 1e-2)
+    assert first_pass < len(records) - 1  # the old test would have stopped here
+    assert abs(records[first_pass]["objective"] - J_B4A) / J_B4A > 1e-2
+    assert records[-1]["objective_change"] <= 1e-4 and abs(res.objective - J_B4A) / J_B4A < 1e-4
+    assert res.accuracy["resolved"] and not any("refinement stopped" in w for w in res.warnings)
+    assert "objective per mesh: 3.164" in res.summary()
+
+
+def test_a_refinement_that_runs_out_before_the_objective_settles_says_so():
+    res = solve_adaptive(hypersensitive.build(), intervals=10, tolerance=1e-2, max_iterations=5, ipopt=TIGHT)
+    last = res.refinement[-1]
+    assert last["max_error"] <= 1e-2 and last["objective_change"] > 1e-4
+    [note] = [w for w in res.warnings if "refinement stopped" in w]
+    assert "before the objective settled" in note and "max_iterations=5" in note
+    assert res.accuracy["resolved"] is False and res.trajectory.metadata["accuracy"]["resolved"] is False
+
+
+@pytest.mark.parametrize("bad", [0.0, -1.0, True, "small"])
+def test_a_bad_objective_tolerance_is_refused(bad):
+    with pytest.raises(cl.OptionError, match="`objective_tolerance` must be a positive number"):
+        cl.solve(kirk.build(), refine=dict(objective_tolerance=bad))

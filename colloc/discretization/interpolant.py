@@ -18,6 +18,7 @@ Legend: ``n`` intervals, ``m`` grid points added per interval (scheme stride),
 """
 from __future__ import annotations
 
+import functools
 import warnings
 
 import numpy as np
@@ -47,6 +48,13 @@ def collocation_nodes(scheme: Scheme) -> np.ndarray:
 def state_basis(scheme: Scheme, s):
     """``A, B, dA, dB``, each shape ``(num_nodes, len(s))``: ``x(s) = X A + h F B``, ``dx/ds = X dA + h F dB``."""
     s = np.atleast_1d(np.asarray(s, dtype=float))
+    # the same few local times come back on every solve (error estimate, dense checks): fit once per scheme
+    return tuple(a.copy() for a in _state_basis(scheme.name, tuple(s.tolist())))
+
+
+@functools.lru_cache(maxsize=64)
+def _state_basis(name, s):
+    scheme, s = get_scheme(name), np.asarray(s, dtype=float)
     k = scheme.num_nodes
     eye, zero = np.eye(k), np.zeros((k, k))
     # every interpolant is a polynomial of degree <= num_nodes: a fit through num_nodes + 2 points is exact

@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import time as _time
 
+from .accuracy import check_tolerance, with_accuracy
 from ..solvers import get_backend
 from ..errors import OptionError, ProblemError
 from ..transcription.nonfinite import HINT, describe, rows_at, trial_points
@@ -58,8 +59,9 @@ def build_nlp(problem, scheme="hermite-simpson", intervals=None, mesh=None, gues
 
 
 def run(problem, scheme="hermite-simpson", intervals=None, mesh=None, guess=None, ipopt=None, verbose=False, expand=False,
-        progress=None, checkpoint=None, backend="ipopt", fatrop=None, **options):
+        progress=None, checkpoint=None, backend="ipopt", fatrop=None, accuracy=None, **options):
     """Solve ``problem`` once on one mesh; arguments as :func:`colloc.solve` (no ``refine``)."""
+    tolerance = check_tolerance(accuracy)
     solver = get_backend(backend)
     given = {"ipopt": ipopt, "fatrop": fatrop}
     for other, value in given.items():
@@ -74,7 +76,7 @@ def run(problem, scheme="hermite-simpson", intervals=None, mesh=None, guess=None
     nlp = tr.build(warm)
     to_trajectory = lambda w: tr.trajectory(nlp, w, dict(status="checkpoint", success=False))  # noqa: E731
     sol, stats, build_seconds, solve_seconds = solver.run(nlp, solver_opts, expand, progress, checkpoint, to_trajectory, start)
-    res = result(tr, nlp, sol, stats, build_seconds, solve_seconds, solver)
+    res = with_accuracy(tr, nlp, sol, result(tr, nlp, sol, stats, build_seconds, solve_seconds, solver), tolerance)
     if (res.status in (Status.INFEASIBLE, Status.RESTORATION_FAILED) and warm is None and _straight_guess(problem)
             and not res.stats.get("nonfinite_evaluations")):  # a NaN, not the guess's shape, is the cause then
         res = dataclasses.replace(res, message=res.message + TRIVIAL_GUESS_HINT)

@@ -1,34 +1,7 @@
 """Adaptive mesh refinement: solve, estimate each interval's error, split, warm-start, repeat.
 
-Error estimate (J. T. Betts, *Practical Methods for Optimal Control and
-Estimation Using Nonlinear Programming*, 2nd ed., SIAM 2010, §4.7, the
-"relative local error"): on interval ``k`` the interpolated solution
-``x̃(t)`` (the scheme's own interpolant) and ``ũ(t)`` leave a dynamics residual
-``ẋ̃ − f(t, x̃, ũ, λ̃, p)`` that vanishes at the collocation points and not in
-between.  Its integral
-
-    η_ik = ∫_{t_k}^{t_{k+1}} |ẋ̃_i(t) − f_i(t, x̃, ũ, λ̃, p)| dt,
-
-taken by Gauss–Legendre quadrature between consecutive nodes (where the
-integrand is smooth), scaled per state by ``1 + w_i`` with
-``w_i = max over the grid of |x_i|, |ẋ_i|``, gives
-
-    ε_k = max_i η_ik / (1 + w_i).
-
-Each integral cost term adds one row: the interval's share of the objective
-error, ``|h Σ_j w_j L_j − ∫ L(t, x̃, ũ, λ̃, p) dt|`` (the scheme's quadrature on
-the grid against Gauss–Legendre along the interpolated solution), scaled by
-``1 + max(max |L|, ∫ |L| dt)``.
-
-Models written with implicit residuals are turned into explicit form when the
-residuals are affine in the derivatives (``mode="explicit"``, which also covers
-multibody components; multipliers come from the solution); otherwise the
-residual ``R(t, x̃, ẋ̃, ũ, λ̃, p)`` itself is integrated for the implicit rows.
-Controls and multipliers are the polynomials through their collocation-point
-values (:class:`colloc.discretization.interpolant.Interpolant`).  An interval where a control
-chatters from grid point to grid point (:mod:`colloc.results.oscillation`, a singular
-arc) has no residual to show it; its error is the control's largest step
-there, so it is refined too.
+Error estimate: Betts' relative local error ``ε_k`` of every interval
+(:mod:`colloc.pipeline.local_error`).
 
 Refinement (h-refinement; one scheme, so one degree, for the whole mesh):
 an interval with ``ε_k > tolerance`` is split into
@@ -49,151 +22,25 @@ import time as _time
 
 import numpy as np
 
-from . import refine_vi
+
+
+from . import accuracy, refine_vi
 from .driver import run, transcription
-from ..errors import ModelError, OptionError
+from ..errors import OptionError
 from ..discretization.interpolant import Interpolant
+from .local_error import estimate_errors, local_errors, oscillation_errors  # noqa: F401 - re-exported
 from ..discretization.mesh import make_mesh
+from ..results import oscillation
 from ..results.oscillation import oscillating_intervals
 from ..model.problem import Problem
 from ..discretization.schemes import Scheme, get_scheme
 from ..results.trajectory import Trajectory
-from ..transcription import make_options, point_function
-
-#: Gauss–Legendre points per sub-interval between consecutive scheme nodes.
-QUADRATURE_POINTS = 5
+from ..transcription.collocation import control_sources
 
 
 def error_order(scheme: Scheme) -> int:
     """Power ``r`` of ``h`` at which the local error estimate shrinks (see the module docstring)."""
     return len(scheme.collocation_indices) + 1
-
-
-def _quadrature(scheme: Scheme, points=QUADRATURE_POINTS):
-    """Local times and weights on [0, 1]: Gauss–Legendre on each gap between nodes."""
-    g, w = np.polynomial.legendre.leggauss(points)
-    edges = np.unique(np.concatenate([[0.0, 1.0], scheme.nodes]))
-    s, weights = [], []
-    for a, b in zip(edges[:-1], edges[1:]):
-        s.append(a + (b - a) * (g + 1) / 2)
-        weights.append((b - a) * w / 2)
-    return np.concatenate(s), np.concatenate(weights)
-
-
-def _point_function(problem):
-    """The one-point dynamics in explicit form if the model allows it, else the default (implicit) form."""
-    try:
-        return point_function(problem, make_options(mode="explicit"))
-    except ModelError:
-        return point_function(problem, make_options())
-
-
-def local_errors(problem, trajectory, points=QUADRATURE_POINTS):
-    """Per-row absolute local errors of every interval, their scales and labels.
-
-    Rows are the states (dynamics residual of the interpolated solution,
-    ``η_ik = ∫ |ẋ̃_i − f_i| dt``; for a state whose implicit residual cannot be
-    made explicit, ``∫ |R_i| dt``) and then each integral cost term (the
-    difference between the scheme's quadrature of the integrand on the grid and
-    the integral of the integrand along the interpolated solution: that
-    interval's error in the objective).
-
-    Parameters
-    ----------
-    problem : Problem
-        The problem ``trajectory`` solves (same variable names).
-    trajectory : Trajectory
-        A solution written by ``colloc.solve``.
-    points : int
-        Gauss–Legendre points on each gap between consecutive scheme nodes.
-
-    Returns
-    -------
-    eta : ndarray, shape (num_rows, num_intervals)
-    scale : ndarray, shape (num_rows,)
-        ``1 + max over the grid of |x_i|, |ẋ_i|`` for a state (Betts' weights);
-        ``1 + max(max |L|, ∫ |L| dt)`` for a cost integrand ``L``.
-    labels : list of str
-        ``dynamics:NAME`` or ``cost:TERM``.
-    """
-    model = problem.model
-    point, meta = _point_function(problem)
-    itp = Interpolant(trajectory)
-    s, w = _quadrature(itp.scheme, points)
-    n, q = itp.num_intervals, s.size
-    states = [v.name for v in model.states]
-    implicit = [name[: -len(".dot")] for name in meta["z_names"]]
-    P = np.array([trajectory.parameters[v.name] for v in model.parameters]).reshape(-1, 1)
-
-    X, XD = itp.states(states, s)
-    Z = XD[[states.index(name) for name in implicit]] if implicit else np.zeros((0, n, q))
-    U = itp.others([v.name for v in model.controls], s)
-    LAM = itp.others([v.name for v in model.multipliers], s)
-    flat = lambda a: a.reshape(a.shape[0], n * q)  # noqa: E731 - (rows, n, q) -> (rows, n*q), interval-major
-    xdot, res, _, _, L = _evaluate(point, itp.times(s).reshape(1, n * q), flat(X), flat(Z), flat(U), flat(LAM), P)
-    err = np.abs(XD - xdot.reshape(len(states), n, q))
-    for i, name in enumerate(implicit):
-        err[states.index(name)] = np.abs(res[i].reshape(n, q))
-    eta = [(err * w).sum(axis=2) * itp.h]
-    scale = [1.0 + np.array([np.maximum(np.abs(trajectory[v]), np.abs(trajectory[v + ".dot"])).max() for v in states])]
-    labels = [f"dynamics:{v}" for v in states]
-
-    costs = [c.name for c in problem.costs if c.integral is not None]
-    if costs:
-        column = lambda names: np.array([trajectory[v] for v in names]).reshape(len(names), trajectory.time.size)  # noqa: E731
-        L_grid = _evaluate(point, trajectory.time[None, :], column(states), column(meta["z_names"]),
-                           column([v.name for v in model.controls]), column([v.name for v in model.multipliers]), P)[4]
-        L_grid = L_grid[:, itp.index]                                  # (costs, n, num_nodes)
-        scheme_quad = (L_grid @ itp.scheme.weights) * itp.h            # (costs, n)
-        L = L.reshape(len(costs), n, q)
-        true_quad = (L * w).sum(axis=2) * itp.h
-        eta.append(np.abs(scheme_quad - true_quad))
-        scale.append(1.0 + np.maximum(np.abs(L_grid).max(axis=(1, 2)), (np.abs(L) * w).sum(axis=2) @ itp.h))
-        labels += [f"cost:{c}" for c in costs]
-    return np.concatenate(eta), np.concatenate(scale), labels
-
-
-def _evaluate(point, t, x, z, u, lam, p):
-    """``point`` mapped over the columns of its inputs, outputs as numpy arrays."""
-    N = t.shape[1]
-    out = point.map(N)(t, x, z, u, lam, np.tile(p, (1, N)))
-    return [np.asarray(o).reshape(-1, N) for o in out]
-
-
-def estimate_errors(problem, trajectory, points=QUADRATURE_POINTS) -> np.ndarray:
-    """Betts' relative local error of every mesh interval.
-
-    Returns
-    -------
-    ndarray, shape (num_intervals,)
-        ``ε_k = max_i η_ik / scale_i`` over the rows of :func:`local_errors`
-        (module docstring); zeros for a model without states or integral costs.
-    """
-    eta, scale, _ = local_errors(problem, trajectory, points)
-    errors = (eta / scale[:, None]).max(axis=0) if eta.shape[0] else np.zeros(eta.shape[1])
-    return np.maximum(errors, oscillation_errors(trajectory))
-
-
-def oscillation_errors(trajectory) -> np.ndarray:
-    """The error of intervals where a control oscillates from grid point to grid point.
-
-    A chattering control (:mod:`colloc.results.oscillation`) leaves no dynamics residual,
-    so Betts' estimate passes it; the interval's largest control step relative to
-    the control's size, ``max |Δu| / (1 + max |u|)``, stands in for its error so
-    that refinement splits it.
-
-    Returns
-    -------
-    ndarray, shape (num_intervals,)
-        Zero where no control oscillates.
-    """
-    itp = Interpolant(trajectory)
-    out = np.zeros(itp.num_intervals)
-    for name, flags in oscillating_intervals(trajectory, itp.grid).items():
-        u = itp.nodes(name)                                   # (n, num_nodes)
-        step = np.abs(np.diff(u, axis=1)).max(axis=1) / (1.0 + np.abs(trajectory[name]).max())
-        out = np.where(flags, np.maximum(out, step), out)
-    return out
 
 
 def refine_mesh(mesh, errors, tolerance, order, max_pieces=8) -> np.ndarray:
@@ -228,27 +75,32 @@ def refine_mesh(mesh, errors, tolerance, order, max_pieces=8) -> np.ndarray:
     return np.concatenate(points)
 
 
-def _check(tolerance, max_iterations, max_intervals, max_pieces):
-    if not (isinstance(tolerance, (int, float)) and 0 < tolerance < math.inf):
-        raise OptionError(f"Refinement `tolerance` must be a positive number; got {tolerance!r}.")
+def _check(tolerance, max_iterations, max_intervals, max_pieces, objective_tolerance=1e-4):
+    for name, value in (("tolerance", tolerance), ("objective_tolerance", objective_tolerance)):
+        if isinstance(value, bool) or not (isinstance(value, (int, float)) and 0 < value < math.inf):
+            raise OptionError(f"Refinement `{name}` must be a positive number; got {value!r}.")
     for name, value, low in (("max_iterations", max_iterations, 1), ("max_intervals", max_intervals, 1), ("max_pieces", max_pieces, 2)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
             raise OptionError(f"Refinement `{name}` must be a whole number ≥ {low}; got {value!r}.")
 
 
 def solve_adaptive(problem, scheme="hermite-simpson", intervals=10, tolerance=1e-6, max_iterations=10,
-                   max_intervals=2000, mesh=None, guess=None, max_pieces=8, **solve_kwargs):
+                   max_intervals=2000, mesh=None, guess=None, max_pieces=8, objective_tolerance=1e-4, **solve_kwargs):
     """Solve ``problem`` on a sequence of meshes refined where the local error is largest.
 
     Each mesh iteration solves with the pipeline of :func:`colloc.solve`
     (warm-started from the previous trajectory), estimates every interval's
     relative local error (:func:`estimate_errors`) and splits the intervals
     above ``tolerance`` (:func:`refine_mesh`); it stops when every interval is
-    under ``tolerance``.  A multi-phase problem is refined phase by phase: each
+    under ``tolerance`` *and* the objective has stopped moving: its relative
+    change from the previous mesh (on the first mesh, the estimate of its
+    error, :mod:`colloc.pipeline.accuracy`) is within ``objective_tolerance``.  While
+    the objective still moves with every interval under ``tolerance``, the
+    intervals within a factor of 10 of the largest error are split.  A multi-phase problem is refined phase by phase: each
     phase's intervals are judged by that phase's own error estimate (its
     dynamics and its scheme), and only the phases above ``tolerance`` change.
     With ``scheme="midpoint-vi"`` the local error of each step comes from step
-    doubling (:mod:`colloc.pipeline.refine_vi`) and the steps above ``tolerance`` are split.
+    doubling (:mod:`colloc.refine_vi`) and the steps above ``tolerance`` are split.
 
     Parameters
     ----------
@@ -271,6 +123,8 @@ def solve_adaptive(problem, scheme="hermite-simpson", intervals=10, tolerance=1e
         Warm start of the first solve.
     max_pieces : int
         Most pieces one interval is split into per iteration.
+    objective_tolerance : float
+        Largest accepted relative change of the objective between the last two meshes (default 1e-4).
     **solve_kwargs
         Passed to every solve (``ipopt``, ``verbose``, transcription options
         such as ``mode`` or ``constraint_method``).
@@ -280,19 +134,21 @@ def solve_adaptive(problem, scheme="hermite-simpson", intervals=10, tolerance=1e
     SolveResult
         The result on the last mesh, with ``refinement``: one dict per mesh
         iteration with keys ``iteration``, ``intervals``, ``grid_points``,
-        ``max_error``, ``objective``, ``iterations`` (IPOPT), ``seconds``
+        ``max_error``, ``objective``, ``objective_change`` (relative, from the
+        previous mesh; None on the first), ``iterations`` (IPOPT), ``seconds``
         (build + solve + error estimate), ``status`` and ``success`` (and
         ``phase_errors``, the largest error of each phase, for a multi-phase
         problem); and ``interval_errors`` (ndarray, shape (num_intervals,), the
         phases one after the other) of the last mesh.  The record is also in
         ``trajectory.metadata["refinement"]``.  If the tolerance was not
-        reached, ``warnings`` says why.  A failed solve does not stop
+        reached or the objective still moved, ``warnings`` says why and
+        ``accuracy["resolved"]`` is False.  A failed solve does not stop
         refinement (its last iterate is refined and warm-starts the next mesh)
         unless its error estimate is not finite.
     """
     if "refine" in solve_kwargs:
         raise OptionError("solve_adaptive() refines already; do not pass `refine` to it.")
-    _check(tolerance, max_iterations, max_intervals, max_pieces)
+    _check(tolerance, max_iterations, max_intervals, max_pieces, objective_tolerance)
     meshes = _Meshes(problem, scheme, intervals, mesh, solve_kwargs)
     records, result, reason, notes = [], None, None, []
     for iteration in range(max_iterations):
@@ -302,10 +158,11 @@ def solve_adaptive(problem, scheme="hermite-simpson", intervals=10, tolerance=1e
         max_error = max((float(e.max()) for e in errors if e.size), default=0.0)
         records.append(dict(
             iteration=iteration, intervals=meshes.num_intervals, grid_points=int(result.trajectory.time.size),
-            max_error=max_error, objective=float(result.objective), iterations=int(result.iterations),
-            seconds=_time.perf_counter() - start, status=result.status.value, success=bool(result.success),
-            **meshes.record(errors)))
-        if max_error <= tolerance:
+            max_error=max_error, objective=float(result.objective), objective_change=_change(records, result.objective),
+            iterations=int(result.iterations), seconds=_time.perf_counter() - start, status=result.status.value,
+            success=bool(result.success), **meshes.record(errors)))
+        settled = _settled(result, records[-1]["objective_change"], objective_tolerance)
+        if max_error <= tolerance and (settled or max_error == 0.0):
             reason = None
             break
         if not np.isfinite(max_error):
@@ -313,7 +170,8 @@ def solve_adaptive(problem, scheme="hermite-simpson", intervals=10, tolerance=1e
             break
         if not meshes.variational:  # the variational integrator has no interior controls
             notes += _tie_midpoint_controls(problem, result, solve_kwargs)
-        new = meshes.refined(errors, tolerance, max_pieces)
+        # every interval is under the tolerance but the objective still moves: split the worst ones further
+        new = meshes.refined(errors, tolerance if max_error > tolerance else max_error / 10.0, max_pieces)
         if sum(m.size - 1 for m in new) > max_intervals:
             reason = f"the next mesh would have {sum(m.size - 1 for m in new)} intervals, more than max_intervals={max_intervals}"
             break
@@ -321,11 +179,59 @@ def solve_adaptive(problem, scheme="hermite-simpson", intervals=10, tolerance=1e
         meshes.advance(new)
         guess = result.trajectory
     result.trajectory.metadata["refinement"] = records
-    warnings = list(result.warnings) + notes
+    warnings = _refined_warnings(problem, result, solve_kwargs) + notes
     if reason is not None:
-        warnings.append(f"mesh refinement stopped with max relative local error {records[-1]['max_error']:.3e} > "
-                        f"tolerance {tolerance:.3e}: {reason}")
+        warnings.append(_unfinished(records[-1], tolerance, objective_tolerance, reason))
+        result = _unresolved(result, records[-1])
     return dataclasses.replace(result, refinement=records, interval_errors=np.concatenate(errors), warnings=warnings)
+
+
+def _change(records, objective):
+    """Relative change of the objective from the previous mesh, ``|J_k − J_{k−1}| / max(|J_k|, 1e-8)`` (None on the first)."""
+    if not records or not np.isfinite(objective) or not np.isfinite(records[-1]["objective"]):
+        return None
+    return abs(objective - records[-1]["objective"]) / max(abs(objective), 1e-8)
+
+
+def _settled(result, change, objective_tolerance) -> bool:
+    """Whether the objective has stopped moving: its change from the previous mesh, or on the first mesh the
+    estimate of its error (:mod:`colloc.pipeline.accuracy`), within ``objective_tolerance`` (no estimate: settled)."""
+    if change is not None:
+        return change <= objective_tolerance
+    estimate = (result.accuracy or {}).get("relative_objective_error", math.nan)
+    return not np.isfinite(estimate) or estimate <= objective_tolerance
+
+
+def _unfinished(last, tolerance, objective_tolerance, reason) -> str:
+    """The warning of a refinement that stopped before its test was met: which part of the test, and why it stopped."""
+    if last["max_error"] > tolerance:
+        return (f"mesh refinement stopped with max relative local error {last['max_error']:.3e} > "
+                f"tolerance {tolerance:.3e}: {reason}")
+    moved = (f"moved by {last['objective_change']:.1e} (relative) between the last two meshes" if last["objective_change"] is not None
+             else "is estimated off by more than that on the only mesh")
+    return (f"mesh refinement stopped before the objective settled: it {moved}, more than objective_tolerance="
+            f"{objective_tolerance:g}, though every interval met the local error tolerance: {reason}")
+
+
+def _unresolved(result, last):
+    """The result with its accuracy record marked unresolved (the refinement did not finish)."""
+    if not result.accuracy:
+        return result
+    acc = dict(result.accuracy, resolved=False, objective_change=last["objective_change"])
+    result.trajectory.metadata["accuracy"] = acc
+    return dataclasses.replace(result, accuracy=acc)
+
+
+def _refined_warnings(problem, result, solve_kwargs) -> list:
+    """The last mesh's warnings, with the fixes they propose fitted to a refined solve (refinement is in use)."""
+    if not isinstance(problem, Problem) or result.trajectory.metadata.get("scheme") in (None, refine_vi.SCHEME):
+        return list(result.warnings)
+    itp = Interpolant(result.trajectory)
+    out = [w for w in result.warnings if "oscillates from grid point to grid point" not in w and not w.startswith(accuracy.HEAD)]
+    out += oscillation.warnings(result.trajectory, itp.grid, control_interpolation=solve_kwargs.get("control_interpolation", "free"),
+                                refining=True, sources=control_sources(problem.model))
+    note = accuracy.warning(result.accuracy, refined=True) if result.success else None
+    return out + ([note] if note else [])
 
 
 def _tie_midpoint_controls(problem, result, solve_kwargs) -> list:
@@ -399,14 +305,15 @@ class _Meshes:
 
 def _options(solve_kwargs) -> dict:
     """The transcription options among the keyword arguments of a solve."""
-    run_names = {"ipopt", "fatrop", "backend", "verbose", "expand", "progress", "checkpoint"}
+    run_names = {"ipopt", "fatrop", "backend", "verbose", "expand", "progress", "checkpoint", "accuracy"}
     return {k: v for k, v in solve_kwargs.items() if k not in run_names}
 
 
 def summary(records) -> str:
     """One line per mesh iteration of a ``result.refinement`` record."""
-    lines = [f"{'iter':>4} {'intervals':>9} {'points':>7} {'max error':>10} {'objective':>16} {'ipopt it':>8} {'seconds':>8}"]
+    lines = [f"{'iter':>4} {'intervals':>9} {'points':>7} {'max error':>10} {'objective':>16} {'change':>8} {'ipopt it':>8} {'seconds':>8}"]
     for r in records:
+        change = r.get("objective_change")
         lines.append(f"{r['iteration']:>4} {r['intervals']:>9} {r['grid_points']:>7} {r['max_error']:>10.3e} "
-                     f"{r['objective']:>16.10g} {r['iterations']:>8} {r['seconds']:>8.3f}")
+                     f"{r['objective']:>16.10g} {'—' if change is None else format(change, '.1e'):>8} {r['iterations']:>8} {r['seconds']:>8.3f}")
     return "\n".join(lines)

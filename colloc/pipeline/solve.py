@@ -57,7 +57,9 @@ def solve(problem, scheme="hermite-simpson", intervals=None, mesh=None, guess=No
     refine : dict, optional
         Adaptive mesh refinement (:func:`colloc.pipeline.refine.solve_adaptive`):
         ``tolerance`` (relative local error, default 1e-6), ``max_iterations``,
-        ``max_intervals``, ``max_pieces``.  The result then records every
+        ``max_intervals``, ``max_pieces``, ``objective_tolerance`` (relative
+        change of the objective between the last two meshes that ends it,
+        default 1e-4).  The result then records every
         mesh iteration in ``result.refinement``.
     checkpoint : (path, every), optional
         Write the current iterate as a Trajectory to ``path`` every ``every``
@@ -126,7 +128,7 @@ def solve(problem, scheme="hermite-simpson", intervals=None, mesh=None, guess=No
     if refine is not None:
         if not isinstance(refine, dict):
             raise OptionError(f"`refine` must be a dict such as {{'tolerance': 1e-6}}; got {type(refine).__name__}.")
-        allowed = ("tolerance", "max_iterations", "max_intervals", "max_pieces")
+        allowed = ("tolerance", "max_iterations", "max_intervals", "max_pieces", "objective_tolerance")
         for key in refine:
             if key not in allowed:
                 raise OptionError(f"Unknown refinement option `{key}`.{did_you_mean(key, allowed)} Known: {', '.join(allowed)}.")

@@ -47,9 +47,44 @@ ROUGH_SIZE = 0.2
 #: Fewest rough points, and most grid points between two of them, that make an oscillation.
 ROUGH_MIN_POINTS, ROUGH_MAX_GAP = 5, 3
 
-FIX = ("constrain the midpoint controls (control_interpolation='linear'), use scheme='radau-3', "
-       "or refine the mesh (refine={'tolerance': ...}); when a sharp switch in the dynamics rewards it "
-       "(a muscle's activation_dynamics_smoothing far above the published 0.1), smooth the switch or penalize the control's rate")
+#: Fixes measured to remove the oscillation, each with the settings it applies to and where it was measured
+#: (catalyst mixing and Goddard's rocket, both singular arcs, at 50 intervals): tying interior controls to the
+#: interval's line removes it for Hermite–Simpson; adaptive refinement (which ties them itself) removes it for
+#: Hermite–Simpson and Radau.  ``scheme='radau-3'`` is not proposed: it removes it on catalyst mixing but not on
+#: Goddard's rocket.
+LINEAR_FIX = "constrain the interior controls (control_interpolation='linear')"
+REFINE_FIX = "refine the mesh (refine={'tolerance': 1e-6})"
+#: A robot's torques zig-zag in the flat valley a light link makes (the UR10's 0.2 kg wrist link): an acceleration
+#: penalty of 1e-3 removes it (3 oscillating torques → 0, ∫|τ|² +0.07 %); tied interior controls leave one.
+ACCELERATION_FIX = "add a small acceleration penalty, 1e-3 ∫|v̇|² dt (docs/robots.md)"
+#: What rewards a zig-zag of a muscle's excitation: an activation switch far sharper than published
+#: (problems/elbow_reach.py chatters with activation_dynamics_smoothing 10, not with the published 0.1).
+MUSCLE_FIX = "use the published activation_dynamics_smoothing 0.1 (a sharper switch rewards the zig-zag)"
+
+
+def fixes(stride=2, control_interpolation="free", refining=False, source=None) -> list:
+    """The measured fixes (module constants) that apply to these settings and are not in use already.
+
+    Parameters
+    ----------
+    stride : int
+        Grid points per mesh interval (1: trapezoid, no interior controls to tie).
+    control_interpolation : str
+        The solve's ``control_interpolation``.
+    refining : bool
+        Whether the result comes from adaptive refinement.
+    source : str, optional
+        ``"multibody"`` for a robot's generalized force, ``"muscle"`` for a muscle's excitation (their own
+        measured fixes), None for any other control.
+    """
+    if source == "multibody":
+        return [ACCELERATION_FIX]
+    out = [MUSCLE_FIX] if source == "muscle" else []
+    if stride > 1 and control_interpolation != "linear":
+        out.append(LINEAR_FIX)
+    if not refining:
+        out.append(REFINE_FIX)
+    return out
 
 
 def oscillating_points(u) -> np.ndarray:
@@ -129,8 +164,8 @@ def oscillating_intervals(trajectory, grid) -> dict:
     return out
 
 
-def warnings(trajectory, grid=None, names=None) -> list:
-    """One sentence per oscillating control: where it oscillates, what it means, the fix.
+def warnings(trajectory, grid=None, names=None, control_interpolation="free", refining=False, sources=None) -> list:
+    """One sentence per oscillating control: where it oscillates, what it means, the fixes not in use yet.
 
     Parameters
     ----------
@@ -139,10 +174,18 @@ def warnings(trajectory, grid=None, names=None) -> list:
         The solution's grid: the sentence counts mesh intervals; without it, grid points.
     names : list of str, optional
         Columns to check (default: every control).
+    control_interpolation : str
+        The solve's setting (a fix already in use is not proposed).
+    refining : bool
+        Whether the solve is a mesh of adaptive refinement.
+    sources : dict, optional
+        :func:`colloc.transcription.collocation.control_sources` of the model (robot torques and muscle excitations have their own fixes).
     """
     names = trajectory.of_kind("control") if names is None else list(names)
     out = []
     for name in names:
+        proposed = fixes(grid.stride if grid is not None else 2, control_interpolation, refining, (sources or {}).get(name))
+        fix = " or ".join(proposed) if proposed else "no setting colloc measured removes it further"
         points = oscillating_points(trajectory[name])
         if not points.any():
             continue
@@ -154,6 +197,6 @@ def warnings(trajectory, grid=None, names=None) -> list:
         else:
             k = np.flatnonzero(points)
             where = f"at {k.size} of {points.size} points (t = {trajectory.time[k[0]]:.4g} … {trajectory.time[k[-1]]:.4g})"
-        out.append(f"control `{name}` oscillates from grid point to grid point {where}, as on a singular arc; the objective may "
-                   f"lie beyond the continuous optimum: {FIX}.")
+        out.append(f"control `{name}` oscillates from grid point to grid point {where}, as on a singular arc, so the "
+                   f"objective may lie beyond the continuous optimum; fix: {fix}.")
     return out

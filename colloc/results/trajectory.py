@@ -242,6 +242,7 @@ class SolveResult:
     nlp_size: dict = field(default_factory=dict)
     refinement: list | None = None  # one record per mesh iteration when solved with refine=
     interval_errors: np.ndarray | None = field(default=None, repr=False)
+    accuracy: dict | None = None  # largest local error, where, objective error estimate (colloc.pipeline.accuracy)
     between_mesh_points: dict = field(default_factory=dict)  # kinematic constraint label -> largest |value| between mesh points
     contact: dict | None = None  # contact-implicit solves: complementarity per contact, schedule, impacts, homotopy steps
     optima: list | None = None  # multi-start: each distinct local optimum (objective, count, starts, trajectory), best first
@@ -278,6 +279,10 @@ class SolveResult:
         ]
         if self.trajectory.parameters:
             lines.append("  parameters " + ", ".join(f"{k} = {v:.8g}" for k, v in self.trajectory.parameters.items()))
+        if self.accuracy:
+            lines.append("  accuracy   " + accuracy_line(self.accuracy))
+            if self.accuracy.get("between"):
+                lines.append("  limits     " + between_line(self.accuracy["between"]))
         if self.optima is not None:
             lines += self._optima_lines()
         between = {}
@@ -294,10 +299,12 @@ class SolveResult:
         if self.refinement:
             lines.append("  mesh refinement: " + " → ".join(f"{r['intervals']} ({r['max_error']:.3e})" for r in self.refinement)
                          + "  intervals (max relative local error)")
+            lines.append("  objective per mesh: " + " → ".join(f"{r['objective']:.8g}" for r in self.refinement)
+                         + (f"  (last change {self.refinement[-1]['objective_change']:.1e} relative)"
+                            if self.refinement[-1].get("objective_change") is not None else ""))
         if self.contact:
             lines += _contact_lines(self.contact)
-        for w in self.warnings:
-            lines.append(f"  warning: {w}")
+        lines += [f"  warning: {headline(w)}" for w in self.warnings]
         if not self.success and self.worst:
             lines.append("  worst violated rows:")
             lines += [f"    {lab:40s} value {val:.3e}  " + (f"violation {vio:.3e}" if np.isfinite(vio) else "non-finite")
@@ -318,6 +325,40 @@ class SolveResult:
             lines.append(f"    optimum {i}: objective {o['objective']:.10g}, reached by {o['count']} start{'s' if o['count'] != 1 else ''} "
                          f"({', '.join(map(str, o['starts']))})" + ("  ← this result" if i == 1 else ""))
         return lines
+
+
+def accuracy_line(acc) -> str:
+    """The summary's accuracy line (:mod:`colloc.pipeline.accuracy`): largest local error and where, objective error estimate."""
+    a, b = acc["time"]
+    text = f"max relative local error {acc['max_error']:.1e} in interval {acc['interval']} (t = {a:.4g} … {b:.4g})"
+    if np.isfinite(acc.get("objective_error", np.nan)):
+        text += f"; objective error ≈ {acc['objective_error']:+.2e} ({acc['relative_objective_error']:.1e} relative)"
+    return text + ("  NOT RESOLVED" if acc.get("resolved") is False else "")
+
+
+def between_line(worst) -> str:
+    """The summary's line on bounds and path constraints between grid points (:mod:`colloc.simulate.limits`)."""
+    if worst["excess"] <= 0:
+        return f"every bound and path constraint holds between grid points ({worst['points']} points per interval)"
+    return (f"worst between grid points: `{worst['name']}` {worst['value']:.6g} at t = {worst['time']:.6g}, bound "
+            f"{worst['bound']:.6g} (excess {worst['relative']:.1e} relative)")
+
+
+#: Longest warning the summary prints whole; longer ones are cut at a clause boundary (full text in ``warnings``).
+WARNING_WIDTH = 300
+
+
+def headline(text) -> str:
+    """A warning on one summary line: whole if short, else its first clause (what) cut to fit and its last (the fix)."""
+    text = " ".join(str(text).split())
+    clauses = text.split("; ")
+    if len(text) <= WARNING_WIDTH or len(clauses) < 2:
+        return text
+    first, last = clauses[0], clauses[-1]
+    room = max(60, WARNING_WIDTH - len(last) - 6)
+    if len(first) > room:
+        first = first[:first.rfind(" ", 0, room)] + " …"
+    return f"{first}; … {last} (full text: result.warnings)"
 
 
 def _contact_lines(info) -> list:

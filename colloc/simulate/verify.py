@@ -245,6 +245,7 @@ def verify(problem, trajectory, figure=None, tolerance=None, dynamics_tolerance=
         every check passed (``success`` says only that the integration went through).
     """
     from .checks import DYNAMICS_TOLERANCE, TOLERANCE, check_solution
+    from .limits import checks as between_grid_points
 
     if isinstance(trajectory, SolveResult):
         trajectory = trajectory.trajectory
@@ -254,6 +255,8 @@ def verify(problem, trajectory, figure=None, tolerance=None, dynamics_tolerance=
     sim["figure"] = None
     sim["checks"] = check_solution(problem, trajectory, TOLERANCE if tolerance is None else tolerance,
                                    DYNAMICS_TOLERANCE if dynamics_tolerance is None else dynamics_tolerance, interval_errors)
+    if all(c.passed for c in sim["checks"][:3]):  # time, horizon, finite: the interpolant can be evaluated
+        sim["checks"] += between_grid_points(problem, trajectory)
     sim["verified"] = sim["success"] and all(c.passed for c in sim["checks"])
     if figure is not None:
         sim["figure"] = save_figure(plot_simulation(sim), figure, close=True)

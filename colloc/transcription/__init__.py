@@ -23,6 +23,7 @@ from ..discretization.grid import Grid
 from .nlp import NLP, Layout, Rows
 from ..discretization.schemes import Scheme, lagrange_basis
 from . import constraints as kc
+from . import path_points
 from .consistent import project_guess
 from .guess import guess_final_time, initial_guess
 
@@ -45,6 +46,7 @@ class Options:
     parallelization: str = "serial"
     threads: int = 1
     compile: object = "auto"  # the point-by-point derivatives compiled to C (colloc.transcription.compilation)
+    path_points: int = 0  # bounds and path constraints also at this many points inside each interval (path_points.py)
 
 
 def make_options(**kw) -> Options:
@@ -52,6 +54,9 @@ def make_options(**kw) -> Options:
     for k in kw:
         if k not in fields:
             raise OptionError(f"Unknown transcription option `{k}`.{did_you_mean(k, fields)}")
+    k = kw.get("path_points", 0)
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 0 <= k <= 50:
+        raise OptionError(f"`path_points` must be a whole number from 0 to 50 (points inside each interval); got {k!r}.")
     o = Options(**kw)
     for name, allowed in (("mode", MODES), ("constraint_method", kc.METHODS), ("control_interpolation", CONTROL_INTERPOLATION), ("parallelization", ("serial", "thread", "openmp"))):
         value = getattr(o, name)
@@ -166,6 +171,8 @@ def _build(problem, opts, grid, method, point, meta, layout, hooks, w, V) -> NLP
         rows.add(None, meta["acc_labels"], acc_cols[:, pts] if len(pts) < ngrid else acc_cols, pts)
     if meta["path_names"]:
         rows.add("path", meta["path_names"], PATH, np.arange(ngrid), meta["path_lower"], meta["path_upper"])
+    if opts.path_points:
+        path_points.add_rows(rows, problem, grid, point, meta, opts.path_points, T, H, V, XD)
     if opts.control_interpolation == "linear" and U.numel() and grid.stride > 1:
         _control_interpolation(rows, grid, U, [c.name for c in model.controls])
     method.add_rows(rows, V, T, X)

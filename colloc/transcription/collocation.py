@@ -11,6 +11,8 @@ import numpy as np
 
 from ..results import oscillation
 from ..model.derived import add_outputs
+from ..model.multibody import Multibody
+from ..model.muscle import DeGrooteFregly2016Muscle
 from ..discretization.mesh import make_mesh
 from ..numeric import call
 from ..discretization.schemes import get_scheme
@@ -76,9 +78,21 @@ class Collocation(Transcription):
 
     def result(self, nlp, w, trajectory, **fields):
         # a control zig-zagging between grid points (a singular arc) passes every other check
-        fields["warnings"] = list(fields.get("warnings", [])) + oscillation.warnings(trajectory, nlp.grid)
+        fields["warnings"] = list(fields.get("warnings", [])) + oscillation.warnings(
+            trajectory, nlp.grid, control_interpolation=self.options.control_interpolation,
+            sources=control_sources(self.problem.model))
         fields["between_mesh_points"] = between_mesh_points(self.problem, trajectory, nlp.grid)
         return super().result(nlp, w, trajectory, **fields)
+
+
+def control_sources(model) -> dict:
+    """``{control name: "multibody" | "muscle"}`` for the controls of robots and muscles in ``model``."""
+    out = {}
+    for comp in getattr(model, "components", []):
+        kind = "multibody" if isinstance(comp, Multibody) else "muscle" if isinstance(comp, DeGrooteFregly2016Muscle) else None
+        if kind:
+            out.update({v.name: kind for v in comp.variables if v.kind == "control"})
+    return out
 
 
 def between_mesh_points(problem, trajectory, grid) -> dict:

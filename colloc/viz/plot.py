@@ -360,15 +360,18 @@ def plot_refinement(records, labels=None, tolerance=None):
     Returns
     -------
     matplotlib.figure.Figure
-        Four axes: max relative local error against grid points (log–log),
-        and intervals, IPOPT iterations and seconds against the mesh iteration.
+        Five axes: max relative local error against grid points (log–log), the
+        objective J per mesh (with its relative change from the previous mesh
+        written beside each marker when the records carry ``objective``), and
+        intervals, IPOPT iterations and seconds against the mesh iteration.
     """
     histories = _histories(records)
     if labels is not None and len(labels) != len(histories):
         raise OptionError(f"plot_refinement got {len(labels)} labels for {len(histories)} refinement histories.")
     plt = _pyplot()
-    fig, axes = plt.subplots(2, 2, figsize=(8.0, 5.6), layout="constrained")
-    ax_err, ax_int, ax_ipopt, ax_sec = axes.ravel()
+    fig, axes = plt.subplots(2, 3, figsize=(11.0, 5.6), layout="constrained")
+    ax_err, ax_obj, ax_int, ax_ipopt, ax_sec, spare = axes.ravel()
+    fig.delaxes(spare)
     for k, history in enumerate(histories):
         color = f"C{k % 10}"
         step = [r.get("iteration", i) for i, r in enumerate(history)]
@@ -378,14 +381,22 @@ def plot_refinement(records, labels=None, tolerance=None):
         ax_int.plot(step, [r["intervals"] for r in history], "o-", color=color)
         ax_ipopt.plot(step, [r["iterations"] for r in history], "o-", color=color)
         ax_sec.plot(step, [r["seconds"] for r in history], "o-", color=color)
+        if all("objective" in r for r in history):  # the stopping test reads J's change between the last two meshes
+            ax_obj.plot(step, [r["objective"] for r in history], "o-", color=color)
+            for x, r in zip(step, history):
+                if r.get("objective_change") is not None:
+                    ax_obj.annotate(f"{r['objective_change']:.1e}", (x, r["objective"]), fontsize=7,
+                                    textcoords="offset points", xytext=(3, 4))
     if tolerance is not None:
         ax_err.axhline(tolerance, color="0.4", ls="--", lw=0.9)
     ax_err.set(title="max relative local error", xlabel="grid points")
+    ax_obj.set(title="objective J (relative change)", xlabel="mesh iteration")
+    ax_obj.xaxis.get_major_locator().set_params(integer=True)
     for ax, title in ((ax_int, "intervals"), (ax_ipopt, "IPOPT iterations"), (ax_sec, "seconds")):
         ax.set(title=title, xlabel="mesh iteration")
         ax.xaxis.get_major_locator().set_params(integer=True)
         ax.set_ylim(bottom=0)
-    for ax in axes.ravel():
+    for ax in fig.axes:
         ax.title.set_fontsize(10)
         ax.grid(True, alpha=0.3)
     if labels is not None:
