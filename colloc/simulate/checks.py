@@ -67,6 +67,9 @@ def check_solution(problem, trajectory, tolerance=TOLERANCE, dynamics_tolerance=
         return checks
     checks += solution_checks(problem, trajectory, tolerance)
     if interval_errors is not None:
+        from .consistency import consistency_checks
+
+        checks += consistency_checks(problem, trajectory, tolerance, dynamics_tolerance)
         checks += _dynamics(problem, trajectory, dynamics_tolerance, interval_errors)
     return checks
 
@@ -274,16 +277,22 @@ def _collocation_rows(traj):
 
 
 def _dynamics(problem, traj, tol, interval_errors):
-    """One Check per state: its largest interval-end error against ``tol · max(1, max |x|)``."""
+    """One Check per state: each interval-end error against ``tol ·`` the state's local scale there
+    (:func:`colloc.consistency.local_scale`: one edited value cannot inflate it)."""
+    from .consistency import local_scale
+    from .interpolant import Interpolant
+
     errors, mesh_times, message = interval_errors(problem, traj)
+    nodes = Interpolant(traj).index
     out = []
     for name, err in errors.items():
-        limit = tol * max(1.0, float(np.max(np.abs(traj[name]))))
+        limits = tol * local_scale(traj[name], nodes)
         if err.size and not np.all(np.isfinite(err)):
-            out.append(Check(f"dynamics:{name}", False, math.nan, limit, message))
+            out.append(Check(f"dynamics:{name}", False, math.nan, float(np.max(limits)), message))
             continue
-        worst = float(np.max(err)) if err.size else 0.0
-        k = int(np.argmax(err)) if err.size else 0
+        ratio = err / limits
+        k = int(np.argmax(ratio)) if err.size else 0
+        worst, limit = (float(err[k]), float(limits[k])) if err.size else (0.0, tol)
         if worst <= limit:
             text = f"largest interval-end error {worst:.2e} ≤ {limit:.1e}"
         else:
@@ -297,7 +306,7 @@ def report(checks, tolerance=TOLERANCE, dynamics_tolerance=DYNAMICS_TOLERANCE) -
     """The checks as lines under a heading that states the tolerances (``dynamics_tolerance=None``: no dynamics checks)."""
     failed = [c for c in checks if not c.passed]
     dynamics = "" if dynamics_tolerance is None else \
-        f"; dynamics: each interval simulated alone, tolerance {dynamics_tolerance:.1e} × max(1, max |x|)"
+        f"; dynamics: each interval simulated alone, tolerance {dynamics_tolerance:.1e} × max(1, local median |x|)"
     head = (f"checks (constraints: tolerance {tolerance:.1e} × max(1, |bound|){dynamics}): "
             f"{len(checks) - len(failed)} passed, {len(failed)} failed")
     return "\n".join([head] + [c.line() for c in checks])
