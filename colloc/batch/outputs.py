@@ -57,8 +57,18 @@ def result_name(stem, params) -> str:
 
 
 def _text(value) -> str:
-    if isinstance(value, (list, tuple)):
-        return ",".join(_text(v) for v in value)
+    """The value as text that tells its type: ``[1,2]``, ``(1,2)`` and ``'1,2'`` differ, as do ``1`` and ``'1'``.
+
+    A plain word stays bare (``mode=time``); a string that would read back as another value is quoted.
+    """
+    from .script import literal
+
+    if isinstance(value, list):
+        return "[" + ",".join(_text(v) for v in value) + "]"
+    if isinstance(value, tuple):
+        return "(" + ",".join(_text(v) for v in value) + ("," if len(value) == 1 else "") + ")"
+    if isinstance(value, str):
+        return value if literal(value) == value else repr(value)
     return repr(value) if isinstance(value, float) else str(value)
 
 
@@ -127,6 +137,16 @@ class ResultSlot:
             except OSError:
                 pass
 
+    def check_targets(self):
+        """Refuse, before anything is built, result paths that no file can be written to (a folder named
+        ``NAME.csv``): one :class:`~colloc.errors.OptionError` naming the path."""
+        from .errors import OptionError
+
+        for path in (self.path, self.folder / f"{self.stem}.unconverged.csv"):
+            if path.exists() and not path.is_file():
+                raise OptionError(f"`{path}` exists and is not a file (a folder?), so the result could not be written "
+                                  f"there; move it away or choose another --out.")
+
     def release(self):
         if self.lock is not None:
             try:
@@ -162,6 +182,32 @@ class ResultSlot:
         return False
 
 
+def write_or_rescue(traj, target):
+    """Write ``traj`` to ``target``; if that fails (a full disk, a folder gone), save it elsewhere.
+
+    Returns ``(path written, None)``, or ``(rescue path, sentence)`` when ``target`` could not be
+    written: the sentence names ``target``, the reason and where the result is instead (the system's
+    temporary folder, else the home folder, else the working folder, as ``colloc-rescued-NAME-PID.csv``).
+    Raises the original error only if no place at all takes the file.
+    """
+    target = Path(target)
+    try:
+        return traj.write(target), None
+    except (OSError, FileFormatError) as e:
+        first = e
+    import tempfile
+
+    reason = str(first).rstrip(".")
+    name = f"colloc-rescued-{target.stem}-{os.getpid()}{target.suffix}"
+    for folder in (tempfile.gettempdir(), os.path.expanduser("~"), os.getcwd()):
+        try:
+            path = traj.write(Path(folder) / name)
+        except (OSError, FileFormatError):
+            continue
+        return path, f"{reason}; the result is saved in `{path}` instead."
+    raise first
+
+
 def _stale(lock: Path) -> bool:
     """Whether the run that wrote ``lock`` is gone (same host, process not running)."""
     try:
@@ -183,4 +229,4 @@ def _converged(path: Path) -> bool:
         return False
 
 
-__all__ = ["ResultSlot", "result_name", "MAX_STEM"]
+__all__ = ["ResultSlot", "result_name", "write_or_rescue", "MAX_STEM"]

@@ -23,6 +23,7 @@ from __future__ import annotations
 import csv
 import io
 import itertools
+import json
 import math
 import os
 import re
@@ -32,8 +33,9 @@ from pathlib import Path
 import numpy as np
 
 from ..pipeline.cluster import MissingDependencyError, check_cluster, connect, dask_client_class
-from ..errors import CollocError, OptionError
+from ..errors import CollocError, FileFormatError, OptionError
 from ..results.files import remove_orphans, writable_folder
+from .outputs import result_name
 from ..pipeline.sweep_runner import COLUMNS, Record, Runner, SweepInterrupted, close_quietly, sigterm_as_interrupt, write_summary  # noqa: F401
 
 _NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
@@ -231,7 +233,9 @@ def sweep(script_path, grid: dict, fixed: dict | None = None, workers=None, sche
         if created:
             _remove_empty(folder)  # no empty folder left by a sweep that never ran
         raise
-    name, claim = _claim(folder, name or script.stem)
+    # fixed values are part of the name, as for a solve: a sweep at other fixed values never replaces this one's files
+    name = _unshared(folder, name or result_name(script.stem, fixed), points)
+    name, claim = _claim(folder, name)
     summary = None if folder is None else folder / f"{name}_sweep.csv"
     record = Record(points, list(grid) + list(fixed), summary)
     runner, owned = Runner(record, progress, list(grid), point_timeout), []
@@ -292,6 +296,48 @@ def _claim(folder, name):
         warnings.warn(f"`{folder / (taken + '_sweep.csv')}` is being written by another colloc sweep; this sweep writes "
                       f"`{folder / (name + '_sweep.csv')}` and `{name}_<i>.csv` instead.", stacklevel=3)
     return name, slot
+
+
+def _unshared(folder, name, points) -> str:
+    """``name``, or ``name-2`` (…) when ``OUT/NAME_<i>.csv`` or ``OUT/NAME_sweep.csv`` holds another run's result.
+
+    A point file that records other build parameters than its point (another script's result, a sweep at
+    other values), or a summary that is a trajectory, is not this sweep's to replace.
+    """
+    import warnings
+
+    if folder is None:
+        return name
+    for k in range(1, 10000):
+        candidate = name if k == 1 else f"{name}-{k}"
+        if not _foreign(folder, candidate, points):
+            if k > 1:
+                warnings.warn(f"`{folder}` holds results of another run named like this sweep's (`{name}_…`); "
+                              f"this sweep writes `{candidate}_sweep.csv` and `{candidate}_<i>.csv` instead.", stacklevel=3)
+            return candidate
+    return name
+
+
+def _foreign(folder, name, points) -> bool:
+    from .files import read_trajectory
+
+    summary = folder / f"{name}_sweep.csv"
+    try:
+        if summary.is_file() and summary.read_bytes()[:64].lstrip(b"\xef\xbb\xbf").startswith(b"# colloc trajectory"):
+            return True
+    except OSError:
+        return True
+    for i, point in enumerate(points):
+        path = folder / point_file(name, i, len(points))
+        if not path.exists():
+            continue
+        try:
+            recorded = read_trajectory(path)[4].get("params")
+        except FileFormatError:
+            return True  # not a result colloc wrote: not this sweep's to replace
+        if json.loads(json.dumps(recorded)) != json.loads(json.dumps(_jsonable(point))):
+            return True
+    return False
 
 
 def _solve_options(defaults, options, path):

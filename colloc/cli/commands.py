@@ -37,9 +37,10 @@ from ..simulate.checks import DYNAMICS_TOLERANCE, TOLERANCE
 from ..errors import CollocError, OptionError
 from ..results.files import writable_folder
 from ..transcription.nlp import BLOCK_LEGEND, TERM_LEGEND
-from ..batch.outputs import ResultSlot, result_name
+from ..batch.outputs import ResultSlot, result_name, write_or_rescue
 from ..viz.plot import animate, bounds_to_record, model_points, plot_refinement, plot_trajectory, plot_violations, save_figure
 from ..discretization.schemes import SCHEMES, get_scheme
+from ..streams import guarded_stdout
 from ..pipeline.script import literal, load_problem, parse_assignments, recorded_params, solve_defaults, split_assignments
 from ..pipeline.solve import build_nlp, solve
 from ..results.trajectory import Trajectory
@@ -66,7 +67,7 @@ def main(argv=None) -> int:
         print("colloc: error: give a command: solve, verify, plot, info or sweep.", file=sys.stderr)
         return EXIT_ERROR
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), guarded_stdout():  # a closed or full stdout drops text, never a result
             warnings.formatwarning = _format_warning  # (recording warnings, as tests do, still works)
             return args.run(args)
     except CollocError as e:
@@ -236,11 +237,12 @@ def _run_solve(args) -> int:
     _check_solve_flags(args)
     # everything the user gave is checked before `build` runs: a bad --out or --guess must not cost a build
     folder, created = writable_folder(args.out)
-    out = Path(folder)
+    out = Path(folder).resolve()  # absolute: a build() that changes the working folder must not move the result
     # the result's name is claimed before `build` runs: a run started while another builds or solves writes
     # NAME-2.csv, however soon the other finishes, instead of replacing its result
     slot = ResultSlot(out, result_name(Path(args.problem).stem, params), force=args.force)
     try:
+        slot.check_targets()
         guess = _read_guess(args.guess)
         module, problem = load_problem(args.problem, params)
         kwargs = _solve_arguments(module, args)
@@ -271,10 +273,16 @@ def _run_solve(args) -> int:
         traj.metadata["violations"] = dict(result.violations)  # for `colloc plot --violations`
         traj.metadata["bounds"] = bounds_to_record(getattr(problem, "bounds", None))  # `colloc plot` draws them
         target = slot.result_path(result.success)
-        written = traj.write(target)  # before any printing: a closed pipe must not lose the result
-        slot.finish(result.success)
-        optima = _write_optima(result, out, slot.stem, {k: traj.metadata[k] for k in ("params", "bounds")})
+        written, lost = write_or_rescue(traj, target)  # before any printing: a closed pipe must not lose the result
+        if lost is None:
+            slot.finish(result.success)
+            optima = _write_optima(result, out, slot.stem, {k: traj.metadata[k] for k in ("params", "bounds")})
+        else:
+            optima = []
     print(result.summary())
+    if lost is not None:  # the result is safe elsewhere; the exit says the asked-for file is not there
+        print(f"colloc: error: {lost}", file=sys.stderr)
+        return EXIT_ERROR
     print(f"wrote {written}")
     for path in optima:
         print(f"wrote {path}")
