@@ -129,9 +129,10 @@ class ResultSlot:
         return self.unconverged_path
 
     def finish(self, success: bool):
-        """After a converged result is written: drop this run's now stale unconverged checkpoint file."""
+        """After the result is written: drop ``NAME.unconverged.csv`` when the result went to ``NAME.csv``
+        (it holds an earlier iterate than the file now there, of this run or of an earlier one)."""
         stale = self.folder / f"{self.stem}.unconverged.csv"
-        if success and self.keep_converged and stale.exists():
+        if self.result_path(success) == self.path and stale.is_file():
             try:
                 stale.unlink()
             except OSError:
@@ -182,6 +183,90 @@ class ResultSlot:
         return False
 
 
+#: Metadata that must agree for two result files to be optima of one problem on one grid.
+SETUP_KEYS = ("problem", "params", "scheme", "intervals", "mesh")
+
+
+def merge_optima(folder, stem, optima, metadata) -> tuple:
+    """Write ``STEM.optimum-<i>.csv`` for the optima of a multi-start and of earlier ones into ``folder``.
+
+    ``optima`` are this run's (:attr:`SolveResult.optima`, best first); ``metadata`` is added to each.
+    Optimum files already there with the same problem, parameters, scheme and mesh (:data:`SETUP_KEYS`)
+    are earlier runs' optima: kept unless this run found the same optimum
+    (:func:`colloc.multistart.distinct_optima`'s test), so a better optimum found before is never lost.
+    Files beyond the new count, and optimum files of another setup, are removed: none is left stale.
+
+    Returns ``(paths written, best)``: ``best`` is the trajectory of the overall best optimum when it is an
+    earlier run's (``NAME.csv`` should hold it), else None.
+    """
+    from types import SimpleNamespace
+
+    from .multistart import OBJECTIVE_RTOL, STATE_RTOL, _same
+    from .trajectory import Trajectory
+
+    folder = Path(folder)
+    existing = sorted(folder.glob(f"{glob_escape(stem)}.optimum-*.csv"))
+    new = [SimpleNamespace(objective=float(o["objective"]), trajectory=o["trajectory"], earlier=False) for o in optima or []]
+    if not new:
+        return [], None
+    setup = {k: new[0].trajectory.metadata.get(k) for k in SETUP_KEYS}
+    setup.update({k: metadata[k] for k in SETUP_KEYS if k in metadata})
+    earlier = []
+    for path in existing:
+        if not re.fullmatch(rf"{re.escape(stem)}\.optimum-\d+\.csv", path.name):
+            continue
+        try:
+            traj = Trajectory.read(path)
+        except FileFormatError:
+            continue
+        objective = traj.metadata.get("objective")
+        if (traj.metadata.get("success") is True and isinstance(objective, (int, float))
+                and all(_json(traj.metadata.get(k)) == _json(setup[k]) for k in SETUP_KEYS)):
+            earlier.append(SimpleNamespace(objective=float(objective), trajectory=traj, earlier=True))
+    kept = [o for o in earlier if not any(_same(o, n, OBJECTIVE_RTOL, STATE_RTOL) for n in new)]
+    merged = sorted(new + kept, key=lambda o: o.objective)
+    paths = []
+    for i, o in enumerate(merged, start=1):
+        o.trajectory.metadata.update(metadata)
+        paths.append(o.trajectory.write(folder / f"{stem}.optimum-{i}.csv"))
+    for path in existing:
+        if str(path) not in paths and re.fullmatch(rf"{re.escape(stem)}\.optimum-\d+\.csv", path.name):
+            try:
+                path.unlink()
+            except OSError:
+                pass
+    return paths, (merged[0].trajectory if merged[0].earlier else None)
+
+
+def glob_escape(text) -> str:
+    return re.sub(r"([*?\[])", r"[\1]", text)
+
+
+def _json(value):
+    import json
+
+    return json.loads(json.dumps(value))
+
+
+def remove_foreign_optima(folder, stem, metadata):
+    """After a single solve wrote ``STEM.csv``: remove ``STEM.optimum-<i>.csv`` files of another setup
+    (:data:`SETUP_KEYS`), which no longer go with it; optima of the same setup stay (they are still optima)."""
+    from .trajectory import Trajectory
+
+    for path in Path(folder).glob(f"{glob_escape(stem)}.optimum-*.csv"):
+        if not re.fullmatch(rf"{re.escape(stem)}\.optimum-\d+\.csv", path.name):
+            continue
+        try:
+            same = all(_json(Trajectory.read(path).metadata.get(k)) == _json(metadata.get(k)) for k in SETUP_KEYS)
+        except FileFormatError:
+            continue
+        if not same:
+            try:
+                path.unlink()
+            except OSError:
+                pass
+
+
 def write_or_rescue(traj, target):
     """Write ``traj`` to ``target``; if that fails (a full disk, a folder gone), save it elsewhere.
 
@@ -229,4 +314,4 @@ def _converged(path: Path) -> bool:
         return False
 
 
-__all__ = ["ResultSlot", "result_name", "write_or_rescue", "MAX_STEM"]
+__all__ = ["ResultSlot", "result_name", "write_or_rescue", "merge_optima", "remove_foreign_optima", "MAX_STEM"]

@@ -20,6 +20,7 @@ it is imported only when a sweep runs, never by ``import colloc``.
 """
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import itertools
@@ -134,9 +135,10 @@ def _solve(script, params, index, path, options, guess):
 
     row = dict(index=index, params=dict(params), status="error", success=False, objective=math.nan,
                iterations=0, seconds=math.nan, warm_start=None, file="", message="")
+    kwargs = dict(options or {})
+    stop = kwargs.pop(STOP_OPTION, None)
     try:
         _, problem = load_problem(script, params)
-        kwargs = dict(options or {})
         if guess is not None:  # the neighbour's trajectory replaces a guess the script's SOLVE may give
             kwargs["guess"] = guess
         result = solve(problem, **kwargs)
@@ -150,8 +152,36 @@ def _solve(script, params, index, path, options, guess):
                iterations=int(result.iterations), seconds=result.build_seconds + result.solve_seconds,
                message=result.message)
     if path is not None:
+        if stop is not None and os.path.exists(stop):  # the sweep was stopped while this point ran: its summary row says interrupted
+            row.update(status="interrupted", success=False, message="the sweep was interrupted before this point finished; its result was not written")
+            return row, None
         row["file"] = traj.write(path)
     return row, traj
+
+
+#: Key of the sweep's stop file among the options a point receives (taken out before the solve).
+STOP_OPTION = "_colloc_stop_file"
+_STOP_PREFIX = ".colloc-stop-"
+
+
+def _host():
+    from .files import _host as host
+
+    return host()
+
+
+def _remove_stale_stops(folder):
+    """Stop files of sweeps on this host whose client no longer runs."""
+    from .files import process_alive
+
+    prefix = f"{_STOP_PREFIX}{_host()}-"
+    for entry in folder.glob(f"{prefix}*"):
+        pid = entry.name[len(prefix):].split("-", 1)[0]
+        if pid.isdigit() and not process_alive(int(pid)):
+            try:
+                entry.unlink()
+            except OSError:
+                pass
 
 
 def point_file(name, index, count) -> str:
@@ -238,7 +268,7 @@ def sweep(script_path, grid: dict, fixed: dict | None = None, workers=None, sche
     name, claim = _claim(folder, name)
     summary = None if folder is None else folder / f"{name}_sweep.csv"
     record = Record(points, list(grid) + list(fixed), summary)
-    runner, owned = Runner(record, progress, list(grid), point_timeout), []
+    runner, owned, stop = Runner(record, progress, list(grid), point_timeout), [], None
     with sigterm_as_interrupt(), claim:
         try:
             try:
@@ -249,9 +279,15 @@ def sweep(script_path, grid: dict, fixed: dict | None = None, workers=None, sche
                     _remove_empty(folder)
                 raise
             runner.restart = bool(owned)
-            remove_orphans(folder) if folder is not None else None
+            if folder is not None:
+                remove_orphans(folder)
+                _remove_stale_stops(folder)
             paths = [None if folder is None else str(folder / point_file(name, i, len(points))) for i in range(len(points))]
             tag = f"{name}-{os.getpid()}-{_time.time_ns()}"
+            if folder is not None:  # created on Ctrl-C or SIGTERM: a point still running then writes no file
+                stop = folder / f"{_STOP_PREFIX}{_host()}-{os.getpid()}-{_time.time_ns()}"
+                runner.on_interrupt = lambda: stop.touch()
+                kwargs = {**kwargs, STOP_OPTION: str(stop)}
             if continuation:
                 runner.chain(solve_chained, serpentine(grid), str(script), paths, kwargs, tag)
             else:
@@ -263,6 +299,9 @@ def sweep(script_path, grid: dict, fixed: dict | None = None, workers=None, sche
                 table = record.finish()  # before closing the cluster: closing a stuck one may take a while
             for c in owned:
                 close_quietly(c)
+            if owned and stop is not None:  # its workers are gone; a remote scheduler's may still run and need it
+                with contextlib.suppress(OSError):
+                    stop.unlink(missing_ok=True)
     if runner.was_interrupted:
         raise SweepInterrupted(table, summary)
     return SweepTable(table, summary)

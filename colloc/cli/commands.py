@@ -24,11 +24,14 @@ naming a file that holds the traceback).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import inspect
 import math
 import os
 import re
+import signal
 import sys
+import threading
 import warnings
 from pathlib import Path
 
@@ -67,7 +70,7 @@ def main(argv=None) -> int:
         print("colloc: error: give a command: solve, verify, plot, info or sweep.", file=sys.stderr)
         return EXIT_ERROR
     try:
-        with warnings.catch_warnings(), guarded_stdout():  # a closed or full stdout drops text, never a result
+        with warnings.catch_warnings(), guarded_stdout(), _sigterm_interrupts():  # a closed or full stdout drops text, never a result
             warnings.formatwarning = _format_warning  # (recording warnings, as tests do, still works)
             return args.run(args)
     except CollocError as e:
@@ -86,6 +89,25 @@ def main(argv=None) -> int:
         print(f"colloc: internal error ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else 'no message'}); "
               f"this is a fault in colloc, not in your input. Full traceback: {report}", file=sys.stderr)
         return EXIT_INTERNAL
+
+
+@contextlib.contextmanager
+def _sigterm_interrupts():
+    """SIGTERM stops any command as Ctrl-C does (exit 130, what was done is written), not only a running solve:
+    the build, ``info``, ``plot``, ``verify`` and a sweep's start-up too.  Main thread only; the solve and the
+    sweep install their own handlers for their duration and put this one back."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _format_warning(message, category, filename, lineno, line=None):
@@ -274,11 +296,10 @@ def _run_solve(args) -> int:
         traj.metadata["bounds"] = bounds_to_record(getattr(problem, "bounds", None))  # `colloc plot` draws them
         target = slot.result_path(result.success)
         written, lost = write_or_rescue(traj, target)  # before any printing: a closed pipe must not lose the result
+        optima = []
         if lost is None:
             slot.finish(result.success)
-            optima = _write_optima(result, out, slot.stem, {k: traj.metadata[k] for k in ("params", "bounds")})
-        else:
-            optima = []
+            optima = _write_optima(result, out, slot, traj, target)
     print(result.summary())
     if lost is not None:  # the result is safe elsewhere; the exit says the asked-for file is not there
         print(f"colloc: error: {lost}", file=sys.stderr)
@@ -342,13 +363,24 @@ def _print_start(k, res):
         print(f"start {k}: {res.status.value}, objective {res.objective:.10g}, {res.iterations} iterations", flush=True)
 
 
-def _write_optima(result, out, stem, metadata) -> list:
-    """``OUT/STEM.optimum-<i>.csv`` for each distinct local optimum of a multi-start (1 = best)."""
-    paths = []
-    for i, opt in enumerate(result.optima or [], start=1):
-        traj = opt["trajectory"]
-        traj.metadata.update(metadata)
-        paths.append(traj.write(out / f"{stem}.optimum-{i}.csv"))
+def _write_optima(result, out, slot, traj, target) -> list:
+    """``OUT/STEM.optimum-<i>.csv`` for each distinct local optimum of a multi-start (1 = best), merged with
+    those of earlier multi-starts of the same setup (:func:`colloc.outputs.merge_optima`); ``NAME.csv`` keeps
+    an earlier optimum that is better than this run's best.  After a single converged solve, optimum files
+    of another setup are removed (they went with the result it replaced)."""
+    from .outputs import merge_optima, remove_foreign_optima
+
+    metadata = {k: traj.metadata[k] for k in ("params", "bounds")}
+    if not result.optima:
+        if result.success and Path(target) == slot.path:
+            remove_foreign_optima(out, slot.stem, traj.metadata)
+        return []
+    paths, earlier_best = merge_optima(out, slot.stem, result.optima, metadata)
+    if earlier_best is not None and Path(target) == slot.path:
+        earlier_best.write(slot.path)
+        slot.notes.append(f"an earlier multi-start found a better optimum (objective {earlier_best.metadata['objective']:.10g}) than "
+                          f"this run's best ({result.objective:.10g}): `{slot.path}` keeps it; this run's optima are among "
+                          f"the `{slot.stem}.optimum-<i>.csv` files.")
     return paths
 
 

@@ -144,6 +144,10 @@ class Runner:
 
     def interrupted(self):
         self.was_interrupted = True
+        try:  # first: a point that finishes from now on writes no file its summary row would not list
+            getattr(self, "on_interrupt", lambda: None)()
+        except OSError:
+            pass
         if self.pending:
             try:
                 self.client.cancel(list(self.pending))
