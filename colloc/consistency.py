@@ -31,23 +31,9 @@ import math
 import casadi as ca
 import numpy as np
 
-from .checks import Check
+from .checks import Check, local_scale
 from .grid import Grid
 from .schemes import get_scheme
-
-
-def local_scale(values, nodes_of_intervals) -> np.ndarray:
-    """``max(1, median |values|)`` over the grid points of each interval and its neighbours, shape ``(n,)``.
-
-    ``nodes_of_intervals`` is :attr:`colloc.grid.Grid.nodes_of_intervals`, shape ``(n, num_nodes)``.
-    A median of at least ``num_nodes + 1`` values: a single edited value cannot move it past its
-    unedited neighbours.
-    """
-    idx = np.asarray(nodes_of_intervals)
-    n = idx.shape[0]
-    k = np.arange(n)
-    window = np.concatenate([idx[np.clip(k - 1, 0, n - 1)], idx, idx[np.clip(k + 1, 0, n - 1)]], axis=1)
-    return np.maximum(1.0, np.median(np.abs(np.asarray(values, dtype=float)[window]), axis=1))
 
 
 def point_scale(values, grid: Grid) -> np.ndarray:
@@ -56,6 +42,15 @@ def point_scale(values, grid: Grid) -> np.ndarray:
     out = np.zeros(grid.num_points)
     np.maximum.at(out, grid.nodes_of_intervals, per_interval[:, None])
     return out
+
+
+def with_consistency_checks(problem, traj, checks, tolerance, dynamics_tolerance) -> list:
+    """``checks`` (of :func:`colloc.checks.check_solution`) with :func:`consistency_checks` before the
+    dynamics checks; unchanged when the file failed the basic checks (nothing more can be judged)."""
+    if not any(c.name == "bounds" for c in checks):
+        return checks
+    k = next((i for i, c in enumerate(checks) if c.name.startswith("dynamics:")), len(checks))
+    return checks[:k] + consistency_checks(problem, traj, tolerance, dynamics_tolerance) + checks[k:]
 
 
 def consistency_checks(problem, traj, tolerance, dynamics_tolerance) -> list:
@@ -245,4 +240,4 @@ def _compare_objective(recorded, compute, tol) -> Check:
                                                  f"(difference {gap:.2e} > {limit:.1e})")
 
 
-__all__ = ["consistency_checks", "phases_objective_check", "local_scale", "point_scale", "objective_value"]
+__all__ = ["consistency_checks", "with_consistency_checks", "phases_objective_check", "local_scale", "point_scale", "objective_value"]

@@ -1,4 +1,4 @@
-"""Standard output that cannot cost a result: a reader that leaves, a closed or full stdout.
+"""The process around a command: standard output that cannot cost a result, and SIGTERM taken as Ctrl-C.
 
 ``colloc solve … | head -1`` closes the pipe after one line; ``>&-`` starts the
 command with no stdout at all; ``> /dev/full`` fails every write.  Printing is
@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import sys
+import threading
 
 
 class GuardedStream:
@@ -81,4 +83,22 @@ def _say(line):
         print(line, file=sys.stderr, flush=True)
 
 
-__all__ = ["GuardedStream", "guarded_stdout"]
+@contextlib.contextmanager
+def sigterm_interrupts():
+    """SIGTERM stops any command as Ctrl-C does (exit 130, what was done is written), not only a running solve:
+    the build, ``info``, ``plot``, ``verify`` and a sweep's start-up too.  Main thread only; the solve and the
+    sweep install their own handlers for their duration and put this one back."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+__all__ = ["GuardedStream", "guarded_stdout", "sigterm_interrupts"]
+

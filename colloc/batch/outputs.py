@@ -267,6 +267,25 @@ def remove_foreign_optima(folder, stem, metadata):
                 pass
 
 
+def write_optima(result, out, slot, traj, target) -> list:
+    """``OUT/STEM.optimum-<i>.csv`` for each distinct local optimum of a multi-start (1 = best), merged with
+    those of earlier multi-starts of the same setup (:func:`colloc.outputs.merge_optima`); ``NAME.csv`` keeps
+    an earlier optimum that is better than this run's best.  After a single converged solve, optimum files
+    of another setup are removed (they went with the result it replaced)."""
+    metadata = {k: traj.metadata[k] for k in ("params", "bounds")}
+    if not result.optima:
+        if result.success and Path(target) == slot.path:
+            remove_foreign_optima(out, slot.stem, traj.metadata)
+        return []
+    paths, earlier_best = merge_optima(out, slot.stem, result.optima, metadata)
+    if earlier_best is not None and Path(target) == slot.path:
+        earlier_best.write(slot.path)
+        slot.notes.append(f"an earlier multi-start found a better optimum (objective {earlier_best.metadata['objective']:.10g}) than "
+                          f"this run's best ({result.objective:.10g}): `{slot.path}` keeps it; this run's optima are among "
+                          f"the `{slot.stem}.optimum-<i>.csv` files.")
+    return paths
+
+
 def write_or_rescue(traj, target):
     """Write ``traj`` to ``target``; if that fails (a full disk, a folder gone), save it elsewhere.
 
@@ -314,4 +333,4 @@ def _converged(path: Path) -> bool:
         return False
 
 
-__all__ = ["ResultSlot", "result_name", "write_or_rescue", "merge_optima", "remove_foreign_optima", "MAX_STEM"]
+__all__ = ["ResultSlot", "result_name", "write_or_rescue", "merge_optima", "write_optima", "remove_foreign_optima", "MAX_STEM"]

@@ -24,14 +24,11 @@ naming a file that holds the traceback).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import inspect
 import math
 import os
 import re
-import signal
 import sys
-import threading
 import warnings
 from pathlib import Path
 
@@ -40,10 +37,10 @@ from ..simulate.checks import DYNAMICS_TOLERANCE, TOLERANCE
 from ..errors import CollocError, OptionError
 from ..results.files import writable_folder
 from ..transcription.nlp import BLOCK_LEGEND, TERM_LEGEND
-from ..batch.outputs import ResultSlot, result_name, write_or_rescue
+from ..batch.outputs import ResultSlot, result_name, write_optima, write_or_rescue
 from ..viz.plot import animate, bounds_to_record, model_points, plot_refinement, plot_trajectory, plot_violations, save_figure
 from ..discretization.schemes import SCHEMES, get_scheme
-from ..streams import guarded_stdout
+from ..streams import guarded_stdout, sigterm_interrupts
 from ..pipeline.script import literal, load_problem, parse_assignments, recorded_params, solve_defaults, split_assignments
 from ..pipeline.solve import build_nlp, solve
 from ..results.trajectory import Trajectory
@@ -70,7 +67,7 @@ def main(argv=None) -> int:
         print("colloc: error: give a command: solve, verify, plot, info or sweep.", file=sys.stderr)
         return EXIT_ERROR
     try:
-        with warnings.catch_warnings(), guarded_stdout(), _sigterm_interrupts():  # a closed or full stdout drops text, never a result
+        with warnings.catch_warnings(), guarded_stdout(), sigterm_interrupts():  # a closed or full stdout drops text, never a result
             warnings.formatwarning = _format_warning  # (recording warnings, as tests do, still works)
             return args.run(args)
     except CollocError as e:
@@ -89,25 +86,6 @@ def main(argv=None) -> int:
         print(f"colloc: internal error ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else 'no message'}); "
               f"this is a fault in colloc, not in your input. Full traceback: {report}", file=sys.stderr)
         return EXIT_INTERNAL
-
-
-@contextlib.contextmanager
-def _sigterm_interrupts():
-    """SIGTERM stops any command as Ctrl-C does (exit 130, what was done is written), not only a running solve:
-    the build, ``info``, ``plot``, ``verify`` and a sweep's start-up too.  Main thread only; the solve and the
-    sweep install their own handlers for their duration and put this one back."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def interrupt(signum, frame):
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGTERM, interrupt)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 def _format_warning(message, category, filename, lineno, line=None):
@@ -299,7 +277,7 @@ def _run_solve(args) -> int:
         optima = []
         if lost is None:
             slot.finish(result.success)
-            optima = _write_optima(result, out, slot, traj, target)
+            optima = write_optima(result, out, slot, traj, target)
     print(result.summary())
     if lost is not None:  # the result is safe elsewhere; the exit says the asked-for file is not there
         print(f"colloc: error: {lost}", file=sys.stderr)
@@ -353,6 +331,10 @@ def _check_solve_flags(args):
         raise OptionError(f"--starts must be at least 1; got {args.starts}.")
     elif args.checkpoint_every is not None:
         raise OptionError("--checkpoint-every cannot be combined with --starts; solve the best start again to checkpoint it.")
+    elif args.starts > 1:
+        from .cluster import check_cluster
+
+        check_cluster(args.workers, args.scheduler)  # e.g. more workers than cores: said before the build
 
 
 def _print_start(k, res):
@@ -361,27 +343,6 @@ def _print_start(k, res):
         print(f"start {k}: {res.status}: {res.message}", flush=True)
     else:
         print(f"start {k}: {res.status.value}, objective {res.objective:.10g}, {res.iterations} iterations", flush=True)
-
-
-def _write_optima(result, out, slot, traj, target) -> list:
-    """``OUT/STEM.optimum-<i>.csv`` for each distinct local optimum of a multi-start (1 = best), merged with
-    those of earlier multi-starts of the same setup (:func:`colloc.outputs.merge_optima`); ``NAME.csv`` keeps
-    an earlier optimum that is better than this run's best.  After a single converged solve, optimum files
-    of another setup are removed (they went with the result it replaced)."""
-    from .outputs import merge_optima, remove_foreign_optima
-
-    metadata = {k: traj.metadata[k] for k in ("params", "bounds")}
-    if not result.optima:
-        if result.success and Path(target) == slot.path:
-            remove_foreign_optima(out, slot.stem, traj.metadata)
-        return []
-    paths, earlier_best = merge_optima(out, slot.stem, result.optima, metadata)
-    if earlier_best is not None and Path(target) == slot.path:
-        earlier_best.write(slot.path)
-        slot.notes.append(f"an earlier multi-start found a better optimum (objective {earlier_best.metadata['objective']:.10g}) than "
-                          f"this run's best ({result.objective:.10g}): `{slot.path}` keeps it; this run's optima are among "
-                          f"the `{slot.stem}.optimum-<i>.csv` files.")
-    return paths
 
 
 def _run_verify(args) -> int:

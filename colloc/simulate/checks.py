@@ -67,9 +67,6 @@ def check_solution(problem, trajectory, tolerance=TOLERANCE, dynamics_tolerance=
         return checks
     checks += solution_checks(problem, trajectory, tolerance)
     if interval_errors is not None:
-        from .consistency import consistency_checks
-
-        checks += consistency_checks(problem, trajectory, tolerance, dynamics_tolerance)
         checks += _dynamics(problem, trajectory, dynamics_tolerance, interval_errors)
     return checks
 
@@ -276,10 +273,23 @@ def _collocation_rows(traj):
     return np.unique(rows[rows < n])
 
 
+def local_scale(values, nodes_of_intervals) -> np.ndarray:
+    """``max(1, median |values|)`` over the grid points of each interval and its neighbours, shape ``(n,)``.
+
+    ``nodes_of_intervals`` is :attr:`colloc.grid.Grid.nodes_of_intervals`, shape ``(n, num_nodes)``.
+    A median of at least ``num_nodes + 1`` values: a single edited value cannot move it past its
+    unedited neighbours.
+    """
+    idx = np.asarray(nodes_of_intervals)
+    n = idx.shape[0]
+    k = np.arange(n)
+    window = np.concatenate([idx[np.clip(k - 1, 0, n - 1)], idx, idx[np.clip(k + 1, 0, n - 1)]], axis=1)
+    return np.maximum(1.0, np.median(np.abs(np.asarray(values, dtype=float)[window]), axis=1))
+
+
 def _dynamics(problem, traj, tol, interval_errors):
     """One Check per state: each interval-end error against ``tol ·`` the state's local scale there
-    (:func:`colloc.consistency.local_scale`: one edited value cannot inflate it)."""
-    from .consistency import local_scale
+    (:func:`local_scale`: one edited value cannot inflate it)."""
     from .interpolant import Interpolant
 
     errors, mesh_times, message = interval_errors(problem, traj)
@@ -312,4 +322,4 @@ def report(checks, tolerance=TOLERANCE, dynamics_tolerance=DYNAMICS_TOLERANCE) -
     return "\n".join([head] + [c.line() for c in checks])
 
 
-__all__ = ["Check", "check_solution", "check_columns", "basic_checks", "solution_checks", "symbol_values", "report", "TOLERANCE", "DYNAMICS_TOLERANCE"]
+__all__ = ["Check", "check_solution", "local_scale", "check_columns", "basic_checks", "solution_checks", "symbol_values", "report", "TOLERANCE", "DYNAMICS_TOLERANCE"]

@@ -261,6 +261,7 @@ def verify(problem, trajectory, figure=None, tolerance=None, dynamics_tolerance=
         every check passed (``success`` says only that the integration went through).
     """
     from .checks import DYNAMICS_TOLERANCE, TOLERANCE, check_solution
+    from .consistency import with_consistency_checks
 
     if isinstance(trajectory, SolveResult):
         trajectory = trajectory.trajectory
@@ -268,8 +269,10 @@ def verify(problem, trajectory, figure=None, tolerance=None, dynamics_tolerance=
         trajectory = Trajectory.read(trajectory)
     sim = simulate_controls(problem, trajectory, **options)
     sim["figure"] = None
-    sim["checks"] = check_solution(problem, trajectory, TOLERANCE if tolerance is None else tolerance,
-                                   DYNAMICS_TOLERANCE if dynamics_tolerance is None else dynamics_tolerance, interval_errors)
+    tolerance = TOLERANCE if tolerance is None else tolerance
+    dynamics_tolerance = DYNAMICS_TOLERANCE if dynamics_tolerance is None else dynamics_tolerance
+    checks = check_solution(problem, trajectory, tolerance, dynamics_tolerance, interval_errors)
+    sim["checks"] = with_consistency_checks(problem, trajectory, checks, tolerance, dynamics_tolerance)
     sim["verified"] = sim["success"] and all(c.passed for c in sim["checks"])
     if figure is not None:
         sim["figure"] = save_figure(plot_simulation(sim), figure, close=True)

@@ -22,6 +22,7 @@ import casadi as ca
 import numpy as np
 
 from .checks import DYNAMICS_TOLERANCE, TOLERANCE, Check, basic_checks, check_columns, check_solution
+from ..consistency import phases_objective_check, with_consistency_checks
 from ..errors import FileFormatError
 from ..model.impact import solve_impact
 from ..results.phased_trajectory import PhasedTrajectory
@@ -150,14 +151,14 @@ def check_phases(mp, trajectory, tolerance=TOLERANCE, dynamics_tolerance=DYNAMIC
         locals_.append(local)
         check_columns(ph.problem, local)  # a file of another problem: bad input, not a failed check
         own = check_solution(ph.problem, local, tolerance, dynamics_tolerance, interval_errors)
+        if interval_errors is not None:
+            own = with_consistency_checks(ph.problem, local, own, tolerance, dynamics_tolerance)
         if all(c.passed for c in basic_checks(ph.problem, local, tolerance)):
             own += _guards(ph, local, tolerance)
         else:
             sound = False
         checks += [Check(f"{ph.name}/{c.name}", c.passed, c.value, c.limit, c.message) for c in own]
     if sound:
-        from .consistency import phases_objective_check
-
         checks += [_junctions(mp, phases, tolerance)] + [_connection(mp, c, locals_, tolerance) for c in mp.connections]
         if interval_errors is not None:
             checks.append(phases_objective_check(mp, locals_, trajectory.metadata.get("objective"), tolerance))
