@@ -36,7 +36,7 @@ import numpy as np
 from ..pipeline.cluster import MissingDependencyError, check_cluster, connect, dask_client_class
 from ..errors import CollocError, FileFormatError, OptionError
 from ..results.files import remove_orphans, writable_folder
-from .outputs import result_name
+from .outputs import result_name, write_or_rescue
 from ..pipeline.sweep_runner import COLUMNS, Record, Runner, SweepInterrupted, close_quietly, sigterm_as_interrupt, write_summary  # noqa: F401
 
 _NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
@@ -155,7 +155,9 @@ def _solve(script, params, index, path, options, guess):
         if stop is not None and os.path.exists(stop):  # the sweep was stopped while this point ran: its summary row says interrupted
             row.update(status="interrupted", success=False, message="the sweep was interrupted before this point finished; its result was not written")
             return row, None
-        row["file"] = traj.write(path)
+        row["file"], lost = write_or_rescue(traj, path)  # a full disk must not cost the point's result
+        if lost is not None:
+            row["message"] = f"{row['message']}; {lost}" if row["message"] else lost
     return row, traj
 
 
