@@ -21,7 +21,7 @@ import pytest
 
 import colloc as cl
 from colloc import cli
-from colloc.outputs import merge_optima, result_name
+from colloc.batch.outputs import merge_optima, result_name
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -119,7 +119,7 @@ def test_a_build_that_changes_the_working_folder_writes_into_out(tmp_path, capsy
 
 def test_a_write_that_fails_after_the_solve_saves_the_result_elsewhere(tmp_path, capsys, script, monkeypatch):
     """A full disk at the end of the solve lost the result."""
-    import colloc.trajectory as trajectory_module
+    import colloc.results.trajectory as trajectory_module
     from colloc.errors import FileFormatError
 
     out, rescue = tmp_path / "o", tmp_path / "rescue"
@@ -153,7 +153,7 @@ def test_set_values_that_differ_only_in_type_get_their_own_names(tmp_path, capsy
 def test_a_sweep_never_takes_another_runs_files(tmp_path, capsys, script):
     """Point files that record other build parameters (another script's, or another sweep's) make the sweep
     choose a new name; its own earlier files (same parameters) are its to replace."""
-    from colloc.sweep import _unshared
+    from colloc.batch.sweep import _unshared
 
     out = tmp_path / "o"
     assert run(capsys, "solve", script, "--quiet", "--out", out)[0] == 0
@@ -222,7 +222,7 @@ def test_sigterm_during_the_build_exits_130(tmp_path, script, command):
 
 def test_a_point_still_running_when_the_sweep_stops_writes_no_file(tmp_path, script):
     """SIGTERM mid-sweep listed points as interrupted that then finished and wrote their files."""
-    from colloc.sweep import STOP_OPTION, solve_point
+    from colloc.batch.sweep import STOP_OPTION, solve_point
 
     stop = tmp_path / ".colloc-stop-test"
     stop.touch()
@@ -235,8 +235,8 @@ def test_a_point_still_running_when_the_sweep_stops_writes_no_file(tmp_path, scr
 def test_ctrl_c_while_starts_are_submitted_is_an_interrupt_not_an_internal_error(monkeypatch):
     """Ctrl-C while `--starts 100000` submitted exited 70 (IndexError)."""
     pytest.importorskip("distributed")
-    import colloc.cluster as cluster
-    from colloc import multistart
+    import colloc.pipeline.cluster as cluster
+    from colloc.pipeline import multistart
 
     class Client:
         submitted = 0
@@ -259,7 +259,7 @@ def test_ctrl_c_while_starts_are_submitted_is_an_interrupt_not_an_internal_error
 
 def test_a_start_whose_worker_died_is_reported_lost_not_unconverged():
     distributed = pytest.importorskip("distributed")
-    from colloc.multistart import _lost
+    from colloc.pipeline.multistart import _lost
 
     assert _lost(distributed.KilledWorker("task", "worker", 0)).status == "lost"
     assert _lost(ValueError("bad")).status == "error"
@@ -274,7 +274,7 @@ def test_more_workers_than_cores_is_refused_in_one_sentence(tmp_path, capsys, sc
 
 def test_a_scheduler_without_workers_is_refused_instead_of_hanging(tmp_path, capsys, script, monkeypatch):
     distributed = pytest.importorskip("distributed")
-    import colloc.cluster as cluster
+    import colloc.pipeline.cluster as cluster
 
     monkeypatch.setattr(cluster, "WORKER_TIMEOUT", 1.0)
     with distributed.LocalCluster(n_workers=0, processes=False, dashboard_address=None) as empty:
@@ -285,7 +285,7 @@ def test_a_scheduler_without_workers_is_refused_instead_of_hanging(tmp_path, cap
 
 def test_ctrl_c_during_fatrop_s_build_ends_the_process_at_once():
     """The build is one C++ call; Python's handler would run only after it."""
-    code = ("import os, signal, time\nfrom colloc.backends.fatrop import _ctrl_c_ends_the_process\n"
+    code = ("import os, signal, time\nfrom colloc.solvers.fatrop import _ctrl_c_ends_the_process\n"
             "with _ctrl_c_ends_the_process():\n    os.kill(os.getpid(), signal.SIGINT)\n    time.sleep(30)\nprint('survived')")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=ENV, timeout=60)
     assert proc.returncode == -2 and "survived" not in proc.stdout  # killed by SIGINT: a shell reports 130

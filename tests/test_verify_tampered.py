@@ -22,7 +22,8 @@ import pytest
 
 import colloc as cl
 from colloc import cli
-from colloc.script import load_problem
+from colloc.discretization.schemes import get_scheme
+from colloc.pipeline.script import load_problem
 
 ROOT = Path(__file__).resolve().parents[1]
 ROCKET = ROOT / "problems" / "two_phase_rocket.py"
@@ -79,7 +80,7 @@ def failed(out, check):
 
 def test_a_state_edited_between_mesh_points_fails_the_defects(tmp_path, capsys, solved):
     script, good = solved
-    row = 2 * cl.schemes.get_scheme(cl.Trajectory.read(good).metadata["scheme"]).stride + 1  # interval 2, first interior node
+    row = 2 * get_scheme(cl.Trajectory.read(good).metadata["scheme"]).stride + 1  # interval 2, first interior node
     bad = edited(tmp_path, good, lambda c: c["mass.x"].__setitem__(row, c["mass.x"][row] + 0.01))
     code, out, err = run(capsys, "verify", bad, script)
     assert code == 1, out + err
@@ -90,7 +91,7 @@ def test_a_state_edited_between_mesh_points_fails_the_defects(tmp_path, capsys, 
 def test_one_huge_edited_value_does_not_inflate_the_tolerance_of_the_others(tmp_path, capsys, solved):
     """x = 1e6 at one interior node made the dynamics limit 1e-2 × 1e6; a shifted stretch of mesh states then passed."""
     script, good = solved
-    m = cl.schemes.get_scheme(cl.Trajectory.read(good).metadata["scheme"]).stride
+    m = get_scheme(cl.Trajectory.read(good).metadata["scheme"]).stride
 
     def change(c):
         c["mass.x"][1] = 1e6
@@ -158,8 +159,8 @@ def test_a_fifo_is_refused_in_one_sentence_instead_of_blocking(tmp_path, solved)
 
 def test_the_interval_work_gathers_each_column_once_whatever_the_length(monkeypatch, solved):
     """Gathering a column per interval made a 2,000,001-row file quadratic; count the gathers."""
-    from colloc.interpolant import Interpolant
-    from colloc.verify import interval_errors, simulate_controls
+    from colloc.discretization.interpolant import Interpolant
+    from colloc.simulate.verify import interval_errors, simulate_controls
 
     script, good = solved
     _, problem = load_problem(script, {})

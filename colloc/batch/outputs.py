@@ -61,7 +61,7 @@ def _text(value) -> str:
 
     A plain word stays bare (``mode=time``); a string that would read back as another value is quoted.
     """
-    from .script import literal
+    from ..pipeline.script import literal
 
     if isinstance(value, list):
         return "[" + ",".join(_text(v) for v in value) + "]"
@@ -141,7 +141,7 @@ class ResultSlot:
     def check_targets(self):
         """Refuse, before anything is built, result paths that no file can be written to (a folder named
         ``NAME.csv``): one :class:`~colloc.errors.OptionError` naming the path."""
-        from .errors import OptionError
+        from ..errors import OptionError
 
         for path in (self.path, self.folder / f"{self.stem}.unconverged.csv"):
             if path.exists() and not path.is_file():
@@ -193,7 +193,7 @@ def merge_optima(folder, stem, optima, metadata) -> tuple:
     ``optima`` are this run's (:attr:`SolveResult.optima`, best first); ``metadata`` is added to each.
     Optimum files already there with the same problem, parameters, scheme and mesh (:data:`SETUP_KEYS`)
     are earlier runs' optima: kept unless this run found the same optimum
-    (:func:`colloc.multistart.distinct_optima`'s test), so a better optimum found before is never lost.
+    (:func:`colloc.pipeline.multistart.distinct_optima`'s test), so a better optimum found before is never lost.
     Files beyond the new count, and optimum files of another setup, are removed: none is left stale.
 
     Returns ``(paths written, best)``: ``best`` is the trajectory of the overall best optimum when it is an
@@ -201,8 +201,8 @@ def merge_optima(folder, stem, optima, metadata) -> tuple:
     """
     from types import SimpleNamespace
 
-    from .multistart import OBJECTIVE_RTOL, STATE_RTOL, _same
-    from .trajectory import Trajectory
+    from ..pipeline.multistart import OBJECTIVE_RTOL, STATE_RTOL, _same
+    from ..results.trajectory import Trajectory
 
     folder = Path(folder)
     existing = sorted(folder.glob(f"{glob_escape(stem)}.optimum-*.csv"))
@@ -251,7 +251,7 @@ def _json(value):
 def remove_foreign_optima(folder, stem, metadata):
     """After a single solve wrote ``STEM.csv``: remove ``STEM.optimum-<i>.csv`` files of another setup
     (:data:`SETUP_KEYS`), which no longer go with it; optima of the same setup stay (they are still optima)."""
-    from .trajectory import Trajectory
+    from ..results.trajectory import Trajectory
 
     for path in Path(folder).glob(f"{glob_escape(stem)}.optimum-*.csv"):
         if not re.fullmatch(rf"{re.escape(stem)}\.optimum-\d+\.csv", path.name):
@@ -269,7 +269,7 @@ def remove_foreign_optima(folder, stem, metadata):
 
 def write_optima(result, out, slot, traj, target) -> list:
     """``OUT/STEM.optimum-<i>.csv`` for each distinct local optimum of a multi-start (1 = best), merged with
-    those of earlier multi-starts of the same setup (:func:`colloc.outputs.merge_optima`); ``NAME.csv`` keeps
+    those of earlier multi-starts of the same setup (:func:`colloc.batch.outputs.merge_optima`); ``NAME.csv`` keeps
     an earlier optimum that is better than this run's best.  After a single converged solve, optimum files
     of another setup are removed (they went with the result it replaced)."""
     metadata = {k: traj.metadata[k] for k in ("params", "bounds")}

@@ -167,14 +167,14 @@ _STOP_PREFIX = ".colloc-stop-"
 
 
 def _host():
-    from .files import _host as host
+    from ..results.files import _host as host
 
     return host()
 
 
 def _remove_stale_stops(folder):
     """Stop files of sweeps on this host whose client no longer runs."""
-    from .files import process_alive
+    from ..results.files import process_alive
 
     prefix = f"{_STOP_PREFIX}{_host()}-"
     for entry in folder.glob(f"{prefix}*"):
@@ -360,7 +360,7 @@ def _unshared(folder, name, points) -> str:
 
 
 def _foreign(folder, name, points) -> bool:
-    from .files import read_trajectory
+    from ..results.files import read_trajectory
 
     summary = folder / f"{name}_sweep.csv"
     try:

@@ -40,7 +40,7 @@ from ..transcription.nlp import BLOCK_LEGEND, TERM_LEGEND
 from ..batch.outputs import ResultSlot, result_name, write_optima, write_or_rescue
 from ..viz.plot import animate, bounds_to_record, model_points, plot_refinement, plot_trajectory, plot_violations, save_figure
 from ..discretization.schemes import SCHEMES, get_scheme
-from ..streams import guarded_stdout, sigterm_interrupts
+from .streams import guarded_stdout, sigterm_interrupts
 from ..pipeline.script import literal, load_problem, parse_assignments, recorded_params, solve_defaults, split_assignments
 from ..pipeline.solve import build_nlp, solve
 from ..results.trajectory import Trajectory
@@ -332,7 +332,7 @@ def _check_solve_flags(args):
     elif args.checkpoint_every is not None:
         raise OptionError("--checkpoint-every cannot be combined with --starts; solve the best start again to checkpoint it.")
     elif args.starts > 1:
-        from .cluster import check_cluster
+        from ..pipeline.cluster import check_cluster
 
         check_cluster(args.workers, args.scheduler)  # e.g. more workers than cores: said before the build
 

@@ -58,7 +58,7 @@ def check_solution(problem, trajectory, tolerance=TOLERANCE, dynamics_tolerance=
     """Check that ``trajectory`` solves ``problem``; return one :class:`Check` per question (see module doc).
 
     ``interval_errors(problem, trajectory) -> (errors, mesh_times, message)`` integrates each
-    interval alone (:func:`colloc.verify.interval_errors`, which :func:`colloc.verify.verify`
+    interval alone (:func:`colloc.simulate.verify.interval_errors`, which :func:`colloc.simulate.verify.verify`
     passes); without it the dynamics are not checked.  They are checked only when the time,
     horizon and finiteness checks pass (a simulation of such a file would say nothing more).
     """
@@ -276,7 +276,7 @@ def _collocation_rows(traj):
 def local_scale(values, nodes_of_intervals) -> np.ndarray:
     """``max(1, median |values|)`` over the grid points of each interval and its neighbours, shape ``(n,)``.
 
-    ``nodes_of_intervals`` is :attr:`colloc.grid.Grid.nodes_of_intervals`, shape ``(n, num_nodes)``.
+    ``nodes_of_intervals`` is :attr:`colloc.discretization.grid.Grid.nodes_of_intervals`, shape ``(n, num_nodes)``.
     A median of at least ``num_nodes + 1`` values: a single edited value cannot move it past its
     unedited neighbours.
     """
@@ -290,7 +290,7 @@ def local_scale(values, nodes_of_intervals) -> np.ndarray:
 def _dynamics(problem, traj, tol, interval_errors):
     """One Check per state: each interval-end error against ``tol ·`` the state's local scale there
     (:func:`local_scale`: one edited value cannot inflate it)."""
-    from .interpolant import Interpolant
+    from ..discretization.interpolant import Interpolant
 
     errors, mesh_times, message = interval_errors(problem, traj)
     nodes = Interpolant(traj).index

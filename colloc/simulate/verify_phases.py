@@ -22,7 +22,7 @@ import casadi as ca
 import numpy as np
 
 from .checks import DYNAMICS_TOLERANCE, TOLERANCE, Check, basic_checks, check_columns, check_solution
-from ..consistency import phases_objective_check, with_consistency_checks
+from .consistency import phases_objective_check, with_consistency_checks
 from ..errors import FileFormatError
 from ..model.impact import solve_impact
 from ..results.phased_trajectory import PhasedTrajectory

@@ -1,13 +1,13 @@
 """Does every stored value of a file agree with its scheme, its dynamics and its objective?
 
-The simulation checks of ``colloc verify`` (:func:`colloc.checks.check_solution`)
+The simulation checks of ``colloc verify`` (:func:`colloc.simulate.checks.check_solution`)
 integrate each mesh interval from its start; they read the states at the mesh
 points and the controls, so a state edited between mesh points (a
 Hermite–Simpson midpoint), a derivative column edited, or an objective edited
 in the metadata would pass them.  The checks here read every stored value:
 
 * **defects**: the scheme's own defects ``Σ_j a_kj x_j + h Σ_j b_kj ẋ_j``
-  (:meth:`colloc.schemes.Scheme.defect_coefficients`) of every interval, from
+  (:meth:`colloc.discretization.schemes.Scheme.defect_coefficients`) of every interval, from
   the file's states and ``NAME.dot`` columns: zero for what the solver wrote;
 * **derivatives**: each ``NAME.dot`` column at the collocation points against
   the model's right-hand side, and each implicit residual row against zero, at
@@ -32,8 +32,8 @@ import casadi as ca
 import numpy as np
 
 from .checks import Check, local_scale
-from .grid import Grid
-from .schemes import get_scheme
+from ..discretization.grid import Grid
+from ..discretization.schemes import get_scheme
 
 
 def point_scale(values, grid: Grid) -> np.ndarray:
@@ -45,7 +45,7 @@ def point_scale(values, grid: Grid) -> np.ndarray:
 
 
 def with_consistency_checks(problem, traj, checks, tolerance, dynamics_tolerance) -> list:
-    """``checks`` (of :func:`colloc.checks.check_solution`) with :func:`consistency_checks` before the
+    """``checks`` (of :func:`colloc.simulate.checks.check_solution`) with :func:`consistency_checks` before the
     dynamics checks; unchanged when the file failed the basic checks (nothing more can be judged)."""
     if not any(c.name == "bounds" for c in checks):
         return checks
@@ -62,7 +62,7 @@ def consistency_checks(problem, traj, tolerance, dynamics_tolerance) -> list:
     corrects the midpoint velocities) are held to ``dynamics_tolerance`` instead: the stored values
     differ from the ones the solver's defects used by the size of that projection or correction.
     A file whose metadata names no scheme colloc knows, or whose point count does not fit it, gets
-    none of these checks (its interpolant is unknown; :class:`colloc.interpolant.Interpolant` says so).
+    none of these checks (its interpolant is unknown; :class:`colloc.discretization.interpolant.Interpolant` says so).
     """
     try:
         scheme = get_scheme(traj.metadata.get("scheme", ""))
@@ -81,8 +81,8 @@ def consistency_checks(problem, traj, tolerance, dynamics_tolerance) -> list:
 
 def _plain_nodes(problem, traj) -> bool:
     """Whether the solver's defects closed on the file's own node values (no constraint method adjusts them)."""
-    from .transcription import make_options
-    from .transcription.constraints import METHODS
+    from ..transcription import make_options
+    from ..transcription.constraints import METHODS
 
     if not problem.model.constraints:
         return True
@@ -118,7 +118,7 @@ def _defects(traj, grid, states, tol) -> Check:
 
 def _point_values(problem, traj, rows):
     """The model's point function at ``rows`` of the file: ``(xdot, res, L)`` as arrays ``(·, len(rows))``, and its meta."""
-    from .transcription import make_options, point_function
+    from ..transcription import make_options, point_function
 
     model = problem.model
     f, meta = point_function(problem, make_options())
@@ -164,7 +164,7 @@ def _derivatives(problem, traj, grid, tol) -> Check:
 def objective_value(problem, traj, grid) -> float:
     """The problem's cost terms recomputed from ``traj``: the scheme's quadrature of each integrand on the grid
     (``(t_f − t_0) Σ_k W_k L(t_k)``) plus each final term."""
-    from .transcription import endpoint_function
+    from ..transcription import endpoint_function
 
     model = problem.model
     rows = np.arange(traj.time.size)
@@ -188,13 +188,13 @@ def _objective(problem, traj, grid, tol) -> Check:
 
 def phases_objective_check(mp, phases, recorded, tol) -> Check:
     """The objective a multi-phase file records against its phases' recomputed cost terms plus the
-    multi-phase Mayer terms (:meth:`colloc.phases.MultiPhaseProblem.minimize`) at the file's endpoint values.
+    multi-phase Mayer terms (:meth:`colloc.pipeline.phases.MultiPhaseProblem.minimize`) at the file's endpoint values.
 
     ``phases`` are the file's phases on their own clocks.  A Mayer term in an impact's
     impulse or post-impact speed (not stored in the file) is not recomputed: the check says so and passes.
     """
-    from .errors import ProblemError
-    from .transcription.phases import _Endpoints
+    from ..errors import ProblemError
+    from ..transcription.phases import _Endpoints
 
     def value():
         total = 0.0
