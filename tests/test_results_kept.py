@@ -283,6 +283,25 @@ def test_a_scheduler_without_workers_is_refused_instead_of_hanging(tmp_path, cap
     assert code == 2 and "has no workers" in err and empty.scheduler_address in err, err
 
 
+@pytest.mark.slow
+def test_a_sweep_whose_workers_all_leave_gives_up_instead_of_hanging(tmp_path, capsys, script, monkeypatch):
+    """Every worker of a running scheduler gone mid-sweep: the points left are rows, not a silent hang."""
+    import threading
+
+    distributed = pytest.importorskip("distributed")
+    import colloc.pipeline.sweep_runner as sweep_runner
+
+    monkeypatch.setattr(sweep_runner, "NO_WORKER_LIMIT", 2.0)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        timer = threading.Timer(8.0, cluster.scale, (0,))  # the worker leaves while a point sleeps in build()
+        timer.start()
+        code, out, err = run(capsys, "sweep", script, "--set", "pause=30:31:2", "--scheduler", cluster.scheduler_address,
+                             "--out", tmp_path / "o", "--quiet")
+        timer.cancel()
+    assert code == 1, err
+    assert "no Dask worker was left to run it" in out and "crashed" in out, out
+
+
 def test_ctrl_c_during_fatrop_s_build_ends_the_process_at_once():
     """The build is one C++ call; Python's handler would run only after it."""
     code = ("import os, signal, time\nfrom colloc.solvers.fatrop import _ctrl_c_ends_the_process\n"
