@@ -132,7 +132,8 @@ class ResultSlot:
         """After the result is written: drop ``NAME.unconverged.csv`` when the result went to ``NAME.csv``
         (it holds an earlier iterate than the file now there, of this run or of an earlier one)."""
         stale = self.folder / f"{self.stem}.unconverged.csv"
-        if self.result_path(success) == self.path and stale.is_file():
+        went_to_name_csv = success or not self.keep_converged  # (as result_path decides, without its note)
+        if went_to_name_csv and stale.is_file():
             try:
                 stale.unlink()
             except OSError:
