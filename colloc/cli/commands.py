@@ -186,7 +186,7 @@ def _starts_arguments(p):
 def _verify_parser(sub):
     p = sub.add_parser("verify", epilog=EXIT_CODES, help="check that a file solves a problem; forward-simulate it and report the state error",
                        description="Check that FILE solves PROBLEM.py (time, horizon, finite values, boundary conditions, bounds, path "
-                                   "and endpoint constraints, each mesh interval simulated alone) and print a verdict per check with its "
+                                   "and endpoint constraints, the scheme's defects and the derivative columns at every grid point, the recorded objective, each mesh interval simulated alone) and print a verdict per check with its "
                                    "tolerance; then integrate the model with the controls of FILE (CasADi CVODES, or IDAS for implicit "
                                    "and constrained models) and compare with FILE's states. Any failed check exits 1.")
     p.add_argument("file", metavar="FILE", help="trajectory file written by colloc solve (.csv, .sto, .npz)")
@@ -198,7 +198,7 @@ def _verify_parser(sub):
                    help=f"of the boundary-condition, bound and path checks, times max(1, |bound|) (default {TOLERANCE:g})")
     p.add_argument("--dynamics-tolerance", metavar="TOL", type=float, default=DYNAMICS_TOLERANCE,
                    help="of each state's error at the end of every mesh interval simulated alone from the file's state at its start, "
-                        f"times max(1, max |state|) (default {DYNAMICS_TOLERANCE:g})")
+                        f"times max(1, median |state| over the interval and its neighbours) (default {DYNAMICS_TOLERANCE:g})")
     p.set_defaults(run=_run_verify)
 
 

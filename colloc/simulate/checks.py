@@ -24,7 +24,8 @@ question, each passed or failed with a one-line reason:
 A constraint value ``g`` with bounds ``[lo, hi]`` passes when
 ``lo − tol·max(1, |lo|) ≤ g ≤ hi + tol·max(1, |hi|)``; a state passes the
 dynamics check when its largest interval-end error is at most
-``dynamics_tol · max(1, max_t |x(t)|)``.
+``dynamics_tol`` times the state's local scale at that interval (:func:`local_scale`: max(1, median |x|)
+over the grid points of the interval and its neighbours, which one edited value cannot inflate).
 """
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ import numpy as np
 
 #: Default tolerance of the constraint checks (relative to max(1, |bound|)).
 TOLERANCE = 1e-6
-#: Default tolerance of the one-interval simulations (relative to max(1, max |x|)).
+#: Default tolerance of the one-interval simulations (relative to the local scale, :func:`local_scale`).
 DYNAMICS_TOLERANCE = 1e-2
 
 
