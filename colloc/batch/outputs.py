@@ -57,8 +57,18 @@ def result_name(stem, params) -> str:
 
 
 def _text(value) -> str:
-    if isinstance(value, (list, tuple)):
-        return ",".join(_text(v) for v in value)
+    """The value as text that tells its type: ``[1,2]``, ``(1,2)`` and ``'1,2'`` differ, as do ``1`` and ``'1'``.
+
+    A plain word stays bare (``mode=time``); a string that would read back as another value is quoted.
+    """
+    from ..pipeline.script import literal
+
+    if isinstance(value, list):
+        return "[" + ",".join(_text(v) for v in value) + "]"
+    if isinstance(value, tuple):
+        return "(" + ",".join(_text(v) for v in value) + ("," if len(value) == 1 else "") + ")"
+    if isinstance(value, str):
+        return value if literal(value) == value else repr(value)
     return repr(value) if isinstance(value, float) else str(value)
 
 
@@ -119,13 +129,25 @@ class ResultSlot:
         return self.unconverged_path
 
     def finish(self, success: bool):
-        """After a converged result is written: drop this run's now stale unconverged checkpoint file."""
+        """After the result is written: drop ``NAME.unconverged.csv`` when the result went to ``NAME.csv``
+        (it holds an earlier iterate than the file now there, of this run or of an earlier one)."""
         stale = self.folder / f"{self.stem}.unconverged.csv"
-        if success and self.keep_converged and stale.exists():
+        went_to_name_csv = success or not self.keep_converged  # (as result_path decides, without its note)
+        if went_to_name_csv and stale.is_file():
             try:
                 stale.unlink()
             except OSError:
                 pass
+
+    def check_targets(self):
+        """Refuse, before anything is built, result paths that no file can be written to (a folder named
+        ``NAME.csv``): one :class:`~colloc.errors.OptionError` naming the path."""
+        from ..errors import OptionError
+
+        for path in (self.path, self.folder / f"{self.stem}.unconverged.csv"):
+            if path.exists() and not path.is_file():
+                raise OptionError(f"`{path}` exists and is not a file (a folder?), so the result could not be written "
+                                  f"there; move it away or choose another --out.")
 
     def release(self):
         if self.lock is not None:
@@ -162,6 +184,135 @@ class ResultSlot:
         return False
 
 
+#: Metadata that must agree for two result files to be optima of one problem on one grid.
+SETUP_KEYS = ("problem", "params", "scheme", "intervals", "mesh")
+
+
+def merge_optima(folder, stem, optima, metadata) -> tuple:
+    """Write ``STEM.optimum-<i>.csv`` for the optima of a multi-start and of earlier ones into ``folder``.
+
+    ``optima`` are this run's (:attr:`SolveResult.optima`, best first); ``metadata`` is added to each.
+    Optimum files already there with the same problem, parameters, scheme and mesh (:data:`SETUP_KEYS`)
+    are earlier runs' optima: kept unless this run found the same optimum
+    (:func:`colloc.pipeline.multistart.distinct_optima`'s test), so a better optimum found before is never lost.
+    Files beyond the new count, and optimum files of another setup, are removed: none is left stale.
+
+    Returns ``(paths written, best)``: ``best`` is the trajectory of the overall best optimum when it is an
+    earlier run's (``NAME.csv`` should hold it), else None.
+    """
+    from types import SimpleNamespace
+
+    from ..pipeline.multistart import OBJECTIVE_RTOL, STATE_RTOL, _same
+    from ..results.trajectory import Trajectory
+
+    folder = Path(folder)
+    existing = sorted(folder.glob(f"{glob_escape(stem)}.optimum-*.csv"))
+    new = [SimpleNamespace(objective=float(o["objective"]), trajectory=o["trajectory"], earlier=False) for o in optima or []]
+    if not new:
+        return [], None
+    setup = {k: new[0].trajectory.metadata.get(k) for k in SETUP_KEYS}
+    setup.update({k: metadata[k] for k in SETUP_KEYS if k in metadata})
+    earlier = []
+    for path in existing:
+        if not re.fullmatch(rf"{re.escape(stem)}\.optimum-\d+\.csv", path.name):
+            continue
+        try:
+            traj = Trajectory.read(path)
+        except FileFormatError:
+            continue
+        objective = traj.metadata.get("objective")
+        if (traj.metadata.get("success") is True and isinstance(objective, (int, float))
+                and all(_json(traj.metadata.get(k)) == _json(setup[k]) for k in SETUP_KEYS)):
+            earlier.append(SimpleNamespace(objective=float(objective), trajectory=traj, earlier=True))
+    kept = [o for o in earlier if not any(_same(o, n, OBJECTIVE_RTOL, STATE_RTOL) for n in new)]
+    merged = sorted(new + kept, key=lambda o: o.objective)
+    paths = []
+    for i, o in enumerate(merged, start=1):
+        o.trajectory.metadata.update(metadata)
+        paths.append(o.trajectory.write(folder / f"{stem}.optimum-{i}.csv"))
+    for path in existing:
+        if str(path) not in paths and re.fullmatch(rf"{re.escape(stem)}\.optimum-\d+\.csv", path.name):
+            try:
+                path.unlink()
+            except OSError:
+                pass
+    return paths, (merged[0].trajectory if merged[0].earlier else None)
+
+
+def glob_escape(text) -> str:
+    return re.sub(r"([*?\[])", r"[\1]", text)
+
+
+def _json(value):
+    import json
+
+    return json.loads(json.dumps(value))
+
+
+def remove_foreign_optima(folder, stem, metadata):
+    """After a single solve wrote ``STEM.csv``: remove ``STEM.optimum-<i>.csv`` files of another setup
+    (:data:`SETUP_KEYS`), which no longer go with it; optima of the same setup stay (they are still optima)."""
+    from ..results.trajectory import Trajectory
+
+    for path in Path(folder).glob(f"{glob_escape(stem)}.optimum-*.csv"):
+        if not re.fullmatch(rf"{re.escape(stem)}\.optimum-\d+\.csv", path.name):
+            continue
+        try:
+            same = all(_json(Trajectory.read(path).metadata.get(k)) == _json(metadata.get(k)) for k in SETUP_KEYS)
+        except FileFormatError:
+            continue
+        if not same:
+            try:
+                path.unlink()
+            except OSError:
+                pass
+
+
+def write_optima(result, out, slot, traj, target) -> list:
+    """``OUT/STEM.optimum-<i>.csv`` for each distinct local optimum of a multi-start (1 = best), merged with
+    those of earlier multi-starts of the same setup (:func:`colloc.batch.outputs.merge_optima`); ``NAME.csv`` keeps
+    an earlier optimum that is better than this run's best.  After a single converged solve, optimum files
+    of another setup are removed (they went with the result it replaced)."""
+    metadata = {k: traj.metadata[k] for k in ("params", "bounds")}
+    if not result.optima:
+        if result.success and Path(target) == slot.path:
+            remove_foreign_optima(out, slot.stem, traj.metadata)
+        return []
+    paths, earlier_best = merge_optima(out, slot.stem, result.optima, metadata)
+    if earlier_best is not None and Path(target) == slot.path:
+        earlier_best.write(slot.path)
+        slot.notes.append(f"an earlier multi-start found a better optimum (objective {earlier_best.metadata['objective']:.10g}) than "
+                          f"this run's best ({result.objective:.10g}): `{slot.path}` keeps it; this run's optima are among "
+                          f"the `{slot.stem}.optimum-<i>.csv` files.")
+    return paths
+
+
+def write_or_rescue(traj, target):
+    """Write ``traj`` to ``target``; if that fails (a full disk, a folder gone), save it elsewhere.
+
+    Returns ``(path written, None)``, or ``(rescue path, sentence)`` when ``target`` could not be
+    written: the sentence names ``target``, the reason and where the result is instead (the system's
+    temporary folder, else the home folder, else the working folder, as ``colloc-rescued-NAME-PID.csv``).
+    Raises the original error only if no place at all takes the file.
+    """
+    target = Path(target)
+    try:
+        return traj.write(target), None
+    except (OSError, FileFormatError) as e:
+        first = e
+    import tempfile
+
+    reason = str(first).rstrip(".")
+    name = f"colloc-rescued-{target.stem}-{os.getpid()}{target.suffix}"
+    for folder in (tempfile.gettempdir(), os.path.expanduser("~"), os.getcwd()):
+        try:
+            path = traj.write(Path(folder) / name)
+        except (OSError, FileFormatError):
+            continue
+        return path, f"{reason}; the result is saved in `{path}` instead."
+    raise first
+
+
 def _stale(lock: Path) -> bool:
     """Whether the run that wrote ``lock`` is gone (same host, process not running)."""
     try:
@@ -183,4 +334,4 @@ def _converged(path: Path) -> bool:
         return False
 
 
-__all__ = ["ResultSlot", "result_name", "MAX_STEM"]
+__all__ = ["ResultSlot", "result_name", "write_or_rescue", "merge_optima", "write_optima", "remove_foreign_optima", "MAX_STEM"]

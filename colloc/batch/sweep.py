@@ -20,9 +20,11 @@ it is imported only when a sweep runs, never by ``import colloc``.
 """
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import itertools
+import json
 import math
 import os
 import re
@@ -32,8 +34,9 @@ from pathlib import Path
 import numpy as np
 
 from ..pipeline.cluster import MissingDependencyError, check_cluster, connect, dask_client_class
-from ..errors import CollocError, OptionError
+from ..errors import CollocError, FileFormatError, OptionError
 from ..results.files import remove_orphans, writable_folder
+from .outputs import result_name, write_or_rescue
 from ..pipeline.sweep_runner import COLUMNS, Record, Runner, SweepInterrupted, close_quietly, sigterm_as_interrupt, write_summary  # noqa: F401
 
 _NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
@@ -132,9 +135,10 @@ def _solve(script, params, index, path, options, guess):
 
     row = dict(index=index, params=dict(params), status="error", success=False, objective=math.nan,
                iterations=0, seconds=math.nan, warm_start=None, file="", message="")
+    kwargs = dict(options or {})
+    stop = kwargs.pop(STOP_OPTION, None)
     try:
         _, problem = load_problem(script, params)
-        kwargs = dict(options or {})
         if guess is not None:  # the neighbour's trajectory replaces a guess the script's SOLVE may give
             kwargs["guess"] = guess
         result = solve(problem, **kwargs)
@@ -148,8 +152,38 @@ def _solve(script, params, index, path, options, guess):
                iterations=int(result.iterations), seconds=result.build_seconds + result.solve_seconds,
                message=result.message)
     if path is not None:
-        row["file"] = traj.write(path)
+        if stop is not None and os.path.exists(stop):  # the sweep was stopped while this point ran: its summary row says interrupted
+            row.update(status="interrupted", success=False, message="the sweep was interrupted before this point finished; its result was not written")
+            return row, None
+        row["file"], lost = write_or_rescue(traj, path)  # a full disk must not cost the point's result
+        if lost is not None:
+            row["message"] = f"{row['message']}; {lost}" if row["message"] else lost
     return row, traj
+
+
+#: Key of the sweep's stop file among the options a point receives (taken out before the solve).
+STOP_OPTION = "_colloc_stop_file"
+_STOP_PREFIX = ".colloc-stop-"
+
+
+def _host():
+    from ..results.files import _host as host
+
+    return host()
+
+
+def _remove_stale_stops(folder):
+    """Stop files of sweeps on this host whose client no longer runs."""
+    from ..results.files import process_alive
+
+    prefix = f"{_STOP_PREFIX}{_host()}-"
+    for entry in folder.glob(f"{prefix}*"):
+        pid = entry.name[len(prefix):].split("-", 1)[0]
+        if pid.isdigit() and not process_alive(int(pid)):
+            try:
+                entry.unlink()
+            except OSError:
+                pass
 
 
 def point_file(name, index, count) -> str:
@@ -231,10 +265,12 @@ def sweep(script_path, grid: dict, fixed: dict | None = None, workers=None, sche
         if created:
             _remove_empty(folder)  # no empty folder left by a sweep that never ran
         raise
-    name, claim = _claim(folder, name or script.stem)
+    # fixed values are part of the name, as for a solve: a sweep at other fixed values never replaces this one's files
+    name = _unshared(folder, name or result_name(script.stem, fixed), points)
+    name, claim = _claim(folder, name)
     summary = None if folder is None else folder / f"{name}_sweep.csv"
     record = Record(points, list(grid) + list(fixed), summary)
-    runner, owned = Runner(record, progress, list(grid), point_timeout), []
+    runner, owned, stop = Runner(record, progress, list(grid), point_timeout), [], None
     with sigterm_as_interrupt(), claim:
         try:
             try:
@@ -245,9 +281,15 @@ def sweep(script_path, grid: dict, fixed: dict | None = None, workers=None, sche
                     _remove_empty(folder)
                 raise
             runner.restart = bool(owned)
-            remove_orphans(folder) if folder is not None else None
+            if folder is not None:
+                remove_orphans(folder)
+                _remove_stale_stops(folder)
             paths = [None if folder is None else str(folder / point_file(name, i, len(points))) for i in range(len(points))]
             tag = f"{name}-{os.getpid()}-{_time.time_ns()}"
+            if folder is not None:  # created on Ctrl-C or SIGTERM: a point still running then writes no file
+                stop = folder / f"{_STOP_PREFIX}{_host()}-{os.getpid()}-{_time.time_ns()}"
+                runner.on_interrupt = lambda: stop.touch()
+                kwargs = {**kwargs, STOP_OPTION: str(stop)}
             if continuation:
                 runner.chain(solve_chained, serpentine(grid), str(script), paths, kwargs, tag)
             else:
@@ -259,6 +301,9 @@ def sweep(script_path, grid: dict, fixed: dict | None = None, workers=None, sche
                 table = record.finish()  # before closing the cluster: closing a stuck one may take a while
             for c in owned:
                 close_quietly(c)
+            if owned and stop is not None:  # its workers are gone; a remote scheduler's may still run and need it
+                with contextlib.suppress(OSError):
+                    stop.unlink(missing_ok=True)
     if runner.was_interrupted:
         raise SweepInterrupted(table, summary)
     return SweepTable(table, summary)
@@ -292,6 +337,48 @@ def _claim(folder, name):
         warnings.warn(f"`{folder / (taken + '_sweep.csv')}` is being written by another colloc sweep; this sweep writes "
                       f"`{folder / (name + '_sweep.csv')}` and `{name}_<i>.csv` instead.", stacklevel=3)
     return name, slot
+
+
+def _unshared(folder, name, points) -> str:
+    """``name``, or ``name-2`` (…) when ``OUT/NAME_<i>.csv`` or ``OUT/NAME_sweep.csv`` holds another run's result.
+
+    A point file that records other build parameters than its point (another script's result, a sweep at
+    other values), or a summary that is a trajectory, is not this sweep's to replace.
+    """
+    import warnings
+
+    if folder is None:
+        return name
+    for k in range(1, 10000):
+        candidate = name if k == 1 else f"{name}-{k}"
+        if not _foreign(folder, candidate, points):
+            if k > 1:
+                warnings.warn(f"`{folder}` holds results of another run named like this sweep's (`{name}_…`); "
+                              f"this sweep writes `{candidate}_sweep.csv` and `{candidate}_<i>.csv` instead.", stacklevel=3)
+            return candidate
+    return name
+
+
+def _foreign(folder, name, points) -> bool:
+    from ..results.files import read_trajectory
+
+    summary = folder / f"{name}_sweep.csv"
+    try:
+        if summary.is_file() and summary.read_bytes()[:64].lstrip(b"\xef\xbb\xbf").startswith(b"# colloc trajectory"):
+            return True
+    except OSError:
+        return True
+    for i, point in enumerate(points):
+        path = folder / point_file(name, i, len(points))
+        if not path.exists():
+            continue
+        try:
+            recorded = read_trajectory(path)[4].get("params")
+        except FileFormatError:
+            return True  # not a result colloc wrote: not this sweep's to replace
+        if json.loads(json.dumps(recorded)) != json.loads(json.dumps(_jsonable(point))):
+            return True
+    return False
 
 
 def _solve_options(defaults, options, path):

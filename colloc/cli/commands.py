@@ -37,9 +37,10 @@ from ..simulate.checks import DYNAMICS_TOLERANCE, TOLERANCE
 from ..errors import CollocError, OptionError
 from ..results.files import writable_folder
 from ..transcription.nlp import BLOCK_LEGEND, TERM_LEGEND
-from ..batch.outputs import ResultSlot, result_name
+from ..batch.outputs import ResultSlot, result_name, write_optima, write_or_rescue
 from ..viz.plot import animate, bounds_to_record, model_points, plot_refinement, plot_trajectory, plot_violations, save_figure
 from ..discretization.schemes import SCHEMES, get_scheme
+from .streams import guarded_stdout, sigterm_interrupts
 from ..pipeline.script import literal, load_problem, parse_assignments, recorded_params, solve_defaults, split_assignments
 from ..pipeline.solve import build_nlp, solve
 from ..results.trajectory import Trajectory
@@ -66,7 +67,7 @@ def main(argv=None) -> int:
         print("colloc: error: give a command: solve, verify, plot, info or sweep.", file=sys.stderr)
         return EXIT_ERROR
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), guarded_stdout(), sigterm_interrupts():  # a closed or full stdout drops text, never a result
             warnings.formatwarning = _format_warning  # (recording warnings, as tests do, still works)
             return args.run(args)
     except CollocError as e:
@@ -185,7 +186,7 @@ def _starts_arguments(p):
 def _verify_parser(sub):
     p = sub.add_parser("verify", epilog=EXIT_CODES, help="check that a file solves a problem; forward-simulate it and report the state error",
                        description="Check that FILE solves PROBLEM.py (time, horizon, finite values, boundary conditions, bounds, path "
-                                   "and endpoint constraints, each mesh interval simulated alone) and print a verdict per check with its "
+                                   "and endpoint constraints, the scheme's defects and the derivative columns at every grid point, the recorded objective, each mesh interval simulated alone) and print a verdict per check with its "
                                    "tolerance; then integrate the model with the controls of FILE (CasADi CVODES, or IDAS for implicit "
                                    "and constrained models) and compare with FILE's states. Any failed check exits 1.")
     p.add_argument("file", metavar="FILE", help="trajectory file written by colloc solve (.csv, .sto, .npz)")
@@ -197,7 +198,7 @@ def _verify_parser(sub):
                    help=f"of the boundary-condition, bound and path checks, times max(1, |bound|) (default {TOLERANCE:g})")
     p.add_argument("--dynamics-tolerance", metavar="TOL", type=float, default=DYNAMICS_TOLERANCE,
                    help="of each state's error at the end of every mesh interval simulated alone from the file's state at its start, "
-                        f"times max(1, max |state|) (default {DYNAMICS_TOLERANCE:g})")
+                        f"times max(1, median |state| over the interval and its neighbours) (default {DYNAMICS_TOLERANCE:g})")
     p.set_defaults(run=_run_verify)
 
 
@@ -236,11 +237,12 @@ def _run_solve(args) -> int:
     _check_solve_flags(args)
     # everything the user gave is checked before `build` runs: a bad --out or --guess must not cost a build
     folder, created = writable_folder(args.out)
-    out = Path(folder)
+    out = Path(folder).resolve()  # absolute: a build() that changes the working folder must not move the result
     # the result's name is claimed before `build` runs: a run started while another builds or solves writes
     # NAME-2.csv, however soon the other finishes, instead of replacing its result
     slot = ResultSlot(out, result_name(Path(args.problem).stem, params), force=args.force)
     try:
+        slot.check_targets()
         guess = _read_guess(args.guess)
         module, problem = load_problem(args.problem, params)
         kwargs = _solve_arguments(module, args)
@@ -271,10 +273,15 @@ def _run_solve(args) -> int:
         traj.metadata["violations"] = dict(result.violations)  # for `colloc plot --violations`
         traj.metadata["bounds"] = bounds_to_record(getattr(problem, "bounds", None))  # `colloc plot` draws them
         target = slot.result_path(result.success)
-        written = traj.write(target)  # before any printing: a closed pipe must not lose the result
-        slot.finish(result.success)
-        optima = _write_optima(result, out, slot.stem, {k: traj.metadata[k] for k in ("params", "bounds")})
+        written, lost = write_or_rescue(traj, target)  # before any printing: a closed pipe must not lose the result
+        optima = []
+        if lost is None:
+            slot.finish(result.success)
+            optima = write_optima(result, out, slot, traj, target)
     print(result.summary())
+    if lost is not None:  # the result is safe elsewhere; the exit says the asked-for file is not there
+        print(f"colloc: error: {lost}", file=sys.stderr)
+        return EXIT_ERROR
     print(f"wrote {written}")
     for path in optima:
         print(f"wrote {path}")
@@ -324,6 +331,10 @@ def _check_solve_flags(args):
         raise OptionError(f"--starts must be at least 1; got {args.starts}.")
     elif args.checkpoint_every is not None:
         raise OptionError("--checkpoint-every cannot be combined with --starts; solve the best start again to checkpoint it.")
+    elif args.starts > 1:
+        from ..pipeline.cluster import check_cluster
+
+        check_cluster(args.workers, args.scheduler)  # e.g. more workers than cores: said before the build
 
 
 def _print_start(k, res):
@@ -332,16 +343,6 @@ def _print_start(k, res):
         print(f"start {k}: {res.status}: {res.message}", flush=True)
     else:
         print(f"start {k}: {res.status.value}, objective {res.objective:.10g}, {res.iterations} iterations", flush=True)
-
-
-def _write_optima(result, out, stem, metadata) -> list:
-    """``OUT/STEM.optimum-<i>.csv`` for each distinct local optimum of a multi-start (1 = best)."""
-    paths = []
-    for i, opt in enumerate(result.optima or [], start=1):
-        traj = opt["trajectory"]
-        traj.metadata.update(metadata)
-        paths.append(traj.write(out / f"{stem}.optimum-{i}.csv"))
-    return paths
 
 
 def _run_verify(args) -> int:

@@ -33,6 +33,7 @@ machine without Dask, solves them one after another in this process.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import time as _time
@@ -220,8 +221,8 @@ def _say_serial(message):
 
 
 class Failed(NamedTuple):
-    """A start without a result: ``status`` is ``error`` (its build or solve raised, or its worker died) or
-    ``interrupted`` (Ctrl-C or SIGTERM before it finished)."""
+    """A start without a result: ``status`` is ``error`` (its build or solve raised), ``lost`` (its worker
+    process died: killed, out of memory, a crash) or ``interrupted`` (Ctrl-C or SIGTERM before it finished)."""
 
     status: str
     message: str
@@ -275,31 +276,46 @@ def _on_dask(source, guesses, shared, scheduler, workers, progress):
     with sigterm_as_interrupt():
         try:
             client, owned = connect(Client, workers, scheduler)
-            futures = {client.submit(solve_start, script, params, g, shared, pure=False): k for k, g in enumerate(guesses)}
+            for k, g in enumerate(guesses):  # one by one: a Ctrl-C while submitting knows what was submitted
+                futures[client.submit(solve_start, script, params, g, shared, pure=False)] = k
             for f in as_completed(list(futures)):
                 k = futures.pop(f)
                 try:
                     res = f.result()
                 except Exception as e:  # noqa: BLE001  the worker died (KilledWorker) or the task failed
-                    res = Failed("error", f"the worker solving this start failed: {type(e).__name__}: {e}")
+                    res = _lost(e)
                 outcomes.append((k, res))
                 if progress is not None:
                     progress(k, res)
         except KeyboardInterrupt:  # Ctrl-C or SIGTERM: keep what finished, the rest is interrupted
             if client is None:  # nothing was started
                 raise
-            outcomes += [(k, Failed("interrupted", "the multi-start was interrupted before this start finished")) for k in futures.values()]
+            if futures:
+                with contextlib.suppress(Exception):  # stop the workers' solves rather than let them finish unseen
+                    client.cancel(list(futures))
+            done = {k for k, _ in outcomes}
+            outcomes += [(k, Failed("interrupted", "the multi-start was interrupted before this start finished"))
+                         for k in range(len(guesses)) if k not in done]
         finally:
             for c in owned:
                 close_quietly(c)
     return sorted(outcomes, key=lambda kr: kr[0])
 
 
+def _lost(error) -> Failed:
+    """The outcome of a start whose task raised on the cluster: ``lost`` when its worker process died
+    (killed, out of memory, a crash in native code), ``error`` otherwise."""
+    name = type(error).__name__
+    if name in ("KilledWorker", "CommClosedError", "CancelledError", "FutureCancelledError"):
+        return Failed("lost", f"its worker process died before it finished (killed, out of memory or a crash; {name})")
+    return Failed("error", f"the worker solving this start failed: {name}: {error}")
+
+
 def _combine(outcomes, seed, seconds):
     """The best converged result, carrying every optimum and every start's outcome."""
     solved = [(k, r) for k, r in outcomes if not isinstance(r, Failed)]
     if not solved:
-        if any(r.status == "interrupted" for _, r in outcomes):
+        if not outcomes or any(r.status == "interrupted" for _, r in outcomes):
             raise KeyboardInterrupt
         raise OptionError(f"No start could be solved; the first said: {outcomes[0][1].message}")
     optima = distinct_optima(solved)

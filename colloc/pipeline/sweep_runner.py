@@ -31,6 +31,8 @@ class SweepInterrupted(KeyboardInterrupt):
 
 #: Seconds between looks at the running points (and at most between summary rewrites, once a second).
 POLL = 0.1
+#: Seconds a running scheduler may have no worker before the points left are given up (listed as crashed).
+NO_WORKER_LIMIT = 30.0
 
 
 class Record:
@@ -110,7 +112,7 @@ class Runner:
         queue = list(range(len(self.record.points)))[::-1]
 
         def feed():
-            while queue and len(self.pending) < self._capacity():
+            while queue and len(self.pending) < self._capacity() and not getattr(self, "orphaned", False):
                 i = queue.pop()
                 f = self.client.submit(solve_point, script, self.record.points[i], i, paths[i], options,
                                        pure=False, key=f"colloc-{tag}-{i}")
@@ -134,6 +136,8 @@ class Runner:
         previous = None
         self.warm()
         for i in order:
+            if getattr(self, "orphaned", False):
+                break
             f = self.client.submit(solve_chained, previous, script, self.record.points[i], i, paths[i], options,
                                    pure=False, key=f"colloc-{tag}-{i}")
             self.pending[f] = i
@@ -144,6 +148,10 @@ class Runner:
 
     def interrupted(self):
         self.was_interrupted = True
+        try:  # first: a point that finishes from now on writes no file its summary row would not list
+            getattr(self, "on_interrupt", lambda: None)()
+        except OSError:
+            pass
         if self.pending:
             try:
                 self.client.cancel(list(self.pending))
@@ -174,10 +182,44 @@ class Runner:
                 self._emit(row)
             if self.timeout is not None and self.pending:
                 self._expire()
+            if self.pending and self._orphaned():
+                self._give_up()
+                return
             feed()
             self.record.flush()
         if len(self.record.rows) == len(self.record.points):
             self._close_bar()
+
+    def _orphaned(self) -> bool:
+        """Whether the scheduler has had no worker for :data:`NO_WORKER_LIMIT` seconds (they all left or died):
+        its tasks would wait forever, and a point's time limit counts only once a worker starts it."""
+        try:
+            workers = self.client.scheduler_info().get("workers", {})
+        except Exception:  # noqa: BLE001  no answer this time: look again next poll
+            return False
+        if workers:
+            self.no_workers_since = None
+            return False
+        if getattr(self, "no_workers_since", None) is None:
+            self.no_workers_since = _time.monotonic()
+        return _time.monotonic() - self.no_workers_since > NO_WORKER_LIMIT
+
+    def _give_up(self):
+        """Every point not finished becomes a ``crashed`` row: no worker is left to run it."""
+        self.orphaned = True
+        message = f"no Dask worker was left to run it (the scheduler had none for {NO_WORKER_LIMIT:g} s)"
+        try:
+            self.client.cancel(list(self.pending))
+        except Exception:  # noqa: BLE001  the rows matter more
+            pass
+        for i in list(self.pending.values()) + [i for i in range(len(self.record.points)) if i not in self.record.rows
+                                                 and i not in self.pending.values()]:
+            row = self._lost(i, "crashed", message)
+            self.record.add(row)
+            self._emit(row)
+        self.pending = {}
+        self.record.flush()
+        self._close_bar()
 
     def _row(self, future, index):
         if future.status == "finished":

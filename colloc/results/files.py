@@ -18,6 +18,7 @@ import io
 import json
 import os
 import socket
+import stat
 import tempfile
 import zipfile
 
@@ -65,6 +66,12 @@ def read_bytes(path, what="File") -> bytes:
         raise FileFormatError(f"{what} `{path}` is a folder, not a file.")
     if not os.path.exists(path):
         raise FileFormatError(f"{what} `{path}` does not exist.")
+    try:  # a FIFO, socket or device would block the read or never end: only regular files are read
+        kind = os.stat(path).st_mode
+    except OSError as e:
+        raise FileFormatError(f"{what} `{path}` cannot be read: {e.strerror}.") from None
+    if not stat.S_ISREG(kind):
+        raise FileFormatError(f"{what} `{path}` is not a regular file (a pipe, socket or device); give a file saved on disk.")
     try:
         with open(path, "rb") as fh:
             return fh.read()

@@ -315,11 +315,13 @@ class SolveResult:
         """Multi-start: each distinct local optimum with how many starts reached it."""
         run = self.trajectory.metadata.get("multistart", {})
         starts = self.starts or []
-        failed = sum(1 for s in starts if s["status"] not in ("solved", "acceptable", "interrupted"))
+        failed = sum(1 for s in starts if s["status"] not in ("solved", "acceptable", "interrupted", "lost"))
         stopped = sum(1 for s in starts if s["status"] == "interrupted")
+        lost = sum(1 for s in starts if s["status"] == "lost")
         lines = [f"  multi-start {len(starts)} starts (seed {run.get('seed', '?')}, {run.get('seconds', float('nan')):.1f} s): "
                  f"{len(self.optima)} distinct local optim{'um' if len(self.optima) == 1 else 'a'}"
                  + (f", {failed} start{'s' if failed != 1 else ''} did not converge" if failed else "")
+                 + (f", {lost} lost (their worker process died)" if lost else "")
                  + (f", {stopped} interrupted" if stopped else "")]
         for i, o in enumerate(self.optima, start=1):
             lines.append(f"    optimum {i}: objective {o['objective']:.10g}, reached by {o['count']} start{'s' if o['count'] != 1 else ''} "

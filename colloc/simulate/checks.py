@@ -24,7 +24,8 @@ question, each passed or failed with a one-line reason:
 A constraint value ``g`` with bounds ``[lo, hi]`` passes when
 ``lo − tol·max(1, |lo|) ≤ g ≤ hi + tol·max(1, |hi|)``; a state passes the
 dynamics check when its largest interval-end error is at most
-``dynamics_tol · max(1, max_t |x(t)|)``.
+``dynamics_tol`` times the state's local scale at that interval (:func:`local_scale`: max(1, median |x|)
+over the grid points of the interval and its neighbours, which one edited value cannot inflate).
 """
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ import numpy as np
 
 #: Default tolerance of the constraint checks (relative to max(1, |bound|)).
 TOLERANCE = 1e-6
-#: Default tolerance of the one-interval simulations (relative to max(1, max |x|)).
+#: Default tolerance of the one-interval simulations (relative to the local scale, :func:`local_scale`).
 DYNAMICS_TOLERANCE = 1e-2
 
 
@@ -58,7 +59,7 @@ def check_solution(problem, trajectory, tolerance=TOLERANCE, dynamics_tolerance=
     """Check that ``trajectory`` solves ``problem``; return one :class:`Check` per question (see module doc).
 
     ``interval_errors(problem, trajectory) -> (errors, mesh_times, message)`` integrates each
-    interval alone (:func:`colloc.verify.interval_errors`, which :func:`colloc.verify.verify`
+    interval alone (:func:`colloc.simulate.verify.interval_errors`, which :func:`colloc.simulate.verify.verify`
     passes); without it the dynamics are not checked.  They are checked only when the time,
     horizon and finiteness checks pass (a simulation of such a file would say nothing more).
     """
@@ -273,17 +274,36 @@ def _collocation_rows(traj):
     return np.unique(rows[rows < n])
 
 
+def local_scale(values, nodes_of_intervals) -> np.ndarray:
+    """``max(1, median |values|)`` over the grid points of each interval and its neighbours, shape ``(n,)``.
+
+    ``nodes_of_intervals`` is :attr:`colloc.discretization.grid.Grid.nodes_of_intervals`, shape ``(n, num_nodes)``.
+    A median of at least ``num_nodes + 1`` values: a single edited value cannot move it past its
+    unedited neighbours.
+    """
+    idx = np.asarray(nodes_of_intervals)
+    n = idx.shape[0]
+    k = np.arange(n)
+    window = np.concatenate([idx[np.clip(k - 1, 0, n - 1)], idx, idx[np.clip(k + 1, 0, n - 1)]], axis=1)
+    return np.maximum(1.0, np.median(np.abs(np.asarray(values, dtype=float)[window]), axis=1))
+
+
 def _dynamics(problem, traj, tol, interval_errors):
-    """One Check per state: its largest interval-end error against ``tol · max(1, max |x|)``."""
+    """One Check per state: each interval-end error against ``tol ·`` the state's local scale there
+    (:func:`local_scale`: one edited value cannot inflate it)."""
+    from ..discretization.interpolant import Interpolant
+
     errors, mesh_times, message = interval_errors(problem, traj)
+    nodes = Interpolant(traj).index
     out = []
     for name, err in errors.items():
-        limit = tol * max(1.0, float(np.max(np.abs(traj[name]))))
+        limits = tol * local_scale(traj[name], nodes)
         if err.size and not np.all(np.isfinite(err)):
-            out.append(Check(f"dynamics:{name}", False, math.nan, limit, message))
+            out.append(Check(f"dynamics:{name}", False, math.nan, float(np.max(limits)), message))
             continue
-        worst = float(np.max(err)) if err.size else 0.0
-        k = int(np.argmax(err)) if err.size else 0
+        ratio = err / limits
+        k = int(np.argmax(ratio)) if err.size else 0
+        worst, limit = (float(err[k]), float(limits[k])) if err.size else (0.0, tol)
         if worst <= limit:
             text = f"largest interval-end error {worst:.2e} ≤ {limit:.1e}"
         else:
@@ -297,10 +317,10 @@ def report(checks, tolerance=TOLERANCE, dynamics_tolerance=DYNAMICS_TOLERANCE) -
     """The checks as lines under a heading that states the tolerances (``dynamics_tolerance=None``: no dynamics checks)."""
     failed = [c for c in checks if not c.passed]
     dynamics = "" if dynamics_tolerance is None else \
-        f"; dynamics: each interval simulated alone, tolerance {dynamics_tolerance:.1e} × max(1, max |x|)"
+        f"; dynamics: each interval simulated alone, tolerance {dynamics_tolerance:.1e} × max(1, local median |x|)"
     head = (f"checks (constraints: tolerance {tolerance:.1e} × max(1, |bound|){dynamics}): "
             f"{len(checks) - len(failed)} passed, {len(failed)} failed")
     return "\n".join([head] + [c.line() for c in checks])
 
 
-__all__ = ["Check", "check_solution", "check_columns", "basic_checks", "solution_checks", "symbol_values", "report", "TOLERANCE", "DYNAMICS_TOLERANCE"]
+__all__ = ["Check", "check_solution", "local_scale", "check_columns", "basic_checks", "solution_checks", "symbol_values", "report", "TOLERANCE", "DYNAMICS_TOLERANCE"]

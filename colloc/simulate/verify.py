@@ -107,6 +107,29 @@ def _build(problem, itp, substeps, rtol, atol):
     return integ, form
 
 
+def _interval_inputs(problem, itp, form, traj):
+    """The integrator's parameter vector and algebraic start values of every interval at once.
+
+    Returns ``P`` shape ``(num_p, n)`` and ``Z0`` shape ``(num_z, n)``: one gather per column for the whole
+    file (gathering per interval made a file of a million intervals quadratic).
+    """
+    model = problem.model
+    cols, n, starts = form["nodes"], itp.num_intervals, itp.grid.interval_starts
+
+    def at_nodes(names):  # (len(names) * cols.size, n), column-major within an interval as `ca.vec` stacks it
+        blocks = [itp.nodes(name)[:, cols] for name in names]           # each (n, cols.size)
+        return np.stack(blocks, axis=0).transpose(2, 0, 1).reshape(len(names) * cols.size, n) if blocks else np.zeros((0, n))
+
+    lam_names = [v.name for v in model.multipliers]
+    U = at_nodes([v.name for v in model.controls])
+    LAM = np.zeros((0, n)) if form["algebraic_multipliers"] else at_nodes(lam_names)
+    params = np.array([traj.parameters[v.name] for v in model.parameters]).reshape(-1, 1)
+    P = np.concatenate([itp.mesh_times[None, :-1], itp.h[None, :], U, LAM, np.repeat(params, n, axis=1)], axis=0)
+    z_names = list(form["z_names"]) + (lam_names if form["algebraic_multipliers"] else [])
+    Z0 = np.array([traj[name][starts] for name in z_names]).reshape(len(z_names), n) if form["num_z"] else np.zeros((0, n))
+    return P, Z0
+
+
 def simulate_controls(problem, trajectory, substeps=10, rtol=1e-12, atol=1e-12, initial=None) -> dict:
     """Integrate ``problem``'s model with ``trajectory``'s controls and compare states.
 
@@ -143,28 +166,17 @@ def simulate_controls(problem, trajectory, substeps=10, rtol=1e-12, atol=1e-12, 
     itp = Interpolant(trajectory)
     integ, form = _build(problem, itp, substeps, rtol, atol)
     names = [v.name for v in model.states]
-    cols = form["nodes"]
     s_out = np.linspace(0.0, 1.0, substeps + 1)
     collocated = itp.states(names, s_out)[0]                     # (nx, n, substeps + 1)
-    params = np.array([trajectory.parameters[v.name] for v in model.parameters])
     x = np.array([(initial or {}).get(n, trajectory[n][0]) for n in names])
-    z_init = [n for n in form["z_names"]]
-    lam_names = [v.name for v in model.multipliers]
     n = itp.num_intervals
     sim = np.full((len(names), n, substeps), np.nan)
     success, message = True, "integrated over the whole horizon"
+    P, Z0 = _interval_inputs(problem, itp, form, trajectory)
     for k in range(n):
-        U = np.array([itp.nodes(v.name)[k, cols] for v in model.controls]).reshape(len(model.controls), cols.size)
-        LAM = np.zeros(0) if form["algebraic_multipliers"] else \
-            np.array([itp.nodes(name)[k, cols] for name in lam_names]).reshape(len(lam_names), cols.size)
-        pvec = np.concatenate([[itp.mesh_times[k], itp.h[k]], U.ravel(order="F"), LAM.ravel(order="F"), params])
-        args = dict(x0=x, p=pvec)
+        args = dict(x0=x, p=P[:, k])
         if form["num_z"]:
-            start = itp.grid.interval_starts[k]
-            z0 = [trajectory[name][start] for name in z_init]
-            if form["algebraic_multipliers"]:
-                z0 += [trajectory[name][start] for name in lam_names]
-            args["z0"] = z0
+            args["z0"] = Z0[:, k]
         try:
             out = integ(**args)
         except RuntimeError as e:
@@ -200,20 +212,24 @@ def interval_errors(problem, traj, rtol=1e-10, atol=1e-10):
     itp = Interpolant(traj)
     integ, form = _build(problem, itp, 1, rtol, atol)
     names = [v.name for v in model.states]
-    lam_names = [v.name for v in model.multipliers]
-    cols, n = form["nodes"], itp.num_intervals
+    n = itp.num_intervals
     starts, ends = itp.grid.interval_starts, itp.grid.interval_ends
-    params = np.array([traj.parameters[v.name] for v in model.parameters])
     X = np.array([traj[name] for name in names]).reshape(len(names), -1)
     errors, message = np.full((len(names), n), np.nan), "every interval integrated"
+    P, Z0 = _interval_inputs(problem, itp, form, traj)
+    args = dict(x0=X[:, starts], p=P)
+    if form["num_z"]:
+        args["z0"] = Z0
+    try:  # every interval at once (they are independent); on a failure, one by one to name it
+        ends_all = np.asarray(integ.map(n)(**args)["xf"]).reshape(len(names), n)
+        errors = np.abs(ends_all - X[:, ends])
+        return dict(zip(names, errors)), itp.mesh_times, message
+    except RuntimeError:
+        pass
     for k in range(n):
-        U = np.array([itp.nodes(v.name)[k, cols] for v in model.controls]).reshape(len(model.controls), cols.size)
-        LAM = np.zeros(0) if form["algebraic_multipliers"] else \
-            np.array([itp.nodes(name)[k, cols] for name in lam_names]).reshape(len(lam_names), cols.size)
-        args = dict(x0=X[:, starts[k]], p=np.concatenate([[itp.mesh_times[k], itp.h[k]], U.ravel(order="F"), LAM.ravel(order="F"), params]))
+        args = dict(x0=X[:, starts[k]], p=P[:, k])
         if form["num_z"]:
-            z0 = [traj[name][starts[k]] for name in form["z_names"]]
-            args["z0"] = z0 + ([traj[name][starts[k]] for name in lam_names] if form["algebraic_multipliers"] else [])
+            args["z0"] = Z0[:, k]
         try:
             end = np.asarray(integ(**args)["xf"]).reshape(len(names), -1)[:, -1]
         except RuntimeError as e:
@@ -246,6 +262,7 @@ def verify(problem, trajectory, figure=None, tolerance=None, dynamics_tolerance=
     """
     from .checks import DYNAMICS_TOLERANCE, TOLERANCE, check_solution
     from .limits import checks as between_grid_points
+    from .consistency import with_consistency_checks
 
     if isinstance(trajectory, SolveResult):
         trajectory = trajectory.trajectory
@@ -253,8 +270,10 @@ def verify(problem, trajectory, figure=None, tolerance=None, dynamics_tolerance=
         trajectory = Trajectory.read(trajectory)
     sim = simulate_controls(problem, trajectory, **options)
     sim["figure"] = None
-    sim["checks"] = check_solution(problem, trajectory, TOLERANCE if tolerance is None else tolerance,
-                                   DYNAMICS_TOLERANCE if dynamics_tolerance is None else dynamics_tolerance, interval_errors)
+    tolerance = TOLERANCE if tolerance is None else tolerance
+    dynamics_tolerance = DYNAMICS_TOLERANCE if dynamics_tolerance is None else dynamics_tolerance
+    checks = check_solution(problem, trajectory, tolerance, dynamics_tolerance, interval_errors)
+    sim["checks"] = with_consistency_checks(problem, trajectory, checks, tolerance, dynamics_tolerance)
     if all(c.passed for c in sim["checks"][:3]):  # time, horizon, finite: the interpolant can be evaluated
         sim["checks"] += between_grid_points(problem, trajectory)
     sim["verified"] = sim["success"] and all(c.passed for c in sim["checks"])

@@ -22,6 +22,7 @@ import casadi as ca
 import numpy as np
 
 from .checks import DYNAMICS_TOLERANCE, TOLERANCE, Check, basic_checks, check_columns, check_solution
+from .consistency import phases_objective_check, with_consistency_checks
 from ..errors import FileFormatError
 from ..model.impact import solve_impact
 from ..results.phased_trajectory import PhasedTrajectory
@@ -143,11 +144,15 @@ def check_phases(mp, trajectory, tolerance=TOLERANCE, dynamics_tolerance=DYNAMIC
     checks, locals_, sound = [order], [], True
     for i, (ph, traj) in enumerate(zip(mp.phases, phases)):
         offset = 0.0 if i == 0 else traj.time[0] - ph.problem.t0_value  # later phases run on their own clock
-        local = Trajectory(traj.time - offset, {k: traj[k] for k in traj.names}, traj.kinds, traj.parameters, traj.metadata)
+        # the recorded objective is the whole file's: checked once, over every phase (`objective` below)
+        meta = {k: v for k, v in traj.metadata.items() if k != "objective"}
+        local = Trajectory(traj.time - offset, {k: traj[k] for k in traj.names}, traj.kinds, traj.parameters, meta)
         local.source = f"{getattr(trajectory, 'source', 'the trajectory')}` phase `{ph.name}"
         locals_.append(local)
         check_columns(ph.problem, local)  # a file of another problem: bad input, not a failed check
         own = check_solution(ph.problem, local, tolerance, dynamics_tolerance, interval_errors)
+        if interval_errors is not None:
+            own = with_consistency_checks(ph.problem, local, own, tolerance, dynamics_tolerance)
         if all(c.passed for c in basic_checks(ph.problem, local, tolerance)):
             own += _guards(ph, local, tolerance)
         else:
@@ -155,6 +160,8 @@ def check_phases(mp, trajectory, tolerance=TOLERANCE, dynamics_tolerance=DYNAMIC
         checks += [Check(f"{ph.name}/{c.name}", c.passed, c.value, c.limit, c.message) for c in own]
     if sound:
         checks += [_junctions(mp, phases, tolerance)] + [_connection(mp, c, locals_, tolerance) for c in mp.connections]
+        if interval_errors is not None:
+            checks.append(phases_objective_check(mp, locals_, trajectory.metadata.get("objective"), tolerance))
     return checks
 
 

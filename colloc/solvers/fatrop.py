@@ -24,7 +24,10 @@ then flagged ``Status.INTERRUPTED``).
 """
 from __future__ import annotations
 
+import contextlib
+import signal
 import sys
+import threading
 import time as _time
 
 import casadi as ca
@@ -123,9 +126,10 @@ def run_fatrop(nlp, opts, expand, progress, checkpoint, to_trajectory, start):
     W, f, g, x0, lbx, ubx, lbg, ubg = stagewise(nlp, st)
     if progress is True and opts.get("print_level", 0) == 0:
         opts = {**opts, "print_level": 10}
-    solver = ca.nlpsol("colloc_fatrop", "fatrop", {"x": W, "f": f, "g": g},
-                       {"expand": bool(expand), "structure_detection": "manual", "N": st.num_intervals, "nx": st.nx,
-                        "nu": st.nu, "ng": st.ng, "fatrop": opts, "print_time": False, "error_on_fail": False})
+    with _ctrl_c_ends_the_process():
+        solver = ca.nlpsol("colloc_fatrop", "fatrop", {"x": W, "f": f, "g": g},
+                           {"expand": bool(expand), "structure_detection": "manual", "N": st.num_intervals, "nx": st.nx,
+                            "nu": st.nu, "ng": st.ng, "fatrop": opts, "print_time": False, "error_on_fail": False})
     build_seconds = _time.perf_counter() - start
     monitor = _StopRequest()
     start, cpu = _time.perf_counter(), _time.process_time()
@@ -138,6 +142,23 @@ def run_fatrop(nlp, opts, expand, progress, checkpoint, to_trajectory, start):
     if monitor.interrupted:
         stats["return_status"] = "interrupted"
     return _unpermute(nlp, st, sol), stats, build_seconds, solve_seconds
+
+
+@contextlib.contextmanager
+def _ctrl_c_ends_the_process():
+    """Ctrl-C during FATROP's build (one C++ call that can take minutes and never returns to Python in between)
+    ends the process at once with the signal's own status (a shell reports 130), instead of waiting for the build.
+
+    Nothing is solved yet, so nothing is lost: the result's claim (its lock file) is taken over by the next run.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_DFL)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 class _StopRequest:

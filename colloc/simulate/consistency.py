@@ -1,0 +1,243 @@
+"""Does every stored value of a file agree with its scheme, its dynamics and its objective?
+
+The simulation checks of ``colloc verify`` (:func:`colloc.simulate.checks.check_solution`)
+integrate each mesh interval from its start; they read the states at the mesh
+points and the controls, so a state edited between mesh points (a
+Hermite–Simpson midpoint), a derivative column edited, or an objective edited
+in the metadata would pass them.  The checks here read every stored value:
+
+* **defects**: the scheme's own defects ``Σ_j a_kj x_j + h Σ_j b_kj ẋ_j``
+  (:meth:`colloc.discretization.schemes.Scheme.defect_coefficients`) of every interval, from
+  the file's states and ``NAME.dot`` columns: zero for what the solver wrote;
+* **derivatives**: each ``NAME.dot`` column at the collocation points against
+  the model's right-hand side, and each implicit residual row against zero, at
+  the file's own states, controls and multipliers;
+* **objective**: the objective the metadata records against the problem's cost
+  terms recomputed from the file (the scheme's quadrature on the grid).
+
+Tolerances are relative to scales a tamperer cannot inflate cheaply: the
+*local scale* of a column at an interval is ``max(1, median |value|)`` over the
+grid points of that interval and its two neighbours (:func:`local_scale`), so
+one edited value — ``x = 1e6`` at one point — moves no scale; the objective's
+scale is ``max(1, |recomputed objective|)``, not the file's value.
+
+All arithmetic is vectorised over the grid (numpy gathers, one mapped CasADi
+call), so a file of millions of rows is checked in linear time.
+"""
+from __future__ import annotations
+
+import math
+
+import casadi as ca
+import numpy as np
+
+from .checks import Check, local_scale
+from ..discretization.grid import Grid
+from ..discretization.schemes import get_scheme
+
+
+def point_scale(values, grid: Grid) -> np.ndarray:
+    """:func:`local_scale` at every grid point (a shared mesh point takes the larger of its intervals'), shape ``(num_points,)``."""
+    per_interval = local_scale(values, grid.nodes_of_intervals)
+    out = np.zeros(grid.num_points)
+    np.maximum.at(out, grid.nodes_of_intervals, per_interval[:, None])
+    return out
+
+
+def with_consistency_checks(problem, traj, checks, tolerance, dynamics_tolerance) -> list:
+    """``checks`` (of :func:`colloc.simulate.checks.check_solution`) with :func:`consistency_checks` before the
+    dynamics checks; unchanged when the file failed the basic checks (nothing more can be judged)."""
+    if not any(c.name == "bounds" for c in checks):
+        return checks
+    k = next((i for i, c in enumerate(checks) if c.name.startswith("dynamics:")), len(checks))
+    return checks[:k] + consistency_checks(problem, traj, tolerance, dynamics_tolerance) + checks[k:]
+
+
+def consistency_checks(problem, traj, tolerance, dynamics_tolerance) -> list:
+    """The ``defects``, ``derivatives`` and ``objective`` checks (module doc) of a single-phase file.
+
+    ``tolerance`` is the constraint tolerance of ``colloc verify`` (``--tolerance``).  The defects and
+    derivatives of a model whose kinematic-constraint method does not close the defects on the stored
+    nodes (the projection of ``bordalba2023`` ends each interval on a projected state, ``posa2016``
+    corrects the midpoint velocities) are held to ``dynamics_tolerance`` instead: the stored values
+    differ from the ones the solver's defects used by the size of that projection or correction.
+    A file whose metadata names no scheme colloc knows, or whose point count does not fit it, gets
+    none of these checks (its interpolant is unknown; :class:`colloc.discretization.interpolant.Interpolant` says so).
+    """
+    try:
+        scheme = get_scheme(traj.metadata.get("scheme", ""))
+        grid = Grid.of_points(traj.time, scheme)
+    except Exception:  # noqa: BLE001  the simulation checks refuse such a file by name
+        return []
+    states = [v.name for v in problem.model.states]
+    if any(f"{n}.dot" not in traj for n in states):
+        return []
+    tol = tolerance if _plain_nodes(problem, traj) else dynamics_tolerance
+    checks = [_defects(traj, grid, states, tol), _derivatives(problem, traj, grid, tol)]
+    if "objective" in traj.metadata:  # (a phase of a multi-phase file: its objective is checked over all phases)
+        checks.append(_objective(problem, traj, grid, tolerance))
+    return checks
+
+
+def _plain_nodes(problem, traj) -> bool:
+    """Whether the solver's defects closed on the file's own node values (no constraint method adjusts them)."""
+    from ..transcription import make_options
+    from ..transcription.constraints import METHODS
+
+    if not problem.model.constraints:
+        return True
+    name = traj.metadata.get("constraint_method") or make_options().constraint_method
+    return getattr(METHODS.get(name), "plain_nodes", True)
+
+
+def _defects(traj, grid, states, tol) -> Check:
+    """Every defect of every interval, from the file's states and derivatives."""
+    coefficients = grid.scheme.defect_coefficients()
+    if coefficients is None or not states:
+        return Check("defects", True, 0.0, tol, "no linear defects to check")
+    a, b = coefficients
+    idx = grid.nodes_of_intervals
+    h = np.diff(traj.time[grid.mesh_points])
+    worst, text = -math.inf, ""
+    for name in states:
+        X, F = traj[name][idx], traj[f"{name}.dot"][idx]          # (n, num_nodes)
+        defect = np.abs(X @ a.T + h[:, None] * (F @ b.T))          # (n, defect kinds)
+        limit = tol * local_scale(traj[name], idx)
+        ratio = (defect / limit[:, None]).max(axis=1)
+        k = int(np.argmax(ratio))
+        if ratio[k] > worst:
+            worst = float(ratio[k])
+            t0, t1 = traj.time[idx[k, 0]], traj.time[idx[k, -1]]
+            text = (f"`{name}`: defect {defect[k].max():.2e} > {limit[k]:.1e} in interval {k} (t = {t0:.6g} to {t1:.6g}): "
+                    f"the stored states and derivatives do not satisfy the `{grid.scheme.name}` scheme there")
+    ok = worst <= 1.0
+    if ok:
+        text = f"every defect of every interval within {tol:.1e} × the local scale (largest ratio {worst:.2g})"
+    return Check("defects", ok, worst, 1.0, text)
+
+
+def _point_values(problem, traj, rows):
+    """The model's point function at ``rows`` of the file: ``(xdot, res, L)`` as arrays ``(·, len(rows))``, and its meta."""
+    from ..transcription import make_options, point_function
+
+    model = problem.model
+    f, meta = point_function(problem, make_options())
+    rows = np.asarray(rows)
+
+    def stack(names):
+        return np.array([traj[n][rows] for n in names]).reshape(len(names), rows.size)
+
+    params = np.array([traj.parameters[v.name] for v in model.parameters]).reshape(-1, 1)
+    args = [traj.time[rows].reshape(1, -1), stack([v.name for v in model.states]), stack(meta["z_names"]),
+            stack([v.name for v in model.controls]), stack([v.name for v in model.multipliers]), params]
+    out = f.map(rows.size).call([ca.DM(a) for a in args])
+    xdot, res, _, _, L = (np.asarray(o, dtype=float).reshape(-1, rows.size) for o in out)
+    return xdot, res, L, meta
+
+
+def _derivatives(problem, traj, grid, tol) -> Check:
+    """Each ``NAME.dot`` at the collocation points against the model's right-hand side (or its residual against 0)."""
+    from .checks import _collocation_rows
+
+    model = problem.model
+    rows = _collocation_rows(traj)
+    xdot, res, _, meta = _point_values(problem, traj, rows)
+    worst, text = -math.inf, ""
+    implicit = dict(zip(meta["res_names"], res))
+    for i, v in enumerate(model.states):
+        stored = traj[f"{v.name}.dot"]
+        scale = point_scale(stored, grid)[rows]
+        gap = np.abs(implicit[v.name]) if v.name in implicit else np.abs(stored[rows] - xdot[i])
+        ratio = gap / (tol * scale)
+        k = int(np.argmax(ratio)) if ratio.size else 0
+        if ratio.size and ratio[k] > worst:
+            worst = float(ratio[k])
+            what = f"the residual of `{v.name}` is {gap[k]:.2e}" if v.name in implicit else \
+                f"`{v.name}.dot` is {stored[rows][k]:.8g}; the dynamics give {xdot[i, k]:.8g}"
+            text = f"{what} at t = {traj.time[rows][k]:.8g} (limit {tol * scale[k]:.1e}): the derivative columns do not follow the model"
+    ok = not (worst > 1.0) and (math.isfinite(worst) or worst == -math.inf)
+    if ok:
+        text = f"every derivative column follows the model at {rows.size} collocation points (largest ratio {max(worst, 0.0):.2g})"
+    return Check("derivatives", ok, worst, 1.0, text)
+
+
+def objective_value(problem, traj, grid) -> float:
+    """The problem's cost terms recomputed from ``traj``: the scheme's quadrature of each integrand on the grid
+    (``(t_f − t_0) Σ_k W_k L(t_k)``) plus each final term."""
+    from ..transcription import endpoint_function
+
+    model = problem.model
+    rows = np.arange(traj.time.size)
+    total = 0.0
+    if any(c.integral is not None for c in problem.costs):
+        _, _, L, _ = _point_values(problem, traj, rows)
+        total += float((traj.time[-1] - traj.time[0]) * (L @ grid.weights).sum())
+    finals = [c.final for c in problem.costs if c.final is not None]
+    if finals:
+        pw = [v for v in model.variables if v.kind != "parameter"]
+        e0, ef = ([traj[v.name][r] for v in pw] for r in (0, -1))
+        params = [traj.parameters[v.name] for v in model.parameters]
+        for expr in finals:
+            total += float(endpoint_function(problem, expr)(traj.time[0], traj.time[-1], e0, ef, params))
+    return total
+
+
+def _objective(problem, traj, grid, tol) -> Check:
+    return _compare_objective(traj.metadata.get("objective"), lambda: objective_value(problem, traj, grid), tol)
+
+
+def phases_objective_check(mp, phases, recorded, tol) -> Check:
+    """The objective a multi-phase file records against its phases' recomputed cost terms plus the
+    multi-phase Mayer terms (:meth:`colloc.pipeline.phases.MultiPhaseProblem.minimize`) at the file's endpoint values.
+
+    ``phases`` are the file's phases on their own clocks.  A Mayer term in an impact's
+    impulse or post-impact speed (not stored in the file) is not recomputed: the check says so and passes.
+    """
+    from ..errors import ProblemError
+    from ..transcription.phases import _Endpoints
+
+    def value():
+        total = 0.0
+        for ph, traj in zip(mp.phases, phases):
+            grid = Grid.of_points(traj.time, get_scheme(traj.metadata.get("scheme", "")))
+            total += objective_value(ph.problem, traj, grid)
+        if mp.costs:
+            ends = _Endpoints(mp, [])
+            f = ends.function("costs", [ca.vertcat(*[c[1] for c in mp.costs])], "the multi-phase costs")
+            total += float(np.sum(np.asarray(f(_endpoint_vector(mp, phases), np.zeros(0)), dtype=float)))
+        return total
+
+    try:
+        return _compare_objective(recorded, value, tol)
+    except ProblemError:
+        return Check("objective", True, 0.0, tol, "not recomputed: a multi-phase cost uses an impact's impulse or speed")
+
+
+def _endpoint_vector(mp, phases) -> np.ndarray:
+    """The slots of :class:`colloc.transcription.phases._Endpoints` from the file's phases: per phase ``t0``,
+    ``tf``, the pointwise variables at its first and last row, and each parameter once."""
+    out, seen = [], set()
+    for ph, traj in zip(mp.phases, phases):
+        model = ph.problem.model
+        pw = [v for v in model.variables if v.kind != "parameter"]
+        out += [traj.time[0], traj.time[-1]] + [traj[v.name][0] for v in pw] + [traj[v.name][-1] for v in pw]
+        for v in model.parameters:
+            if v.name not in seen:
+                seen.add(v.name)
+                out.append(traj.parameters[v.name])
+    return np.array(out, dtype=float)
+
+
+def _compare_objective(recorded, compute, tol) -> Check:
+    if not isinstance(recorded, (int, float)) or isinstance(recorded, bool):
+        return Check("objective", True, 0.0, tol, "the file records no objective")
+    value = compute()
+    limit = tol * max(1.0, abs(value))
+    gap = abs(float(recorded) - value)
+    if gap <= limit:
+        return Check("objective", True, gap, limit, f"{float(recorded):.10g} as recorded, recomputed {value:.10g}")
+    return Check("objective", False, gap, limit, f"the file records {float(recorded):.10g}; its own values give {value:.10g} "
+                                                 f"(difference {gap:.2e} > {limit:.1e})")
+
+
+__all__ = ["consistency_checks", "with_consistency_checks", "phases_objective_check", "local_scale", "point_scale", "objective_value"]
