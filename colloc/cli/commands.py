@@ -40,7 +40,7 @@ from ..transcription.nlp import BLOCK_LEGEND, TERM_LEGEND
 from ..batch.outputs import ResultSlot, result_name, write_optima, write_or_rescue
 from ..viz.plot import animate, bounds_to_record, model_points, plot_refinement, plot_trajectory, plot_violations, save_figure
 from ..discretization.schemes import SCHEMES, get_scheme
-from .streams import guarded_stdout, sigterm_interrupts
+from .streams import crash_report, guarded_stdout, sigterm_interrupts
 from ..pipeline.script import literal, load_problem, parse_assignments, recorded_params, solve_defaults, split_assignments
 from ..pipeline.solve import build_nlp, solve
 from ..results.trajectory import Trajectory
@@ -82,7 +82,7 @@ def main(argv=None) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         return 141  # 128 + SIGPIPE, as a shell reports a process killed by a closed pipe
     except Exception as e:  # noqa: BLE001  a fault of colloc itself: one line here, the traceback in a file
-        report = _crash_report(e, argv)
+        report = crash_report(e, argv)
         print(f"colloc: internal error ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else 'no message'}); "
               f"this is a fault in colloc, not in your input. Full traceback: {report}", file=sys.stderr)
         return EXIT_INTERNAL
@@ -91,26 +91,6 @@ def main(argv=None) -> int:
 def _format_warning(message, category, filename, lineno, line=None):
     """A warning as one line, ``colloc: warning: ...``, without the source line Python would add."""
     return f"colloc: warning: {message}\n"
-
-
-def _crash_report(error, argv) -> str:
-    """Write the traceback of ``error`` with the command line and versions to a new file; return its path."""
-    import platform
-    import tempfile
-    import time
-    import traceback
-
-    text = (f"colloc {__version__}, Python {platform.python_version()}, {platform.platform()}\n"
-            f"time: {time.strftime('%Y-%m-%d %H:%M:%S')}\ncommand: colloc {' '.join(sys.argv[1:] if argv is None else argv)}\n"
-            f"working folder: {os.getcwd()}\n\n" + "".join(traceback.format_exception(error)))
-    try:
-        fd, path = tempfile.mkstemp(prefix=f"colloc-crash-{time.strftime('%Y%m%d-%H%M%S')}-", suffix=".txt")
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
-    except OSError:  # not even a temporary file: the traceback goes to stderr after all
-        print(text, file=sys.stderr)
-        return "(none: it was printed above)"
-    return path
 
 
 # -- parser -----------------------------------------------------------------------------------

@@ -102,3 +102,24 @@ def sigterm_interrupts():
         signal.signal(signal.SIGTERM, previous)
 __all__ = ["GuardedStream", "guarded_stdout", "sigterm_interrupts"]
 
+
+def crash_report(error, argv) -> str:
+    """Write the traceback of ``error`` with the command line and versions to a new file; return its path."""
+    import platform
+
+    from .. import __version__ as version
+    import tempfile
+    import time
+    import traceback
+
+    text = (f"colloc {version}, Python {platform.python_version()}, {platform.platform()}\n"
+            f"time: {time.strftime('%Y-%m-%d %H:%M:%S')}\ncommand: colloc {' '.join(sys.argv[1:] if argv is None else argv)}\n"
+            f"working folder: {os.getcwd()}\n\n" + "".join(traceback.format_exception(error)))
+    try:
+        fd, path = tempfile.mkstemp(prefix=f"colloc-crash-{time.strftime('%Y%m%d-%H%M%S')}-", suffix=".txt")
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text)
+    except OSError:  # not even a temporary file: the traceback goes to stderr after all
+        print(text, file=sys.stderr)
+        return "(none: it was printed above)"
+    return path

@@ -13,7 +13,7 @@ import os
 import signal
 import threading
 
-from ..errors import CollocError, MissingDependencyError, OptionError
+from ..errors import MissingDependencyError, OptionError
 
 #: How long to try to reach a scheduler given by address.
 CONNECT_TIMEOUT = "10s"
