@@ -315,3 +315,10 @@ def test_verification_sees_a_push_leave_the_friction_cone_while_the_block_sticks
     slips = [e["time"] for e in out["events"] if e["kind"] == "slip"]
     assert slips and slips[0] == pytest.approx(t1, abs=1e-6)
     assert out["final_error"] > 1e-3  # the block moved, unlike this file says
+
+
+@pytest.mark.parametrize("options", [dict(backend="fatrop"), dict(fatrop={"max_iter": 5})])
+def test_a_contact_implicit_solve_refuses_fatrop_instead_of_running_ipopt(options):
+    problem = load("pushed_block").build()
+    with pytest.raises(cl.OptionError, match="contact='implicit' is solved with backend='ipopt' only"):
+        cl.solve(problem, intervals=4, contact="implicit", **options)

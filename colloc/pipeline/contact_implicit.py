@@ -78,7 +78,7 @@ def set_relaxation(nlp, eps):
 
 
 def solve_contact(problem, scheme="hermite-simpson", intervals=None, mesh=None, guess=None, ipopt=None, verbose=False,
-                  expand=True, progress=None, checkpoint=None, backend="ipopt", relaxation=RELAXATION,
+                  expand=True, progress=None, checkpoint=None, backend="ipopt", fatrop=None, relaxation=RELAXATION,
                   complementarity_tolerance=TOLERANCE, relaxation_factor=FACTOR, **options) -> SolveResult:
     """Solve a problem with ``contact="implicit"`` by the relaxation homotopy (module docstring).
 
@@ -91,6 +91,11 @@ def solve_contact(problem, scheme="hermite-simpson", intervals=None, mesh=None, 
     """
     steps_eps = schedule(relaxation, complementarity_tolerance, relaxation_factor)
     solver = get_backend(backend)
+    if solver.name != "ipopt" or fatrop is not None:
+        # the homotopy warm-starts IPOPT between relaxations (its bound push and barrier are set for it), and free
+        # steps couple every stage through the horizon, which FATROP's stage-wise form cannot hold
+        raise OptionError("contact='implicit' is solved with backend='ipopt' only (its relaxation homotopy warm-starts "
+                          f"IPOPT between solves); got backend='{solver.name}'" + (" and `fatrop=` options." if fatrop is not None else "."))
     tr = transcription(problem, scheme, intervals, mesh, relaxation=steps_eps[0], **options)
     run = dict(ipopt=ipopt, verbose=verbose, expand=expand, progress=progress, checkpoint=checkpoint)
     if getattr(tr, "free_steps", None) and steps_eps[0] > FREE_FROM >= steps_eps[-1]:

@@ -124,7 +124,8 @@ def solve(problem, scheme="hermite-simpson", intervals=None, mesh=None, guess=No
     if options.get("contact") is not None:
         if refine is not None:
             raise OptionError("`refine` does not combine with contact='implicit' yet; solve on a finer mesh (intervals=...) instead.")
-        return solve_contact(problem, scheme, intervals, mesh, guess, ipopt, verbose, expand, progress, checkpoint, **options)
+        return solve_contact(problem, scheme=scheme, intervals=intervals, mesh=mesh, guess=guess, ipopt=ipopt, verbose=verbose,
+                             expand=expand, progress=progress, checkpoint=checkpoint, backend=backend, fatrop=fatrop, **options)
     if refine is not None:
         if not isinstance(refine, dict):
             raise OptionError(f"`refine` must be a dict such as {{'tolerance': 1e-6}}; got {type(refine).__name__}.")
