@@ -39,7 +39,8 @@ from ..results.files import writable_folder
 from ..transcription.nlp import BLOCK_LEGEND, TERM_LEGEND
 from ..batch.outputs import ResultSlot, result_name, write_optima, write_or_rescue
 from ..viz.plot import animate, bounds_to_record, model_points, plot_refinement, plot_trajectory, plot_violations, save_figure
-from ..discretization.schemes import SCHEMES, get_scheme
+from ..discretization.schemes import get_scheme
+from ..solvers import BACKENDS
 from .streams import crash_report, guarded_stdout, sigterm_interrupts
 from ..pipeline.script import literal, load_problem, parse_assignments, recorded_params, solve_defaults, split_assignments
 from ..pipeline.solve import build_nlp, solve
@@ -125,7 +126,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help="let an unconverged or interrupted result replace a converged OUT/NAME.csv "
                                                          "(by default it is written to OUT/NAME.unconverged.csv)")
     _ipopt_argument(p)
-    p.add_argument("--backend", choices=("ipopt", "fatrop"), help="NLP solver (default: SOLVE or ipopt); fatrop takes single-phase "
+    p.add_argument("--backend", choices=tuple(BACKENDS), help="NLP solver (default: SOLVE or ipopt); fatrop takes single-phase "
                                                                   "collocation with a fixed final time and no parameters")
     p.add_argument("--fatrop", metavar="KEY=VALUE", action="append", default=[], help="FATROP option, e.g. max_iter=500 (repeatable; "
                                                                                      "with --backend fatrop)")
@@ -203,7 +204,7 @@ def _sweep_parser(sub):
 def _problem_arguments(p, set_help="keyword argument of build(), parsed as a Python literal (repeatable)"):
     p.add_argument("problem", metavar="PROBLEM.py", help="problem script defining build(**params)")
     p.add_argument("--set", metavar="NAME=VALUE", action="append", default=[], dest="params", help=set_help)
-    p.add_argument("--scheme", metavar="S", help=f"collocation scheme: {', '.join(SCHEMES)}, radau-1..9, legendre-gauss-1..9, midpoint-vi (default: SOLVE or {DEFAULT_SCHEME})")
+    p.add_argument("--scheme", metavar="S", help=f"collocation scheme: trapezoidal, hermite-simpson, radau-1..9, legendre-gauss-1..9, midpoint-vi (default: SOLVE or {DEFAULT_SCHEME})")
     p.add_argument("--intervals", metavar="N", type=int, help=f"number of mesh intervals (default: SOLVE or {DEFAULT_INTERVALS})")
 
 

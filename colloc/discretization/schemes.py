@@ -265,31 +265,27 @@ def _radau_weights(roots):
     return quadrature_weights(roots)
 
 
+#: The registry of collocation schemes: kebab-case name → a factory of the scheme (scipy's ``METHODS``).
+#: A new scheme is one entry here; the grid, transcription, interpolation, refinement and verification read
+#: its declarations.
+SCHEMES = {"trapezoidal": lambda: Trapezoidal(), "hermite-simpson": lambda: HermiteSimpson(),
+           **{f"radau-{d}": (lambda d=d: Radau(d)) for d in range(1, 10)},
+           **{f"legendre-gauss-{d}": (lambda d=d: LegendreGauss(d)) for d in range(1, 10)}}
+
+
 def _make(name):
-    if name == "trapezoidal":
-        return Trapezoidal()
-    if name == "hermite-simpson":
-        return HermiteSimpson()
-    for prefix, cls in (("radau-", Radau), ("legendre-gauss-", LegendreGauss)):
-        if name.startswith(prefix):
-            try:
-                d = int(name[len(prefix):])
-            except ValueError:
-                d = 0
-            if 1 <= d <= 9:
-                return cls(d)
-            raise OptionError(f"Scheme `{name}` has no valid degree; {prefix}d takes d = 1..9.")
+    if name in SCHEMES:
+        return SCHEMES[name]()
     if name == "midpoint-vi":  # not a collocation scheme: only colloc.solve of a single-phase problem takes it
         raise OptionError("Scheme `midpoint-vi` is the midpoint variational integrator, not a collocation scheme; "
                           "it solves single-phase Lagrangian problems only (not multi-phase ones).")
     if name in ("radau", "legendre-gauss"):
         raise OptionError(f"Scheme `{name}` needs a degree: `{name}-d` with d = 1..9, e.g. `{name}-3`.")
+    for prefix in ("radau-", "legendre-gauss-"):
+        if name.startswith(prefix):
+            raise OptionError(f"Scheme `{name}` has no valid degree; {prefix}d takes d = 1..9.")
     raise OptionError(f"Unknown scheme `{name}`.{did_you_mean(name, SCHEMES)} Known schemes: trapezoidal, hermite-simpson, "
                       "radau-d and legendre-gauss-d (d = 1..9), and midpoint-vi (for colloc.solve, Lagrangian models).")
-
-
-#: Registry of scheme names (kebab-case keys); radau-1 … radau-9 and legendre-gauss-1 … 9 are all accepted.
-SCHEMES = ("trapezoidal", "hermite-simpson", "radau-2", "radau-3", "radau-4", "legendre-gauss-2", "legendre-gauss-3")
 
 
 def get_scheme(name) -> Scheme:

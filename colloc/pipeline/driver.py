@@ -16,7 +16,7 @@ import dataclasses
 import time as _time
 
 from .accuracy import check_tolerance, with_accuracy
-from ..solvers import get_backend
+from ..solvers import BACKENDS, get_backend
 from ..errors import OptionError, ProblemError
 from ..transcription.nonfinite import HINT, describe, rows_at, trial_points
 from ..model.problem import Problem
@@ -63,7 +63,7 @@ def run(problem, scheme="hermite-simpson", intervals=None, mesh=None, guess=None
     """Solve ``problem`` once on one mesh; arguments as :func:`colloc.solve` (no ``refine``)."""
     tolerance = check_tolerance(accuracy)
     solver = get_backend(backend)
-    given = {"ipopt": ipopt, "fatrop": fatrop}
+    given = dict.fromkeys(BACKENDS) | {"ipopt": ipopt, "fatrop": fatrop}  # each backend's own options by its name
     for other, value in given.items():
         if other != solver.name and value is not None:
             raise OptionError(f"`{other}=` options do not apply to backend='{solver.name}'; pass them as {solver.name}={{...}}.")

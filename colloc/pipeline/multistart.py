@@ -42,6 +42,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..solvers import BACKENDS
 from ..errors import OptionError
 
 #: Perturbation amplitude, as a fraction of each variable's scale.
@@ -191,7 +192,7 @@ def solve_starts(problem, starts, seed=0, scheduler=None, workers=None, progress
     kwargs.pop("progress", None)
     scheme = kwargs.pop("scheme", "hermite-simpson")
     intervals, mesh, guess = kwargs.pop("intervals", None), kwargs.pop("mesh", None), kwargs.pop("guess", None)
-    transcription_options = {k: v for k, v in kwargs.items() if k not in ("ipopt", "verbose", "expand", "backend", "fatrop")}
+    transcription_options = {k: v for k, v in kwargs.items() if k not in {*BACKENDS, "verbose", "expand", "backend"}}
     began = _time.perf_counter()
     guesses = perturbed_guesses(problem, starts, seed, scheme, intervals, mesh, guess, **transcription_options)
     shared = dict(kwargs, scheme=scheme, intervals=intervals, mesh=mesh)

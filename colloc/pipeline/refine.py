@@ -26,6 +26,7 @@ import numpy as np
 
 from . import accuracy, refine_vi
 from .driver import run, transcription
+from ..solvers import BACKENDS
 from ..errors import OptionError
 from ..discretization.interpolant import Interpolant
 from .local_error import estimate_errors, local_errors, oscillation_errors  # noqa: F401 - re-exported
@@ -305,7 +306,7 @@ class _Meshes:
 
 def _options(solve_kwargs) -> dict:
     """The transcription options among the keyword arguments of a solve."""
-    run_names = {"ipopt", "fatrop", "backend", "verbose", "expand", "progress", "checkpoint", "accuracy"}
+    run_names = {*BACKENDS, "backend", "verbose", "expand", "progress", "checkpoint", "accuracy"}  # solver options by backend name
     return {k: v for k, v in solve_kwargs.items() if k not in run_names}
 
 
