@@ -105,6 +105,10 @@ def test_held_posture_matches_static_optimization():
     muscles = [cl.DeGrooteFregly2016Muscle(f"m{k}", body=body, length=_length(kind, o, i, theta),
                                            prescribed_motion=motion.q, **_params(kind, o, i, force))
                for k, (kind, o, i, force) in enumerate(MUSCLES)]
+    with_activations = goals.inverse_problem(motion, muscles, minimize_sum_squared_activations=True, guess=False)
+    assert [c.name for c in with_activations.costs] == ["excitation_effort", "auxiliary_derivatives", "activation_effort"]
+    a = ca.vertcat(*[m.activation for m in muscles])
+    assert float(ca.Function("f", [a], [with_activations.costs[-1].integral])([0.3, 0.4])) == pytest.approx(0.25)
     problem = goals.inverse_problem(motion, muscles)
     goals.periodicity(problem, [(v.name, v.name) for v in problem.model.states])
     assert [c.name for c in problem.costs] == ["excitation_effort", "auxiliary_derivatives"]

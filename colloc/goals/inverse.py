@@ -13,6 +13,7 @@ The costs are MocoInverse's (``MocoInverse::initializeInternal``):
 * ``auxiliary_derivatives``: 0.01 ∫ Σ (dF̃_T,m/dt)² dt for implicit tendons (Moco's
   ``minimize_implicit_auxiliary_derivatives`` with ``implicit_auxiliary_derivatives_weight = 0.01``);
 * ``initial_activation``: ``MocoInitialActivationGoal``, e_m(t0) = a_m(t0) (an end-point constraint);
+* with ``minimize_sum_squared_activations``, ``activation_effort``: ∫ Σ a_m² dt;
 
 and its reserves are ModelFactory's: a ``CoordinateActuator`` per coordinate, ``reserve_<coordinate>``,
 optimal force F_opt, control unbounded.  Moco's mesh is one interval per ``mesh_interval`` seconds
@@ -94,8 +95,8 @@ def inverse_intervals(duration, mesh_interval=0.02) -> int:
     return max(1, math.ceil(duration / mesh_interval - 1e-9))
 
 
-def inverse_problem(motion, muscles, reserves=1.0, reserves_weight=1.0, t0=None, tf=None, guess=True,
-                    name="inverse") -> Problem:
+def inverse_problem(motion, muscles, reserves=1.0, reserves_weight=1.0, minimize_sum_squared_activations=False,
+                    t0=None, tf=None, guess=True, name="inverse") -> Problem:
     """MocoInverse's problem: ``muscles`` on ``motion``, reserves per coordinate, its three goals (module notes).
 
     Parameters
@@ -108,6 +109,9 @@ def inverse_problem(motion, muscles, reserves=1.0, reserves_weight=1.0, t0=None,
         for no reserves.
     reserves_weight : float
         w_r, MocoInverse's ``reserves_weight``.
+    minimize_sum_squared_activations : bool
+        Also minimize ∫ Σ a_m² dt (``activation_effort``; MocoInverse's option of that name, a
+        ``MocoSumSquaredStateGoal`` on the activations, weight 1).
     t0, tf : float, optional
         The time range; default the table's.
     guess : bool
@@ -148,6 +152,8 @@ def inverse_problem(motion, muscles, reserves=1.0, reserves_weight=1.0, t0=None,
     if implicit:
         rates = ca.vertcat(*[m.dot(m.normalized_tendon_force) for m in implicit])
         add_integral_goal(problem, ca.sumsqr(rates), "auxiliary_derivatives", AUXILIARY_DERIVATIVES_WEIGHT)
+    if minimize_sum_squared_activations:
+        add_integral_goal(problem, ca.sumsqr(ca.vertcat(*[m.activation for m in muscles])), "activation_effort")
     initial_activation(problem, muscles)
     if guess:
         from ..model.muscle_guess import static_optimization
