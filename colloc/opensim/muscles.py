@@ -71,6 +71,12 @@ class OpenSimMuscle(DeGrooteFregly2016Muscle):
         if path.lengthening_speed is not None:
             self.lengthening_speed = path.lengthening_speed
 
+    @property
+    def rest(self):
+        """As :attr:`DeGrooteFregly2016Muscle.rest`, without the row e − a ≡ 0 when the activation is the excitation."""
+        rows = super().rest
+        return rows[1:] if self.osim["ignore_activation_dynamics"] else rows
+
     def active_force_length(self, norm_fiber_length):
         """f_L((l̃_M − 1)/s + 1) with the file's ``active_force_width_scale`` s."""
         return active_force_length(norm_fiber_length, self.osim["active_force_width_scale"])
