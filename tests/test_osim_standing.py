@@ -34,7 +34,7 @@ def _simulate(tmp_path, start, tag):
     path.write_text(json.dumps(start))
     out = tmp_path / f"{tag}.npz"
     done = subprocess.run([sys.executable, str(ORACLE), str(_problem_module().MODEL), str(path), str(out)],
-                          capture_output=True, text=True, timeout=600)
+                          capture_output=True, text=True, timeout=600, cwd=tmp_path)  # opensim.log goes there
     assert done.returncode == 0, done.stderr[-2000:]
     data = np.load(out)
     return data["time"], np.abs(data["values"] - data["values"][0]).max()
