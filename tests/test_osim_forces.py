@@ -253,3 +253,32 @@ def test_coordinate_springs_match_opensim(tmp_path):
     forces = np.array([np.array(fn(data["q"][k, to_colloc], data["u"][k, to_colloc])).ravel() for k in range(STATES)])
     assert (np.abs(forces[:, :2]) > 1e-3).sum(axis=0).min() >= 3, "too few states beyond the limits"
     close(forces, data["records"][:, rows, 0], "coordinate spring forces")
+
+
+@needs_opensim
+@pytest.mark.parametrize("stem", ["2D_gait", "leg6dof9musc"])
+def test_sto_with_muscle_states_is_read_by_opensim(tmp_path, stem):
+    """A trajectory of every variable of the model, muscles included, written under Moco's names: OpenSim
+    turns its states into a StatesTrajectory of the model after Moco's muscle replacement (which refuses a
+    column that is not one of the model's states) and Moco reads every muscle's control."""
+    import colloc.opensim as co
+    from colloc import Trajectory
+
+    model_file = MODELS / MODEL_FILES[stem]
+    model = co.load(model_file)
+    t = np.linspace(0.0, 0.2, 3)
+    variables = [v for c in model.components for v in c.variables if v.kind in ("state", "control")]
+    columns = {v.name: np.full(t.size, 0.1) for v in variables}
+    traj = Trajectory(t, columns, {v.name: v.kind for v in variables})
+    sto = co.write_sto(traj, model, tmp_path / "all.sto")
+    out = tmp_path / "read.npz"
+    done = subprocess.run([sys.executable, str(ROOT / "tests" / "oracle" / "osim_sto.py"), str(model_file), str(sto), str(out),
+                           "replace-muscles"], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    ref = np.load(out)
+    names = model.skeleton.opensim_names
+    muscles = model.components[1:]
+    expected_states = {names[v.name] for v in variables if v.kind == "state"}
+    assert set(ref["state_names"]) == expected_states
+    assert {names[m.variable(m.activation).name] for m in muscles} <= set(ref["state_names"])
+    assert {names[m.variable(m.excitation).name] for m in muscles} <= set(ref["control_names"])
