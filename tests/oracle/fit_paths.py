@@ -66,6 +66,7 @@ def main():
     ap.add_argument("--samples", type=int, default=10)
     args = ap.parse_args()
     osim.Logger.setLevelString("error")
+    osim.Logger.removeFileSink()  # OpenSim moves into the model's folder to load it; no opensim.log there
     work = tempfile.mkdtemp()
     try:
         model = osim.Model(os.path.abspath(args.model))

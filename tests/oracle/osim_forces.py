@@ -103,6 +103,7 @@ def main():
     args = ap.parse_args()
     rng = np.random.default_rng(args.seed)
     osim.Logger.setLevelString("error")
+    osim.Logger.removeFileSink()  # OpenSim moves into the model's folder to load it; no opensim.log there
     model = osim.Model(args.model)
     osim.DeGrooteFregly2016Muscle.replaceMuscles(model)
     state = model.initSystem()

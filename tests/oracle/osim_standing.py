@@ -27,6 +27,7 @@ def main():
     args = ap.parse_args()
     start = json.load(open(args.start))
     osim.Logger.setLevelString("error")
+    osim.Logger.removeFileSink()  # OpenSim moves into the model's folder to load it; no opensim.log there
     model = osim.Model(args.model)
     actuators = {c.getName(): osim.Actuator.safeDownCast(c) for c in model.getComponentsList()
                  if osim.Actuator.safeDownCast(c) is not None}

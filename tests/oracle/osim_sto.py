@@ -15,6 +15,7 @@ import opensim as osim
 
 
 def main(model_path, sto, out, replace=""):
+    osim.Logger.removeFileSink()  # OpenSim moves into the model's folder to load it; no opensim.log there
     table = osim.TimeSeriesTable(sto)
     traj = osim.MocoTrajectory(sto)
     model = osim.Model(model_path)
