@@ -33,8 +33,8 @@ def _line(text, needle):
 FOREIGN = [
     ('<PinJoint name="pin">', '<EllipsoidJoint name="pin">', '<EllipsoidJoint name="pin">',  # and its end tag, below
      r"Joint type `EllipsoidJoint` \(`pin` \(line {line} of `edited.osim`\)\) is not supported"),
-    ('<CoordinateActuator name="pin_motor">', '<Thelen2003Muscle name="m1"></Thelen2003Muscle><CoordinateActuator name="pin_motor">',
-     '<Thelen2003Muscle', r"Force `Thelen2003Muscle` `m1` \(line {line} of `edited.osim`\) is not supported"),
+    ('<CoordinateActuator name="pin_motor">', '<PointToPointSpring name="m1"></PointToPointSpring><CoordinateActuator name="pin_motor">',
+     '<PointToPointSpring', r"Force `PointToPointSpring` `m1` \(line {line} of `edited.osim`\) is not supported"),
     ('<MarkerSet name="markerset">', '<ConstraintSet><objects><WeldConstraint name="w"/></objects></ConstraintSet><MarkerSet name="markerset">',
      '<WeldConstraint', r"Constraint `WeldConstraint` `w` \(line {line} of `edited.osim`\) is not supported"),
     ('<PiecewiseLinearFunction name="function"><x>-1 0 1</x><y>0.02 -0.01 0.04</y></PiecewiseLinearFunction>',

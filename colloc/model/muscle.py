@@ -200,11 +200,7 @@ class DeGrooteFregly2016Muscle(Component):
         self.length = _check_length(name, body, length)
         self.prescribed_motion = _check_motion(name, body, prescribed_motion)
         P = self.params
-        self.excitation = self.control("excitation", bounds=(0.0, 1.0))
-        self.activation = self.state("activation", bounds=(minimum_activation, 1.0))
-        self.derivative(self.activation, activation_rate(
-            self.excitation, self.activation, P["activation_time_constant"], P["deactivation_time_constant"],
-            P["activation_dynamics_smoothing"]))
+        self._activation_dynamics()
         self._path(body)
         self.normalized_tendon_force = None
         if tendon_compliance == "rigid":
@@ -220,6 +216,15 @@ class DeGrooteFregly2016Muscle(Component):
         # columns of every solution and result file, drawn with the excitation and states by `colloc plot`
         for key in ("fiber_length", "normalized_fiber_length", "normalized_fiber_velocity", "tension"):
             self.output(key, getattr(self, key))
+
+    def _activation_dynamics(self):
+        """Control ``excitation`` e ∈ [0, 1], state ``activation`` a ∈ [a_min, 1] with ȧ of De Groote et al."""
+        P = self.params
+        self.excitation = self.control("excitation", bounds=(0.0, 1.0))
+        self.activation = self.state("activation", bounds=(P["minimum_activation"], 1.0))
+        self.derivative(self.activation, activation_rate(
+            self.excitation, self.activation, P["activation_time_constant"], P["deactivation_time_constant"],
+            P["activation_dynamics_smoothing"]))
 
     def _path(self, body):
         """Lengthening speed l̇_MT = (∂l/∂q) N v + ∂l/∂t and moment arms −Nᵀ(∂l/∂q)ᵀ; on a prescribed

@@ -19,6 +19,7 @@ from . import registry
 from .document import floats, is_true, names, node_text, objects, parse, where
 from .functions import function_child, read_function
 from .kinematics import Skeleton
+from .muscle_parameters import check_muscle_option
 from .spec import check_names, read_skeleton
 
 #: Constraint types colloc reads.
@@ -123,7 +124,7 @@ def _count(pairs):
     return out
 
 
-def load(path, name="model", forces=True, exact=False):
+def load(path, name="model", forces=True, exact=False, muscles="degroote"):
     """Read an OpenSim ``.osim`` model into colloc components.
 
     Parameters
@@ -140,6 +141,11 @@ def load(path, name="model", forces=True, exact=False):
         ``False`` (default): OpenSim's equations of motion to round-off, including Simbody's
         approximate velocity-product term of a CustomJoint whose rotations do not each follow
         their own coordinate (the Rajagopal knee); ``True``: the exact term (see :class:`Skeleton`).
+    muscles : {"degroote", "degroote-only"}
+        ``"degroote"``: ``Thelen2003Muscle`` and ``Millard2012EquilibriumMuscle`` become DeGroote–Fregly
+        muscles as Moco's ``ModOpReplaceMusclesWithDeGrooteFregly2016`` makes them
+        (:mod:`colloc.opensim.muscle_parameters`); ``"degroote-only"``: refuse any muscle that is not a
+        ``DeGrooteFregly2016Muscle``.
 
     Returns
     -------
@@ -167,10 +173,12 @@ def load(path, name="model", forces=True, exact=False):
     check_names(spec)
     model = spec.model
     force_els = _forces(model, path, forces)
+    check_muscle_option(force_els, muscles, path)
     constraint_els = _constraints(model, spec, path)
     ignored = _check_components(model, path)
     markers = _markers(model, spec, path)
     skeleton = Skeleton(spec, name, exact=exact)
+    skeleton.muscles = muscles
     out = OsimModel(path, skeleton, [skeleton.body], markers, ignored=ignored)
     for c in spec.coordinates:
         if c.locked:

@@ -1,11 +1,12 @@
 """What OpenSim reads from a .sto file colloc wrote (run with a Python that has `opensim`).
 
-    python tests/oracle/osim_sto.py MODEL.osim FILE.sto OUT.npz
+    python tests/oracle/osim_sto.py MODEL.osim FILE.sto OUT.npz [replace-muscles]
 
 Reads FILE.sto as a TimeSeriesTable and as a MocoTrajectory, and turns its states into a
 StatesTrajectory of MODEL (which refuses a column that is not one of the model's states), then records
 the state and control names and values OpenSim sees, and each coordinate's value at each time as
-OpenSim's own state holds it.
+OpenSim's own state holds it.  With ``replace-muscles`` the model's muscles are first replaced as Moco's
+``ModOpReplaceMusclesWithDeGrooteFregly2016`` does (``DeGrooteFregly2016Muscle.replaceMuscles``).
 """
 import sys
 
@@ -13,10 +14,13 @@ import numpy as np
 import opensim as osim
 
 
-def main(model_path, sto, out):
+def main(model_path, sto, out, replace=""):
+    osim.Logger.removeFileSink()  # OpenSim moves into the model's folder to load it; no opensim.log there
     table = osim.TimeSeriesTable(sto)
     traj = osim.MocoTrajectory(sto)
     model = osim.Model(model_path)
+    if replace == "replace-muscles":
+        osim.DeGrooteFregly2016Muscle.replaceMuscles(model)
     model.initSystem()
     states = traj.exportToStatesTable()
     st = osim.StatesTrajectory.createFromStatesTable(model, states, True, False)  # missing ok, extra not
@@ -33,4 +37,4 @@ def main(model_path, sto, out):
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:4])
+    main(*sys.argv[1:5])
