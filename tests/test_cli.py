@@ -624,7 +624,7 @@ def test_the_readme_shows_the_verdicts_colloc_verify_prints(tmp_path, capsys):
     # the checks between grid points (colloc.limits) are newer than the README's listing: compared once it shows them
     printed_here = [line for line in printed if not line.split()[1:2] or not line.split()[1].startswith("between:") or
                     any("between:" in line for line in shown)]
-    assert verdicts(shown) == verdicts(printed_here) and len(verdicts(shown)) == 11
+    assert verdicts(shown) == verdicts(printed_here) and len(verdicts(shown)) == 13
     assert shown[0].split(":")[0] == printed[0].split(":")[0] and shown[-1] == printed[-1] == "verified: every check passed."
 
 

@@ -88,6 +88,19 @@ def test_a_state_edited_between_mesh_points_fails_the_defects(tmp_path, capsys, 
     assert line and "`mass.x`" in line and "in interval 2" in line, out
 
 
+def test_a_time_edited_between_mesh_points_fails_the_grid_check(tmp_path, capsys, solved):
+    script, good = solved
+    traj = cl.Trajectory.read(good)
+    time = traj.time.copy()
+    time[5] += 0.01  # an interior node of interval 2 (both schemes here have stride 2)
+    bad = tmp_path / "retimed.csv"
+    cl.Trajectory(time, {n: traj[n] for n in traj.names}, traj.kinds, traj.parameters, traj.metadata).write(bad)
+    code, out, err = run(capsys, "verify", bad, script)
+    assert code == 1, out + err
+    line = failed(out, "grid")
+    assert line and "row 6" in line, out
+
+
 def test_one_huge_edited_value_does_not_inflate_the_tolerance_of_the_others(tmp_path, capsys, solved):
     """x = 1e6 at one interior node made the dynamics limit 1e-2 × 1e6; a shifted stretch of mesh states then passed."""
     script, good = solved

@@ -42,6 +42,7 @@ from ..viz.plot import animate, bounds_to_record, model_points, plot_refinement,
 from ..discretization.schemes import get_scheme
 from ..solvers import BACKENDS
 from .streams import crash_report, guarded_stdout, sigterm_interrupts
+from ..pipeline.cluster import check_cluster
 from ..pipeline.script import literal, load_problem, parse_assignments, recorded_params, solve_defaults, split_assignments
 from ..pipeline.solve import build_nlp, solve
 from ..results.trajectory import Trajectory
@@ -313,8 +314,6 @@ def _check_solve_flags(args):
     elif args.checkpoint_every is not None:
         raise OptionError("--checkpoint-every cannot be combined with --starts; solve the best start again to checkpoint it.")
     elif args.starts > 1:
-        from ..pipeline.cluster import check_cluster
-
         check_cluster(args.workers, args.scheduler)  # e.g. more workers than cores: said before the build
 
 

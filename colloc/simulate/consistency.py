@@ -6,6 +6,7 @@ points and the controls, so a state edited between mesh points (a
 Hermite–Simpson midpoint), a derivative column edited, or an objective edited
 in the metadata would pass them.  The checks here read every stored value:
 
+* **grid**: every row's time is where the scheme puts its node between the mesh points;
 * **defects**: the scheme's own defects ``Σ_j a_kj x_j + h Σ_j b_kj ẋ_j``
   (:meth:`colloc.discretization.schemes.Scheme.defect_coefficients`) of every interval, from
   the file's states and ``NAME.dot`` columns: zero for what the solver wrote;
@@ -54,7 +55,7 @@ def with_consistency_checks(problem, traj, checks, tolerance, dynamics_tolerance
 
 
 def consistency_checks(problem, traj, tolerance, dynamics_tolerance) -> list:
-    """The ``defects``, ``derivatives`` and ``objective`` checks (module doc) of a single-phase file.
+    """The ``grid``, ``defects``, ``derivatives`` and ``objective`` checks (module doc) of a single-phase file.
 
     ``tolerance`` is the constraint tolerance of ``colloc verify`` (``--tolerance``).  The defects and
     derivatives of a model whose kinematic-constraint method does not close the defects on the stored
@@ -73,10 +74,24 @@ def consistency_checks(problem, traj, tolerance, dynamics_tolerance) -> list:
     if any(f"{n}.dot" not in traj for n in states):
         return []
     tol = tolerance if _plain_nodes(problem, traj) else dynamics_tolerance
-    checks = [_defects(traj, grid, states, tol), _derivatives(problem, traj, grid, tol)]
+    checks = [_grid_times(traj, grid, tolerance), _defects(traj, grid, states, tol), _derivatives(problem, traj, grid, tol)]
     if "objective" in traj.metadata:  # (a phase of a multi-phase file: its objective is checked over all phases)
         checks.append(_objective(problem, traj, grid, tolerance))
     return checks
+
+
+def _grid_times(traj, grid, tol) -> Check:
+    """Every row's time is where the scheme puts its node (``t_i + h_i s_j``): the defects and the quadrature
+    read the node positions from the mesh points, so a time edited between them would go unseen."""
+    t = traj.time
+    expected = t[0] + grid.tau * (t[-1] - t[0])
+    gap = np.abs(t - expected)
+    limit = tol * np.maximum(1.0, np.abs(expected))
+    k = int(np.argmax(gap / limit))
+    if gap[k] <= limit[k]:
+        return Check("grid", True, float(gap[k]), float(limit[k]), f"every time at its `{grid.scheme.name}` node")
+    return Check("grid", False, float(gap[k]), float(limit[k]),
+                 f"row {k + 1} is at t = {t[k]:.10g}; its `{grid.scheme.name}` node is at t = {expected[k]:.10g}")
 
 
 def _plain_nodes(problem, traj) -> bool:
