@@ -1,0 +1,126 @@
+"""Answers that are right or refused: inputs that used to give a wrong optimum with exit 0, or to end as
+colloc's own fault (exit 70), each either solved right or refused in one sentence before anything is built."""
+from __future__ import annotations
+
+import math
+import textwrap
+
+import casadi as ca
+import pytest
+
+import colloc as cl
+from colloc import cli
+
+IPOPT = dict(tol=1e-10)
+
+DI = '''
+import colloc as cl
+
+SOLVE = {solve}
+
+
+def build(distance=1.0):
+    c = cl.Component("mass")
+    x = c.state("x")
+    v = c.state("v")
+    u = c.control("u")
+    c.derivative(x, v)
+    c.residual(v, c.dot(v) - u)
+    prob = cl.Problem([c], t0=0.0, tf=1.0, name="di")
+    prob.initial({{x: 0.0, v: 0.0}})
+    prob.final({{x: distance, v: 0.0}})
+    prob.minimize(integral=u**2)
+    return prob
+'''
+
+
+def script(folder, solve="dict(intervals=10)", name="di.py"):
+    path = folder / name
+    path.write_text(textwrap.dedent(DI.format(solve=solve)))
+    return path
+
+
+def run(capsys, *argv):
+    code = cli.main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def one_line_error(code, err, *words):
+    assert code == 2, err
+    assert err.startswith("colloc: error: ") and err.count("\n") == 1 and "Traceback" not in err, err
+    for w in words:
+        assert w in err, (w, err)
+
+
+def integrator(distance=1.0, implicit=True, tf=1.0):
+    """Rest-to-rest double integrator ẍ = u moved ``distance`` in ``tf``, min ∫u²: J* = 12 d²/T³ (u linear in t)."""
+    c = cl.Component("mass")
+    x, v, u = c.state("x"), c.state("v"), c.control("u")
+    c.derivative(x, v)
+    if implicit:
+        c.residual(v, c.dot(v) - u)
+    else:
+        c.derivative(v, u)
+    prob = cl.Problem([c], t0=0.0, tf=tf, name="di")
+    prob.initial({x: 0.0, v: 0.0})
+    prob.final({x: distance, v: 0.0})
+    prob.minimize(integral=u**2)
+    return prob, (x, v, u)
+
+
+# -- cost terms -------------------------------------------------------------------------------------------
+def _constant_control(name_a="a", name_b="a"):
+    c = cl.Component("m")
+    x, u = c.state("x"), c.control("u")
+    c.derivative(x, u)
+    prob = cl.Problem([c], t0=0.0, tf=1.0)
+    prob.initial({x: 0.0})
+    prob.bound(u, 2.0, 2.0)
+    prob.minimize(integral=3 * u**2, name=name_a)
+    prob.minimize(integral=3 * u**2, name=name_b)
+    return prob
+
+
+def test_two_cost_terms_of_one_name_are_refused_and_distinct_names_both_count():
+    with pytest.raises(cl.ProblemError, match="has a cost term named `a` already; give this one another name"):
+        _constant_control("a", "a")
+    # u ≡ 2: each term is ∫ 3 u² dt = 12, the objective 24
+    res = cl.solve(_constant_control("a", "b"), intervals=4, ipopt=IPOPT)
+    assert res.objective == pytest.approx(24.0, rel=1e-9)
+    assert res.terms == pytest.approx({"a": 12.0, "b": 12.0}, rel=1e-9)
+
+
+def test_an_automatic_cost_name_never_collides_with_a_given_one():
+    c = cl.Component("m")
+    x, u = c.state("x"), c.control("u")
+    c.derivative(x, u)
+    prob = cl.Problem([c], t0=0.0, tf=1.0)
+    prob.initial({x: 0.0})
+    prob.bound(u, 2.0, 2.0)
+    prob.minimize(integral=3 * u**2, name="cost1")
+    prob.minimize(integral=3 * u**2)  # would be `cost1` by count
+    assert [t.name for t in prob.costs] == ["cost1", "cost2"]
+    res = cl.solve(prob, intervals=4, ipopt=IPOPT)
+    assert res.objective == pytest.approx(24.0, rel=1e-9) and len(res.terms) == 2
+
+
+def test_a_cost_named_like_a_transcription_term_is_refused():
+    from colloc.nlp import TERM_LEGEND
+    from colloc.problem import RESERVED_COST_NAMES
+
+    assert set(TERM_LEGEND) == set(RESERVED_COST_NAMES)
+    for name in RESERVED_COST_NAMES:
+        with pytest.raises(cl.ProblemError, match=f"The cost name `{name}` is that of a term colloc's transcription adds"):
+            _constant_control("a", name)
+
+
+def test_a_multi_phase_cost_of_a_taken_name_is_refused():
+    from colloc.phases import MultiPhaseProblem, Phase
+
+    phases = [Phase(integrator()[0], name=n) for n in ("one", "two")]
+    mp = MultiPhaseProblem(phases)
+    mp.minimize(phases[0].duration, name="time")
+    for name, words in (("time", "has a cost term of that name already"), ("one/cost0", "without '/'")):
+        with pytest.raises(cl.ProblemError, match=words):
+            mp.minimize(phases[1].duration, name=name)
