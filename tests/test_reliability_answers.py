@@ -124,3 +124,34 @@ def test_a_multi_phase_cost_of_a_taken_name_is_refused():
     for name, words in (("time", "has a cost term of that name already"), ("one/cost0", "without '/'")):
         with pytest.raises(cl.ProblemError, match=words):
             mp.minimize(phases[1].duration, name=name)
+
+
+# -- options ------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("options, words", [
+    (dict(derivative_bounds=-1), "`derivative_bounds` must be a number > 0"),
+    (dict(derivative_bounds=0), "`derivative_bounds` must be a number > 0"),
+    (dict(derivative_bounds="big"), "`derivative_bounds` must be a number > 0"),
+    (dict(multiplier_bounds=float("nan")), "`multiplier_bounds` must be a number > 0"),
+    (dict(projection_weight=-1e-6), "`projection_weight` must be a number ≥ 0"),
+    (dict(threads=0), "`threads` must be a whole number ≥ 1; got 0"),
+    (dict(threads=2.5), "`threads` must be a whole number ≥ 1; got 2.5"),
+    (dict(intervals=99999999999), "`intervals` is 99,999,999,999; colloc builds at most 1,000,000"),
+    (dict(intervals=10, mesh=[0.0, 0.5, 1.0]), "Give either `intervals` (10) or `mesh`"),
+])
+def test_bad_options_are_refused_in_one_sentence_before_the_build(options, words):
+    prob, _ = integrator()
+    with pytest.raises(cl.OptionError, match=words.replace("(", r"\(").replace(")", r"\)")):
+        cl.build_nlp(prob, **options)
+
+
+@pytest.mark.parametrize("argv, solve, words", [
+    (["--intervals", "99999999999"], "dict(intervals=10)", "`intervals` is 99,999,999,999"),
+    ([], "dict(intervals=10, derivative_bounds=-1)", "`derivative_bounds` must be a number > 0 (math.inf for none); got -1"),
+    ([], "dict(intervals=10, threads=0)", "`threads` must be a whole number ≥ 1; got 0"),
+    ([], "dict(intervals=10, mesh=[0, 0.5, 1])", "Give either `intervals` (10) or `mesh`"),
+])
+def test_bad_options_on_the_command_line_exit_2_naming_them(tmp_path, capsys, argv, solve, words):
+    path = script(tmp_path, solve)
+    for command in (["solve", path, "--quiet", "--out", tmp_path / "o"], ["info", path]):
+        one_line_error(*run(capsys, *command, *argv)[::2], words)
+    assert not (tmp_path / "o").exists()
