@@ -155,3 +155,31 @@ def test_bad_options_on_the_command_line_exit_2_naming_them(tmp_path, capsys, ar
     for command in (["solve", path, "--quiet", "--out", tmp_path / "o"], ["info", path]):
         one_line_error(*run(capsys, *command, *argv)[::2], words)
     assert not (tmp_path / "o").exists()
+
+
+# -- derivative variables ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("distance", [200.0, 300.0])
+def test_an_implicit_double_integrator_far_from_the_old_derivative_bound_reaches_the_optimum(distance):
+    """min ∫u² rest to rest over d in T = 1: u = 6d(1 − 2t), J* = 12 d² (|u(0)| = 6d > 1000 here); u is linear, x cubic,
+    so Hermite–Simpson is exact and the discrete optimum is J*.  The derivative variable v̇ = u is unbounded."""
+    prob, _ = integrator(distance)
+    res = cl.solve(prob, intervals=10, ipopt=IPOPT)
+    assert res.success and res.objective == pytest.approx(12 * distance**2, rel=1e-8)
+    assert not any("derivative_bounds" in w for w in res.warnings)
+
+
+def test_a_derivative_bound_that_is_reached_is_said_in_the_summary():
+    prob, _ = integrator(200.0)
+    res = cl.solve(prob, intervals=10, ipopt=IPOPT, derivative_bounds=1000)
+    assert res.objective > 12 * 200.0**2 * (1 + 1e-4)  # the bound cuts the optimum off: the summary must say so
+    text = res.summary()
+    assert "the derivative variable `mass.v.dot` is at its bound ±1000 (derivative_bounds)" in text, text
+    assert not any("derivative_bounds" in w for w in cl.solve(prob, intervals=10, ipopt=IPOPT, derivative_bounds=1e4).warnings)
+
+
+def test_colloc_info_states_what_bounds_the_derivative_variables(tmp_path, capsys):
+    code, out, err = run(capsys, "info", script(tmp_path))
+    assert code == 0, err
+    assert "z     derivative variables" in out and "; unbounded" in out, out
+    code, out, err = run(capsys, "info", script(tmp_path, "dict(intervals=10, derivative_bounds=1000)", "b.py"))
+    assert code == 0 and "bounded to ±1000 (derivative_bounds)" in out, out

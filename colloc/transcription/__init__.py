@@ -33,12 +33,20 @@ CONTROL_INTERPOLATION = ("free", "linear")
 
 @dataclass(frozen=True)
 class Options:
-    """Transcription options (immutable; unknown keys are refused by :func:`make_options`)."""
+    """Transcription options (immutable; unknown keys and bad values are refused by :func:`make_options`).
+
+    ``derivative_bounds`` bounds the derivative variables of implicit rows (``ż``, multibody
+    accelerations ``a``) to ``±derivative_bounds``.  By default they are unbounded: the residual
+    ``R(x, ż, u) = 0`` at every collocation point fixes them (a residual that does not depend on any
+    derivative is refused when the model is made), so a bound could only cut the optimum off; give
+    one to keep IPOPT's iterates away from a residual's singularity, and the summary says when it is
+    reached.
+    """
 
     mode: str = "default"
     constraint_method: str = "bordalba2023"
     control_interpolation: str = "free"
-    derivative_bounds: float = 1000.0
+    derivative_bounds: float = math.inf
     multiplier_bounds: float = math.inf
     projection_slack_bounds: float = 1e-3
     projection_weight: float = 1e-6

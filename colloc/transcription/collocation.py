@@ -81,6 +81,7 @@ class Collocation(Transcription):
         fields["warnings"] = list(fields.get("warnings", [])) + oscillation.warnings(
             trajectory, nlp.grid, control_interpolation=self.options.control_interpolation,
             sources=control_sources(self.problem.model))
+        fields["warnings"] += reached_derivative_bounds(nlp, w, self.options.derivative_bounds, trajectory.time)
         fields["between_mesh_points"] = between_mesh_points(self.problem, trajectory, nlp.grid)
         return super().result(nlp, w, trajectory, **fields)
 
@@ -92,6 +93,22 @@ def control_sources(model) -> dict:
         kind = "multibody" if isinstance(comp, Multibody) else "muscle" if isinstance(comp, DeGrooteFregly2016Muscle) else None
         if kind:
             out.update({v.name: kind for v in comp.variables if v.kind == "control"})
+    return out
+
+
+def reached_derivative_bounds(nlp, w, bound, time) -> list:
+    """One warning per derivative variable that sits at ``±derivative_bounds`` somewhere: the residual fixes
+    these variables, so a bound they reach changes the dynamics, and the optimum is that of another problem."""
+    if not np.isfinite(bound) or "z" not in nlp.layout.blocks:
+        return []
+    Z = np.asarray(nlp.layout.unpack(w)["z"], dtype=float)
+    out = []
+    for name, row in zip(nlp.layout.blocks["z"].row_names, Z):
+        at = np.flatnonzero(np.abs(row) >= bound * (1 - 1e-6))
+        if at.size and at[-1] < time.size:
+            out.append(f"the derivative variable `{name}` is at its bound ±{bound:g} (derivative_bounds) at {at.size} grid "
+                       f"point{'s' if at.size != 1 else ''} (t = {time[at[0]]:.6g} … {time[at[-1]]:.6g}), so the dynamics there "
+                       "are not the model's: raise derivative_bounds or leave it out (unbounded)")
     return out
 
 
