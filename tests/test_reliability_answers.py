@@ -183,3 +183,59 @@ def test_colloc_info_states_what_bounds_the_derivative_variables(tmp_path, capsy
     assert "z     derivative variables" in out and "; unbounded" in out, out
     code, out, err = run(capsys, "info", script(tmp_path, "dict(intervals=10, derivative_bounds=1000)", "b.py"))
     assert code == 0 and "bounded to ±1000 (derivative_bounds)" in out, out
+
+
+# -- URDF files ---------------------------------------------------------------------------------------------------
+def _urdf(links=("a", "b", "c"), joints=(("j1", "a", "b"), ("j2", "b", "c")), mass="1", inertia=("0.1", "0.1", "0.1"),
+          inertial_xyz="0 0 -0.5", origin="0 0 -1", limit='lower="-1" upper="1" effort="5" velocity="3"'):
+    ixx, iyy, izz = inertia
+    body = (f'<inertial><origin xyz="{inertial_xyz}"/><mass value="{mass}"/>'
+            f'<inertia ixx="{ixx}" iyy="{iyy}" izz="{izz}" ixy="0" ixz="0" iyz="0"/></inertial>')
+    text = ['<robot name="r">'] + [f'<link name="{n}">{body if n != "a" else ""}</link>' for n in links]
+    text += [f'<joint name="{j}" type="revolute"><parent link="{p}"/><child link="{c}"/><origin xyz="{origin}"/>'
+             f'<axis xyz="0 1 0"/><limit {limit}/></joint>' for j, p, c in joints]
+    return "\n".join(text + ["</robot>"])
+
+
+URDF_CASES = [
+    (dict(links=("a", "b", "b", "c")), "The link `b` is declared twice"),
+    (dict(joints=(("j1", "a", "b"), ("j1", "b", "c"))), "The joint `j1` is declared twice"),
+    (dict(joints=(("j1", "a", "b"), ("j2", "ghost", "c"))), "Joint `j2` of `{path}` names the parent link `ghost`, which the file does not declare"),
+    (dict(joints=(("j1", "a", "b"), ("j2", "b", "c"), ("j3", "c", "b"))), "Link `b` of `{path}` is the child of two joints, `j1` and `j3`: a kinematic loop"),
+    (dict(joints=(("j2", "b", "c"), ("j3", "c", "b"))), "The joints `j3`, `j2` of `{path}` form a kinematic loop"),
+    (dict(joints=(("j1", "a", "b"), ("j2", "c", "c"))), "Joint `j2` of `{path}` joins link `c` to itself"),
+    (dict(mass="-1"), "The mass of link `b` of `{path}` is -1.0; a mass is a finite number ≥ 0"),
+    (dict(inertia=("1", "1", "-0.5")), "The inertia of link `b` of `{path}` is not positive semi-definite (principal moments -0.5, 1, 1)"),
+    (dict(inertia=("0.1", "0.1", "0.3")), "The inertia of link `b` of `{path}` breaks the triangle inequality A + B ≥ C"),
+    (dict(inertia=("nan", "0.1", "0.1")), "The inertia of link `b` of `{path}` is not finite"),
+    (dict(origin="0 nan -1"), "The origin xyz of joint `j1` of `{path}` is not finite: [0.0, nan, -1.0]"),
+    (dict(inertial_xyz="0 0 inf"), "The inertial origin xyz of link `b` of `{path}` is not finite"),
+    (dict(limit='lower="1" upper="-1" effort="5" velocity="3"'), "The limits of joint `j1` of `{path}` are reversed: lower 1.0 > upper -1.0"),
+    (dict(limit='lower="-1" upper="1" effort="-5" velocity="3"'), "The effort limit of joint `j1` of `{path}` is negative (-5.0)"),
+    (dict(limit='lower="-1" upper="1" effort="0" velocity="3"'), "Joint `j1` of `{path}` has effort=\"0\", so its torque would be unbounded"),
+]
+
+
+@pytest.mark.parametrize("kw, words", URDF_CASES)
+def test_a_urdf_that_is_not_one_tree_of_physical_bodies_is_refused_naming_the_link_or_joint(tmp_path, kw, words):
+    pytest.importorskip("urdf_parser_py")
+    path = tmp_path / "r.urdf"
+    path.write_text(_urdf(**kw))
+    with pytest.raises(cl.ModelError) as info:
+        cl.Multibody.from_urdf(path)
+    assert words.format(path=path) in str(info.value), str(info.value)
+
+
+def test_a_urdf_refusal_has_its_way_out_and_a_good_file_still_loads(tmp_path):
+    pytest.importorskip("urdf_parser_py")
+    path = tmp_path / "r.urdf"
+    path.write_text(_urdf(limit='lower="-1" upper="1" effort="0" velocity="3"'))
+    body = cl.Multibody.from_urdf(path, efforts={"j1": 7.0, "j2": math.inf})
+    bounds = {v.name: v.bounds for v in body.variables if v.kind == "control"}
+    assert bounds == {"robot.tau_j1": (-7.0, 7.0), "robot.tau_j2": (-math.inf, math.inf)}
+    assert [v.kind for v in cl.Multibody.from_urdf(path, actuated=[]).variables].count("control") == 0
+    path.write_text(_urdf(inertia=("0.1", "0.1", "0.3")))
+    assert cl.Multibody.from_urdf(path, check_inertia=False).joint_names == ["j1", "j2"]
+    path.write_text(_urdf(inertia=("0", "0.1", "0.1")))  # a thin rod: A + B = C, physical
+    body = cl.Multibody.from_urdf(path)
+    assert [v.bounds for v in body.variables if v.name == "robot.j1"] == [(-1.0, 1.0)]
