@@ -36,7 +36,7 @@ from .. import __version__, opensim
 from ..simulate.checks import DYNAMICS_TOLERANCE, TOLERANCE
 from ..errors import CollocError, OptionError
 from ..results.files import writable_folder
-from ..transcription.nlp import BLOCK_LEGEND, TERM_LEGEND
+from ..transcription.nlp import BLOCK_LEGEND, TERM_LEGEND, bound_note
 from ..batch.outputs import ResultSlot, result_name, write_optima, write_or_rescue
 from ..viz.plot import animate, bounds_to_record, model_points, plot_refinement, plot_trajectory, plot_violations, save_figure
 from ..discretization.schemes import SCHEMES, get_scheme
@@ -424,7 +424,7 @@ def _run_info(args) -> int:
     blocks = [b for b in nlp.layout.blocks.values() if b.size]
     print(_listing("  variables by block", [f"{b.name} {b.size}" for b in blocks], "none"))
     for b in blocks:
-        print(f"    {b.name:5s} {BLOCK_LEGEND.get(b.name, '')}{_derivative_bounds(b)}".rstrip())
+        print(f"    {b.name:5s} {BLOCK_LEGEND.get(b.name, '')}{bound_note(b)}".rstrip())
     added = [k for k in nlp.terms if k not in {c.name for c in problem.costs}]
     for k in added:
         print(f"  cost term added by the transcription: {k}: {TERM_LEGEND.get(k, '')}".rstrip(": "))
@@ -434,14 +434,6 @@ def _run_info(args) -> int:
         rows[kind] = rows.get(kind, 0) + b.size
     print(_listing("  constraints by kind", [f"{k} {n}" for k, n in rows.items()], "none"))
     return EXIT_SOLVED
-
-
-def _derivative_bounds(block) -> str:
-    """What bounds the derivative variables (``z``): none unless ``derivative_bounds`` asks for them."""
-    if block.name != "z":
-        return ""
-    bound = float(block.upper.max()) if block.upper.size else math.inf
-    return "; unbounded" if math.isinf(bound) else f"; bounded to ±{bound:g} (derivative_bounds), the summary says when one is reached"
 
 
 def _print_rows(problem, mode):
