@@ -239,3 +239,59 @@ def test_a_urdf_refusal_has_its_way_out_and_a_good_file_still_loads(tmp_path):
     path.write_text(_urdf(inertia=("0", "0.1", "0.1")))  # a thin rod: A + B = C, physical
     body = cl.Multibody.from_urdf(path)
     assert [v.bounds for v in body.variables if v.name == "robot.j1"] == [(-1.0, 1.0)]
+
+
+# -- problems without a minimum ------------------------------------------------------------------------------
+def _free_control(integrand, guess=None):
+    c = cl.Component("m")
+    x, u = c.state("x"), c.control("u")
+    c.derivative(x, u)
+    prob = cl.Problem([c], t0=0.0, tf=1.0)
+    prob.initial({x: 0.0})
+    if guess is not None:
+        prob.guess({u: guess})
+    prob.minimize(integral=integrand(u))
+    return prob
+
+
+@pytest.mark.parametrize("guess", [None, 1.0])
+def test_an_unbounded_problem_is_not_solved_and_names_the_variable(guess):
+    """min −∫u² with u free has no minimum: from u ≡ 0 (a stationary point IPOPT accepts without a step) and from u ≡ 1
+    (IPOPT's iterates diverge) alike the status is `unbounded` and the message names `m.u`."""
+    res = cl.solve(_free_control(lambda u: -u**2, guess), intervals=10)
+    assert not res.success and res.status == cl.Status.UNBOUNDED, res.message
+    assert res.message.startswith("The problem") and "unbounded" in res.message and "`m.u` at grid point" in res.message
+    assert "bound `m.u`" in res.message
+    assert res.trajectory.metadata["status"] == "unbounded" and res.trajectory.metadata["success"] is False
+
+
+def test_a_guess_on_a_bounded_saddle_is_not_called_a_minimum_and_a_minimum_at_the_guess_stays_solved():
+    """∫(u² − 1)² is bounded below but u ≡ 0 is a maximum of each integrand; ∫u² from u ≡ 0 is the minimum itself."""
+    res = cl.solve(_free_control(lambda u: (u**2 - 1) ** 2), intervals=10)
+    assert res.status == cl.Status.FAILED and res.message.startswith("IPOPT stopped at the guess, which is not a minimum"), res.message
+    assert "`m.u` at grid point" in res.message
+    res = cl.solve(_free_control(lambda u: u**2), intervals=10)
+    assert res.success and res.iterations == 0 and res.objective == 0.0
+
+
+UNBOUNDED = '''
+import colloc as cl
+
+
+def build():
+    c = cl.Component("m")
+    x, u = c.state("x"), c.control("u")
+    c.derivative(x, u)
+    prob = cl.Problem([c], t0=0.0, tf=1.0, name="unbounded")
+    prob.initial({x: 0.0})
+    prob.minimize(integral=-u**2)
+    return prob
+'''
+
+
+def test_colloc_solve_of_an_unbounded_problem_exits_1_naming_the_variable(tmp_path, capsys):
+    path = tmp_path / "unbounded.py"
+    path.write_text(UNBOUNDED)
+    code, out, err = run(capsys, "solve", path, "--quiet", "--out", tmp_path / "o", "--intervals", "8")
+    assert code == 1, err
+    assert "unbounded — The problem is unbounded" in out and "`m.u`" in out, out

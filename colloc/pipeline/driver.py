@@ -103,6 +103,7 @@ def result(tr, nlp, sol, stats, build_seconds, solve_seconds, solver):
     slacks = tr.slacks(nlp, o.w)
     traj = tr.trajectory(nlp, o.w, dict(status=o.status.value, success=o.success, objective=o.objective, iterations=o.iterations,
                                         **tr.result_metadata()))
+    o = _no_minimum(nlp, sol, o, traj)
     message = o.message
     if not o.success and o.status != Status.INTERRUPTED:
         found = _non_finite(tr, nlp, o, stats, traj)
@@ -113,6 +114,27 @@ def result(tr, nlp, sol, stats, build_seconds, solve_seconds, solver):
         iterations=o.iterations, build_seconds=build_seconds, solve_seconds=solve_seconds,
         violations=nlp.rows.violations(o.g), worst=nlp.rows.worst(o.g, 10), slacks=slacks, warnings=slack_warnings(slacks),
         stats=dict(stats), nlp_size=dict(variables=int(nlp.layout.size), constraints=int(nlp.rows.size)))
+
+
+def _no_minimum(nlp, sol, o, traj):
+    """``o`` flagged when the objective has no minimum: IPOPT's iterates diverged, or IPOPT accepted the guess
+    without a step where a feasible direction still lowers the objective (:mod:`colloc.unbounded`)."""
+    from . import unbounded
+
+    label = _time_labels(nlp, traj)[1]
+    names = nlp.layout.labels()
+    variable_label = lambda j: label(names[j])  # noqa: E731
+    if o.status == Status.UNBOUNDED:
+        message = unbounded.diverged(nlp, o.w, variable_label, o.objective)
+    elif o.success and o.iterations == 0 and o.terms:
+        message = unbounded.not_a_minimum(nlp, sol, o.w, o.g, variable_label)
+    else:
+        return o
+    if message is None:
+        return o
+    status = Status.UNBOUNDED if message.startswith("The problem") else Status.FAILED
+    traj.metadata.update(status=status.value, success=False)
+    return o._replace(status=status, success=False, message=message)
 
 
 def _non_finite(tr, nlp, o, stats, traj) -> str:
