@@ -14,6 +14,7 @@ import numpy as np
 
 from ..errors import ModelError, ProblemError
 from .component import TIME, Component, Model, Variable, as_sx
+from .scale import check_problem_scale
 
 
 @dataclass(eq=False)
@@ -289,6 +290,7 @@ class Problem:
                     raise ProblemError(f"The {which} range {b[name]} of `{name}` lies outside its bounds ({lo}, {hi}).")
             if var.kind == "parameter" and (math.isinf(lo) or math.isinf(hi)) and name not in self.guesses:
                 pass  # a free parameter with no bounds starts from 0
+        check_problem_scale(self)
         return self
 
     def summary(self) -> str:

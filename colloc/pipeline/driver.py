@@ -20,6 +20,7 @@ from ..solvers import get_backend
 from ..errors import OptionError, ProblemError
 from ..transcription.nonfinite import HINT, describe, rows_at, trial_points
 from ..model.problem import Problem
+from ..model.scale import large_values
 from ..results.trajectory import Status
 from ..transcription.base import Transcription, slack_warnings
 from ..transcription.collocation import Collocation
@@ -105,6 +106,13 @@ def result(tr, nlp, sol, stats, build_seconds, solve_seconds, solver):
                                         **tr.result_metadata()))
     o = _no_minimum(nlp, sol, o, traj)
     message = o.message
+    warnings = slack_warnings(slacks)
+    # diverging iterates are large by definition: the unbounded message names them already
+    large = "" if o.status == Status.UNBOUNDED else large_values(o.w, _plain_names(nlp), _variable_label(nlp, traj))
+    if large and o.success:
+        warnings.append(large[0].lower() + large[1:].rstrip("."))
+    elif large:
+        message = f"{large} {message}"
     if not o.success and o.status != Status.INTERRUPTED:
         found = _non_finite(tr, nlp, o, stats, traj)
         if found:  # the NaN is the cause; IPOPT's status is how it ended
@@ -112,7 +120,7 @@ def result(tr, nlp, sol, stats, build_seconds, solve_seconds, solver):
     return tr.result(
         nlp, o.w, traj, success=o.success, status=o.status, message=message, objective=o.objective, terms=o.terms,
         iterations=o.iterations, build_seconds=build_seconds, solve_seconds=solve_seconds,
-        violations=nlp.rows.violations(o.g), worst=nlp.rows.worst(o.g, 10), slacks=slacks, warnings=slack_warnings(slacks),
+        violations=nlp.rows.violations(o.g), worst=nlp.rows.worst(o.g, 10), slacks=slacks, warnings=warnings,
         stats=dict(stats), nlp_size=dict(variables=int(nlp.layout.size), constraints=int(nlp.rows.size)))
 
 
@@ -121,9 +129,7 @@ def _no_minimum(nlp, sol, o, traj):
     without a step where a feasible direction still lowers the objective (:mod:`colloc.unbounded`)."""
     from . import unbounded
 
-    label = _time_labels(nlp, traj)[1]
-    names = nlp.layout.labels()
-    variable_label = lambda j: label(names[j])  # noqa: E731
+    variable_label = _variable_label(nlp, traj)
     if o.status == Status.UNBOUNDED:
         message = unbounded.diverged(nlp, o.w, variable_label, o.objective)
     elif o.success and o.iterations == 0 and o.terms:
@@ -135,6 +141,17 @@ def _no_minimum(nlp, sol, o, traj):
     status = Status.UNBOUNDED if message.startswith("The problem") else Status.FAILED
     traj.metadata.update(status=status.value, success=False)
     return o._replace(status=status, success=False, message=message)
+
+
+def _variable_label(nlp, traj):
+    """``j -> "`m.u` at grid point 3 (t = 0.3)"``: entry ``j`` of ``w`` by its variable's name and time."""
+    label, names = _time_labels(nlp, traj)[1], nlp.layout.labels()
+    return lambda j: label(names[j])
+
+
+def _plain_names(nlp):
+    """The variable's own name (``m.u``) of every entry of ``w``."""
+    return [label.partition(":")[2].rpartition("@k=")[0] or label for label in nlp.layout.labels()]
 
 
 def _non_finite(tr, nlp, o, stats, traj) -> str:
