@@ -67,12 +67,13 @@ def _refuse_small(what, value, thing):
                            f"misses it by all of it still meets it): {CURE.replace('it', thing, 1)}.")
 
 
-def large_values(w, names, variable_label) -> str:
-    """A sentence naming the largest variable at or beyond ``MAX_MAGNITUDE`` in ``w`` (its label, value), or ``""``."""
+def large_values(w, name_of, variable_label) -> str:
+    """A sentence naming the largest variable at or beyond ``MAX_MAGNITUDE`` in ``w`` (its label, value), or ``""``;
+    ``name_of(j)`` and ``variable_label(j)`` name entry ``j`` of ``w`` (called only for the sentence)."""
     w = np.asarray(w, dtype=float).ravel()
     size = np.where(np.isfinite(w), np.abs(w), 0.0)
     if not size.size or size.max() < MAX_MAGNITUDE:
         return ""
     j = int(np.argmax(size))
     return (f"{variable_label(j)} is {w[j]:.3g}, too large to be resolved to IPOPT's tolerances in double precision, so this "
-            f"result cannot be trusted: {CURE.replace('it', f'`{names[j]}` (or time)', 1)}.")
+            f"result cannot be trusted: {CURE.replace('it', f'`{name_of(j)}` (or time)', 1)}.")

@@ -108,7 +108,7 @@ def result(tr, nlp, sol, stats, build_seconds, solve_seconds, solver):
     message = o.message
     warnings = slack_warnings(slacks)
     # diverging iterates are large by definition: the unbounded message names them already
-    large = "" if o.status == Status.UNBOUNDED else large_values(o.w, _plain_names(nlp), _variable_label(nlp, traj))
+    large = "" if o.status == Status.UNBOUNDED else large_values(o.w, _plain_name(nlp), _variable_label(nlp, traj))
     if large and o.success:
         warnings.append(large[0].lower() + large[1:].rstrip("."))
     elif large:
@@ -144,14 +144,21 @@ def _no_minimum(nlp, sol, o, traj):
 
 
 def _variable_label(nlp, traj):
-    """``j -> "`m.u` at grid point 3 (t = 0.3)"``: entry ``j`` of ``w`` by its variable's name and time."""
-    label, names = _time_labels(nlp, traj)[1], nlp.layout.labels()
-    return lambda j: label(names[j])
+    """``j -> "`m.u` at grid point 3 (t = 0.3)"``: entry ``j`` of ``w`` by its variable's name and time (the
+    labels of ``w`` are made at the first call: most results never need one)."""
+    label, names = _time_labels(nlp, traj)[1], []
+
+    def variable_label(j):
+        if not names:
+            names.extend(nlp.layout.labels())
+        return label(names[j])
+
+    return variable_label
 
 
-def _plain_names(nlp):
-    """The variable's own name (``m.u``) of every entry of ``w``."""
-    return [label.partition(":")[2].rpartition("@k=")[0] or label for label in nlp.layout.labels()]
+def _plain_name(nlp):
+    """``j ->`` the variable's own name (``m.u``) of entry ``j`` of ``w``."""
+    return lambda j: (lambda label: label.partition(":")[2].rpartition("@k=")[0] or label)(nlp.layout.labels()[j])
 
 
 def _non_finite(tr, nlp, o, stats, traj) -> str:
