@@ -185,6 +185,31 @@ def test_colloc_info_states_what_bounds_the_derivative_variables(tmp_path, capsy
     assert code == 0 and "bounded to ±1000 (derivative_bounds)" in out, out
 
 
+def _hanging_bob(gravity, multiplier_bounds=None):
+    """A unit point mass hanging at rest on a unit rod: 2λ y = g at y = −1, so |λ| = g/2 (colloc's φ = x² + y² − 1)."""
+    body = cl.Multibody("pend", coordinates=["x", "y"], speeds=["vx", "vy"])
+    x, y = body.coordinates
+    vx, vy = body.speeds
+    body.kinetic_energy = 0.5 * (vx**2 + vy**2)
+    body.potential_energy = gravity * y
+    body.holonomic("rod", x**2 + y**2 - 1, **({} if multiplier_bounds is None else dict(multiplier_bounds=multiplier_bounds)))
+    prob = cl.Problem([body], t0=0.0, tf=1.0)
+    prob.initial({x: 0.0, y: -1.0, vx: 0.0, vy: 0.0})
+    prob.guess({y: -1.0})
+    prob.minimize(integral=vx**2)
+    return prob
+
+
+def test_a_multiplier_at_its_default_bound_is_said_in_the_summary():
+    """g = 3000 needs |λ| = 1500 beyond the default ±1000 of `holonomic`: the summary names the multiplier; with the
+    bound widened the rest is solved with |λ| = g/2 exactly, and at g = 9.81 nothing is said."""
+    res = cl.solve(_hanging_bob(3000.0), intervals=4)
+    assert any("the multiplier `pend.rod.lambda` is at its default bound ±1000" in w for w in res.warnings), res.summary()
+    res = cl.solve(_hanging_bob(3000.0, (-math.inf, math.inf)), intervals=4, ipopt=IPOPT)
+    assert res.success and abs(res.trajectory["pend.rod.lambda"]) == pytest.approx(1500.0, rel=1e-8)
+    assert not any("multiplier" in w for w in res.warnings + cl.solve(_hanging_bob(9.81), intervals=4).warnings)
+
+
 # -- URDF files ---------------------------------------------------------------------------------------------------
 def _urdf(links=("a", "b", "c"), joints=(("j1", "a", "b"), ("j2", "b", "c")), mass="1", inertia=("0.1", "0.1", "0.1"),
           inertial_xyz="0 0 -0.5", origin="0 0 -1", limit='lower="-1" upper="1" effort="5" velocity="3"'):
