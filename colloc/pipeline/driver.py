@@ -131,14 +131,15 @@ def _no_minimum(nlp, sol, o, traj):
 
     variable_label = _variable_label(nlp, traj)
     if o.status == Status.UNBOUNDED:
-        message = unbounded.diverged(nlp, o.w, variable_label, o.objective)
+        found = True, unbounded.diverged(nlp, o.w, variable_label, o.objective)
     elif o.success and o.iterations == 0 and o.terms:
-        message = unbounded.not_a_minimum(nlp, sol, o.w, o.g, variable_label)
+        found = unbounded.not_a_minimum(nlp, sol, o.w, o.g, variable_label)
     else:
         return o
-    if message is None:
+    if found is None:
         return o
-    status = Status.UNBOUNDED if message.startswith("The problem") else Status.FAILED
+    endless, message = found
+    status = Status.UNBOUNDED if endless else Status.FAILED
     traj.metadata.update(status=status.value, success=False)
     return o._replace(status=status, success=False, message=message)
 
@@ -158,7 +159,11 @@ def _variable_label(nlp, traj):
 
 def _plain_name(nlp):
     """``j ->`` the variable's own name (``m.u``) of entry ``j`` of ``w``."""
-    return lambda j: (lambda label: label.partition(":")[2].rpartition("@k=")[0] or label)(nlp.layout.labels()[j])
+    def name(j):
+        label = nlp.layout.labels()[j]
+        return label.partition(":")[2].rpartition("@k=")[0] or label
+
+    return name
 
 
 def _non_finite(tr, nlp, o, stats, traj) -> str:

@@ -36,10 +36,10 @@ def diverged(nlp, w, variable_label, objective) -> str:
             f"objective fell to {objective:.3g}; {HINT.replace('it', f'`{names[j]}`', 1)}.")
 
 
-def not_a_minimum(nlp, sol, w, g, variable_label) -> str | None:
+def not_a_minimum(nlp, sol, w, g, variable_label) -> tuple | None:
     """At a point IPOPT accepted without a step: ``None`` if no feasible direction lowers the objective to
-    second order, else the sentence naming the variable along which it falls (unbounded if it falls
-    without end along that straight line, which stays feasible)."""
+    second order, else ``(endless, sentence)``: whether it falls without end along that straight line (which
+    stays feasible: the problem is unbounded), and the sentence naming the variable along which it falls."""
     n = int(nlp.layout.size)
     if n > MAX_CHECKED_VARIABLES or "lam_g" not in sol:
         return None
@@ -65,9 +65,9 @@ def not_a_minimum(nlp, sol, w, g, variable_label) -> str | None:
     j = int(np.argmax(np.abs(d)))
     name = _names(nlp)[j]
     if _falls_without_end(nlp, w, d):
-        return (f"The problem is unbounded: the objective falls without end along {variable_label(j)} and the variables "
+        return True, (f"The problem is unbounded: the objective falls without end along {variable_label(j)} and the variables "
                 f"moving with it, which no constraint or bound stops; {HINT.replace('it', f'`{name}`', 1)}.")
-    return (f"IPOPT stopped at the guess, which is not a minimum: the objective curves down (by {values[0]:.3g}) along "
+    return False, (f"IPOPT stopped at the guess, which is not a minimum: the objective curves down (by {values[0]:.3g}) along "
             f"{variable_label(j)}; start from another guess, or {HINT.replace('it', f'`{name}`', 1)}.")
 
 
