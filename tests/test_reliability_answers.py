@@ -186,7 +186,8 @@ def test_colloc_info_states_what_bounds_the_derivative_variables(tmp_path, capsy
 
 
 def _hanging_bob(gravity, multiplier_bounds=None):
-    """A unit point mass hanging at rest on a unit rod: 2λ y = g at y = −1, so |λ| = g/2 (colloc's φ = x² + y² − 1)."""
+    """A unit point mass hanging at rest on a unit rod: M a + ∂V/∂q − Gᵀλ = 0 with G = (2x, 2y) gives g = 2λy, so at
+    y = −1, λ = −g/2 (colloc's φ = x² + y² − 1)."""
     body = cl.Multibody("pend", coordinates=["x", "y"], speeds=["vx", "vy"])
     x, y = body.coordinates
     vx, vy = body.speeds
@@ -202,11 +203,11 @@ def _hanging_bob(gravity, multiplier_bounds=None):
 
 def test_a_multiplier_at_its_default_bound_is_said_in_the_summary():
     """g = 3000 needs |λ| = 1500 beyond the default ±1000 of `holonomic`: the summary names the multiplier; with the
-    bound widened the rest is solved with |λ| = g/2 exactly, and at g = 9.81 nothing is said."""
+    bound widened the rest is solved with λ = −g/2 exactly, and at g = 9.81 nothing is said."""
     res = cl.solve(_hanging_bob(3000.0), intervals=4)
     assert any("the multiplier `pend.rod.lambda` is at its default bound ±1000" in w for w in res.warnings), res.summary()
     res = cl.solve(_hanging_bob(3000.0, (-math.inf, math.inf)), intervals=4, ipopt=IPOPT)
-    assert res.success and abs(res.trajectory["pend.rod.lambda"]) == pytest.approx(1500.0, rel=1e-8)
+    assert res.success and res.trajectory["pend.rod.lambda"] == pytest.approx(-1500.0, rel=1e-8)
     assert not any("multiplier" in w for w in res.warnings + cl.solve(_hanging_bob(9.81), intervals=4).warnings)
 
 
