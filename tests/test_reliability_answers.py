@@ -354,7 +354,25 @@ def test_values_grown_too_large_during_a_solve_are_named_in_the_result():
     res = cl.solve(_free_control(lambda u: (u - 1e13) ** 2), intervals=4, ipopt=dict(max_iter=30))
     assert not res.success
     text = res.summary()
-    assert "`m.u` at grid point" in text and "is 1e+13, too large to be resolved" in text and "cannot be trusted" in text, text
+    assert "`m.u` at grid point" in text and "is 1e+13, too large for IPOPT to resolve the rows it enters" in text, text
+
+
+def test_a_horizon_too_short_for_its_change_is_named_when_the_solve_fails():
+    """A move of 1 in T: u(0) = 6/T².  T = 1e-9 ends 'infeasible' from the straight-line guess and T = 1e-11, guessed
+    v = 1/T, with iterates past IPOPT's divergence limit 1e20 while J = 12/T³ rises: both name the horizon and
+    `mass.x`, neither blames the guess or calls the problem unbounded.  At T = 1e-6 (u = 6e12) it solves to J*."""
+    prob, (x, v, u) = integrator(1.0, implicit=False, tf=1e-9)
+    res = cl.solve(prob, intervals=10)
+    assert not res.success and "The horizon 1e-09 is short for the change of `mass.x` (1)" in res.message, res.message
+    assert "non-trivial guess" not in res.message
+    prob, (x, v, u) = integrator(1.0, implicit=False, tf=1e-11)
+    prob.guess({x: (0.0, 1.0), v: 1e11, u: 0.0})
+    res = cl.solve(prob, intervals=10)
+    assert res.status == cl.Status.FAILED and "passed 1e20" in res.message and "unbounded" not in res.message, res.message
+    assert "`mass.u` at grid point" in res.message and "The horizon 1e-11 is short" in res.message
+    prob, _ = integrator(1.0, implicit=False, tf=1e-6)
+    res = cl.solve(prob, intervals=10)
+    assert res.success and res.objective == pytest.approx(12e18, rel=1e-7) and not res.warnings
 
 
 def test_colloc_solve_of_a_badly_scaled_problem_exits_2_before_the_build(tmp_path, capsys):

@@ -6,8 +6,7 @@ value of 1e12 is resolved only to 2.2e-4: a defect between states of that size c
 tolerance, whatever the mesh.  And a value of 1e-12 is met by 0.  A problem that forces such values —
 an initial or final value, a guess, a time, a change between initial and final values, or a state that
 must cross its range within a very short horizon (rates ~ range / horizon) — is refused with the
-quantity named and the cure (other units); values that grow too large during a solve are named in its
-result.
+quantity named and the cure (other units); a solve that fails among values that large names the largest.
 """
 from __future__ import annotations
 
@@ -51,8 +50,28 @@ def check_problem_scale(problem) -> None:
         if change / horizon >= MAX_MAGNITUDE:
             raise ProblemError(
                 f"`{name}` must change by {change:g} within the horizon of {horizon:g}, a rate of at least "
-                f"{change / horizon:.3g} per unit time, too large for IPOPT's tolerances in double precision; measure time "
-                f"(or `{name}`) in other units so that the horizon and the change are within a few orders of 1.")
+                f"{change / horizon:.3g} per unit time: residual rows with rates that large are met only to ~1e-4 in double "
+                f"precision, and the controls driving them pass IPOPT's limit of 1e20; measure time (or `{name}`) in other "
+                "units so that the horizon and the change are within a few orders of 1.")
+
+
+def horizon_note(problem) -> str:
+    """For a failed solve: a sentence naming the state whose forced change over the horizon implies second
+    derivatives of ``MAX_MAGNITUDE`` or more (change / horizon²: the controls of a double integrator), or ``""``."""
+    if not hasattr(problem, "initial_bounds"):
+        return ""
+    horizon = problem.tf_bounds[1] - problem.t0_value
+    worst, name = 0.0, None
+    for key in set(problem.initial_bounds) & set(problem.final_bounds):
+        a, b = problem.initial_bounds[key], problem.final_bounds[key]
+        change = max(0.0, a[0] - b[1], b[0] - a[1])
+        if change > worst:
+            worst, name = change, key
+    if name is None or worst / horizon**2 < MAX_MAGNITUDE:
+        return ""
+    return (f"The horizon {horizon:g} is short for the change of `{name}` ({worst:g}): rates of {worst / horizon:.2g} and second "
+            f"derivatives of {worst / horizon**2:.2g} per unit time², which IPOPT resolves poorly; measure time (or `{name}`) "
+            "in other units so that both are within a few orders of 1.")
 
 
 def _refuse_large(what, value, thing):
@@ -68,12 +87,12 @@ def _refuse_small(what, value, thing):
 
 
 def large_values(w, name_of, variable_label) -> str:
-    """A sentence naming the largest variable at or beyond ``MAX_MAGNITUDE`` in ``w`` (its label, value), or ``""``;
+    """For a failed solve: a sentence naming the largest variable at or beyond ``MAX_MAGNITUDE`` in ``w``, or ``""``;
     ``name_of(j)`` and ``variable_label(j)`` name entry ``j`` of ``w`` (called only for the sentence)."""
     w = np.asarray(w, dtype=float).ravel()
     size = np.where(np.isfinite(w), np.abs(w), 0.0)
     if not size.size or size.max() < MAX_MAGNITUDE:
         return ""
     j = int(np.argmax(size))
-    return (f"{variable_label(j)} is {w[j]:.3g}, too large to be resolved to IPOPT's tolerances in double precision, so this "
-            f"result cannot be trusted: {CURE.replace('it', f'`{name_of(j)}` (or time)', 1)}.")
+    return (f"{variable_label(j)} is {w[j]:.3g}, too large for IPOPT to resolve the rows it enters to its tolerances in double "
+            f"precision: {CURE.replace('it', f'`{name_of(j)}` (or time)', 1)}.")

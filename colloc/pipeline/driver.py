@@ -20,7 +20,7 @@ from ..solvers import get_backend
 from ..errors import OptionError, ProblemError
 from ..transcription.nonfinite import HINT, describe, rows_at, trial_points
 from ..model.problem import Problem
-from ..model.scale import large_values
+from ..model.scale import MAX_MAGNITUDE, horizon_note, large_values
 from ..results.trajectory import Status
 from ..transcription.base import Transcription, slack_warnings
 from ..transcription.collocation import Collocation
@@ -78,7 +78,10 @@ def run(problem, scheme="hermite-simpson", intervals=None, mesh=None, guess=None
     to_trajectory = lambda w: tr.trajectory(nlp, w, dict(status="checkpoint", success=False))  # noqa: E731
     sol, stats, build_seconds, solve_seconds = solver.run(nlp, solver_opts, expand, progress, checkpoint, to_trajectory, start)
     res = with_accuracy(tr, nlp, sol, result(tr, nlp, sol, stats, build_seconds, solve_seconds, solver), tolerance)
-    if (res.status in (Status.INFEASIBLE, Status.RESTORATION_FAILED) and warm is None and _straight_guess(problem)
+    short = horizon_note(problem) if not res.success and res.status != Status.INTERRUPTED else ""
+    if short:  # the horizon, not the guess, is the likely cause
+        res = dataclasses.replace(res, message=f"{res.message} {short}")
+    elif (res.status in (Status.INFEASIBLE, Status.RESTORATION_FAILED) and warm is None and _straight_guess(problem)
             and not res.stats.get("nonfinite_evaluations")):  # a NaN, not the guess's shape, is the cause then
         res = dataclasses.replace(res, message=res.message + TRIVIAL_GUESS_HINT)
     return res
@@ -106,13 +109,11 @@ def result(tr, nlp, sol, stats, build_seconds, solve_seconds, solver):
                                         **tr.result_metadata()))
     o = _no_minimum(nlp, sol, o, traj)
     message = o.message
-    warnings = slack_warnings(slacks)
-    # diverging iterates are large by definition: the unbounded message names them already
-    large = "" if o.status == Status.UNBOUNDED else large_values(o.w, _plain_name(nlp), _variable_label(nlp, traj))
-    if large and o.success:
-        warnings.append(large[0].lower() + large[1:].rstrip("."))
-    elif large:
-        message = f"{large} {message}"
+    # a failure among values a double cannot resolve: name the largest (diverging iterates of an unbounded problem
+    # are named already; a converged solve met IPOPT's tolerances, however large its values)
+    if not o.success and o.status != Status.UNBOUNDED:
+        large = large_values(o.w, _plain_name(nlp), _variable_label(nlp, traj))
+        message = f"{large} {message}" if large else message
     if not o.success and o.status != Status.INTERRUPTED:
         found = _non_finite(tr, nlp, o, stats, traj)
         if found:  # the NaN is the cause; IPOPT's status is how it ended
@@ -120,7 +121,7 @@ def result(tr, nlp, sol, stats, build_seconds, solve_seconds, solver):
     return tr.result(
         nlp, o.w, traj, success=o.success, status=o.status, message=message, objective=o.objective, terms=o.terms,
         iterations=o.iterations, build_seconds=build_seconds, solve_seconds=solve_seconds,
-        violations=nlp.rows.violations(o.g), worst=nlp.rows.worst(o.g, 10), slacks=slacks, warnings=warnings,
+        violations=nlp.rows.violations(o.g), worst=nlp.rows.worst(o.g, 10), slacks=slacks, warnings=slack_warnings(slacks),
         stats=dict(stats), nlp_size=dict(variables=int(nlp.layout.size), constraints=int(nlp.rows.size)))
 
 
@@ -130,7 +131,9 @@ def _no_minimum(nlp, sol, o, traj):
     from . import unbounded
 
     variable_label = _variable_label(nlp, traj)
-    if o.status == Status.UNBOUNDED:
+    if o.status == Status.UNBOUNDED and not o.objective < -MAX_MAGNITUDE:  # grown iterates, no falling objective: a scale
+        found = False, "IPOPT stopped because its iterates passed 1e20 (`Diverging_Iterates`) while the objective did not fall."
+    elif o.status == Status.UNBOUNDED:
         found = True, unbounded.diverged(nlp, o.w, variable_label, o.objective)
     elif o.success and o.iterations == 0 and o.terms:
         found = unbounded.not_a_minimum(nlp, sol, o.w, o.g, variable_label)

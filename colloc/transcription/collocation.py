@@ -11,10 +11,9 @@ import numpy as np
 
 from ..results import oscillation
 from ..model.derived import add_outputs
-from ..model.multibody import Multibody
+from ..model.multibody import MULTIPLIER_BOUNDS, Multibody
 from ..model.muscle import DeGrooteFregly2016Muscle
 from ..discretization.mesh import make_mesh
-from ..model.multibody import MULTIPLIER_BOUNDS
 from ..numeric import call
 from ..discretization.schemes import get_scheme
 from ..results.trajectory import Trajectory
