@@ -106,8 +106,8 @@ def test_an_automatic_cost_name_never_collides_with_a_given_one():
 
 
 def test_a_cost_named_like_a_transcription_term_is_refused():
-    from colloc.nlp import TERM_LEGEND
-    from colloc.problem import RESERVED_COST_NAMES
+    from colloc.transcription.nlp import TERM_LEGEND
+    from colloc.model.problem import RESERVED_COST_NAMES
 
     assert set(TERM_LEGEND) == set(RESERVED_COST_NAMES)
     for name in RESERVED_COST_NAMES:
@@ -116,7 +116,7 @@ def test_a_cost_named_like_a_transcription_term_is_refused():
 
 
 def test_a_multi_phase_cost_of_a_taken_name_is_refused():
-    from colloc.phases import MultiPhaseProblem, Phase
+    from colloc.pipeline.phases import MultiPhaseProblem, Phase
 
     phases = [Phase(integrator()[0], name=n) for n in ("one", "two")]
     mp = MultiPhaseProblem(phases)
