@@ -262,6 +262,9 @@ def test_a_urdf_refusal_has_its_way_out_and_a_good_file_still_loads(tmp_path):
     assert [v.kind for v in cl.Multibody.from_urdf(path, actuated=[]).variables].count("control") == 0
     path.write_text(_urdf(inertia=("0.1", "0.1", "0.3")))
     assert cl.Multibody.from_urdf(path, check_inertia=False).joint_names == ["j1", "j2"]
+    path.write_text(_urdf().replace('type="revolute"', 'type="continuous"').replace(
+        '<limit lower="-1" upper="1" effort="5" velocity="3"/>', ""))  # the format's own "no limit" for continuous joints
+    assert [v.bounds for v in cl.Multibody.from_urdf(path).variables if v.kind == "control"] == [(-math.inf, math.inf)] * 2
     path.write_text(_urdf(inertia=("0", "0.1", "0.1")))  # a thin rod: A + B = C, physical
     body = cl.Multibody.from_urdf(path)
     assert [v.bounds for v in body.variables if v.name == "robot.j1"] == [(-1.0, 1.0)]

@@ -31,10 +31,14 @@ def check_robot(robot, path, check_inertia=True) -> None:
 
 
 def check_efforts(robot, actuated, path) -> None:
-    """Refuse an actuated joint whose effort limit is 0 (or missing): its torque would have to be zero, or unbounded."""
+    """Refuse an actuated joint whose effort limit is 0 or missing where the URDF requires one (revolute and prismatic
+    joints must have a ``<limit>`` with ``effort``): its torque would be unbounded.  A continuous joint may leave
+    ``<limit>`` out (the format's own "no limit"), and its torque is then unbounded as the file says."""
     joints = {j.name: j for j in robot.joints}
     for name in actuated:
         limit = joints[name].limit
+        if limit is None and joints[name].type == "continuous":
+            continue
         effort = None if limit is None else limit.effort
         if effort is None or effort == 0:
             given = "has no effort limit" if effort is None else "has effort=\"0\""
