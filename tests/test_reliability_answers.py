@@ -332,11 +332,15 @@ def test_colloc_solve_of_an_unbounded_problem_exits_1_naming_the_variable(tmp_pa
     (1.0, 1e-12, "`mass.x` must change by 1 within the horizon of 1e-12, a rate of at least 1e+12 per unit time"),
     (1e-12, 1e-12, "The final value of `mass.x` is 1e-12, below what IPOPT's tolerance (about 1e-8) resolves"),
     (1.0, 1e13, "The final time tf is 1e+13"),
+    (None, 1.0, "The change of `mass.x` from its initial to its final value is 1e-09, below what IPOPT's tolerance"),
 ])
 def test_a_badly_scaled_problem_is_refused_naming_the_quantity_before_the_build(distance, tf, words):
     """Before, x(T) = 1e30 ended in 'try a better guess', and x(T) = 1e-12 in T = 1e-12 was 'solved' with J = 0 (x ≡ 0
     meets x(T) = 1e-12 to IPOPT's tolerance; J* = 12 d²/T³ = 1.2e13)."""
-    prob, _ = integrator(distance, tf=tf)
+    prob, (x, _, _) = integrator(distance or 1.0, tf=tf)
+    if distance is None:  # from 1 to 1 + 1e-9: x ≡ 1 meets both to IPOPT's tolerance
+        prob.initial({x: 1.0})
+        prob.final({x: 1.0 + 1e-9})
     with pytest.raises(cl.ProblemError) as info:
         cl.build_nlp(prob, intervals=4)
     assert words in str(info.value) and "in other units" in str(info.value), str(info.value)

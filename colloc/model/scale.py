@@ -1,4 +1,4 @@
-"""Numbers too large for the solve: refused by name before the build, or named in the result.
+"""Numbers a double cannot resolve against IPOPT's tolerances: refused by name before the build, or named in a failed result.
 
 IPOPT meets constraints to an absolute tolerance (``constr_viol_tol`` = 1e-4; about 1e-8 with colloc's
 ``tol``) and stops iterates beyond 1e20 as diverging.  A double holds about 16 significant digits, so a
@@ -46,7 +46,8 @@ def check_problem_scale(problem) -> None:
     for name in set(problem.initial_bounds) & set(problem.final_bounds):
         a, b = problem.initial_bounds[name], problem.final_bounds[name]
         change = max(0.0, a[0] - b[1], b[0] - a[1])  # the least change the two ranges force
-        _refuse_small(f"The change of `{name}` from its initial to its final value", change, f"`{name}`")
+        if a[0] == a[1] and b[0] == b[1]:  # two fixed values: their difference is what the trajectory must achieve
+            _refuse_small(f"The change of `{name}` from its initial to its final value", b[0] - a[0], f"`{name}`")
         if change / horizon >= MAX_MAGNITUDE:
             raise ProblemError(
                 f"`{name}` must change by {change:g} within the horizon of {horizon:g}, a rate of at least "
