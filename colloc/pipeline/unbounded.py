@@ -66,9 +66,9 @@ def not_a_minimum(nlp, sol, w, g, variable_label) -> tuple | None:
     name = _names(nlp)[j]
     if _falls_without_end(nlp, w, d):
         return True, (f"The problem is unbounded: the objective falls without end along {variable_label(j)} and the variables "
-                f"moving with it, which no constraint or bound stops; {HINT.replace('it', f'`{name}`', 1)}.")
+                      f"moving with it, which no constraint or bound stops; {HINT.replace('it', f'`{name}`', 1)}.")
     return False, (f"IPOPT stopped at the guess, which is not a minimum: the objective curves down (by {values[0]:.3g}) along "
-            f"{variable_label(j)}; start from another guess, or {HINT.replace('it', f'`{name}`', 1)}.")
+                   f"{variable_label(j)}; start from another guess, or {HINT.replace('it', f'`{name}`', 1)}.")
 
 
 def _near(values, bound):
