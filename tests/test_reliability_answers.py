@@ -239,6 +239,7 @@ URDF_CASES = [
     (dict(limit='lower="1" upper="-1" effort="5" velocity="3"'), "The limits of joint `j1` of `{path}` are reversed: lower 1.0 > upper -1.0"),
     (dict(limit='lower="-1" upper="1" effort="-5" velocity="3"'), "The effort limit of joint `j1` of `{path}` is negative (-5.0)"),
     (dict(limit='lower="-1" upper="1" effort="0" velocity="3"'), "Joint `j1` of `{path}` has effort=\"0\", so its torque would be unbounded"),
+    (dict(limit='lower="-1" upper="1" effort="5" velocity="0"'), "Joint `j1` of `{path}` has velocity=\"0\", so it could not move"),
 ]
 
 

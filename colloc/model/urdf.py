@@ -25,7 +25,7 @@ import numpy as np
 from ..errors import FileFormatError, ModelError, did_you_mean
 from .multibody import Multibody
 from .rigidbody import Body, Tree, quaternion_rate_matrix, quaternion_rotation
-from .urdf_checks import check_efforts, check_robot, placeholder_limits
+from .urdf_checks import check_efforts, check_robot, check_speeds, placeholder_limits
 
 SUPPORTED_JOINTS = ("revolute", "continuous", "prismatic", "fixed")
 BASE_COORDINATES = ("base_x", "base_y", "base_z", "base_qw", "base_qx", "base_qy", "base_qz")
@@ -166,7 +166,9 @@ def from_urdf(path, name="robot", base="fixed", joints=None, gravity=(0.0, 0.0, 
     kept = list(movable) if joints is None else _checked_names(joints, movable, "joints", path)
     acts = list(kept) if actuated is None else _checked_names(actuated, kept, "actuated", path)
     efforts = _efforts(efforts, acts, path)
-    check_efforts(robot, [j for j in acts if j not in placeholder_limits(robot, path) and j not in efforts], path)
+    placeholders = placeholder_limits(robot, path)
+    check_speeds(robot, [j for j in kept if j not in placeholders], path)
+    check_efforts(robot, [j for j in acts if j not in placeholders and j not in efforts], path)
     spec = _tree_spec(robot, set(kept), base == "floating")
     return _build(name, spec, robot, kept, acts, g, efforts)
 

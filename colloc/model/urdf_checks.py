@@ -47,6 +47,17 @@ def check_efforts(robot, actuated, path) -> None:
                              "out of `actuated=` to make it passive.")
 
 
+def check_speeds(robot, kept, path) -> None:
+    """Refuse a kept joint whose ``velocity`` limit is 0: the file says it cannot move, and reading 0 as no limit
+    would let it move at any speed."""
+    joints = {j.name: j for j in robot.joints}
+    for name in kept:
+        limit = joints[name].limit
+        if limit is not None and limit.velocity == 0:
+            raise ModelError(f"Joint `{name}` of `{path}` has velocity=\"0\", so it could not move; give it a speed limit in "
+                             "the file, or leave it out of `joints=` to lock it.")
+
+
 def placeholder_limits(robot, path) -> set:
     """Joints whose ``<limit>`` is all zeros (lower, upper, effort, velocity): an exporter's placeholder, read as
     no limits (with a warning), not as a joint that may neither move nor push."""
