@@ -591,8 +591,7 @@ def _backend_options(kwargs, args):
 def _remove_empty(folder):
     """Remove a folder this run created if nothing was written into it."""
     try:
-        if not os.listdir(folder):
-            os.rmdir(folder)
+        os.rmdir(folder)  # refuses a folder with anything in it
     except OSError:
         pass
 
