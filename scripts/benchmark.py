@@ -229,7 +229,7 @@ def cartpole_arrays(tab, n, mode):
     tau = grid(tab, n)
     times = c["T"] * tau
     inf = np.inf
-    lo = np.tile(np.array([-c["dmax"], -inf, -inf, -inf] + [-1000.0] * nz + [-c["umax"]])[:, None], tau.size)
+    lo = np.tile(np.array([-c["dmax"], -inf, -inf, -inf] + [-inf] * nz + [-c["umax"]])[:, None], tau.size)
     hi = -lo
     lo[:4, 0] = hi[:4, 0] = 0.0
     lo[:4, -1] = hi[:4, -1] = [c["d"], np.pi, 0.0, 0.0]
@@ -356,7 +356,7 @@ def pendulum_guess(data, times):
 
 
 def pendulum_bounds(data, ngrid):
-    rows = [data.bounds[s] for s in PEND_STATES] + [(-1000.0, 1000.0)] * 2 + [data.bounds["pend.u"], data.bounds["pend.rod.lambda"]]
+    rows = [data.bounds[s] for s in PEND_STATES] + [(-np.inf, np.inf)] * 2 + [data.bounds["pend.u"], data.bounds["pend.rod.lambda"]]
     lo = np.tile(np.array([r[0] for r in rows])[:, None], ngrid)
     hi = np.tile(np.array([r[1] for r in rows])[:, None], ngrid)
     for col, ends in ((0, data.initial), (-1, data.final)):
@@ -1260,8 +1260,8 @@ def muscle_hand_nlp(num_muscles, n, duration=1.0, regularization=None):
     g = [ca.vec(d) for d in tab.defects(node_matrices(X, tab, n), node_matrices(XD, tab, n), h)] + [ca.vec(RES)]
     g = ca.vertcat(*g)
     f = ca.mtimes(LAG, ca.DM(quadrature(tab, n, h)))
-    lo = np.concatenate([np.full(M, 0.01), np.zeros(M), np.zeros(M), np.full(M, -1000.0)])
-    hi = np.concatenate([np.ones(M), np.full(M, 5.0), np.ones(M), np.full(M, 1000.0)])
+    lo = np.concatenate([np.full(M, 0.01), np.zeros(M), np.zeros(M), np.full(M, -np.inf)])
+    hi = np.concatenate([np.ones(M), np.full(M, 5.0), np.ones(M), np.full(M, np.inf)])
     w0 = np.concatenate([np.full(3 * M, 0.05), np.zeros(M)])
     args = dict(x0=np.tile(w0, ngrid), lbx=np.tile(lo, ngrid), ubx=np.tile(hi, ngrid),
                 lbg=np.zeros(g.numel()), ubg=np.zeros(g.numel()))
@@ -1284,7 +1284,7 @@ def muscle_hand_guess(problem, num_muscles, n, duration=1.0):
     a = [column(f"{m}.activation", 0.01, 1.0) for m in names]
     force = [column(f"{m}.normalized_tendon_force", 0.0, 5.0) for m in names]
     e = [column(f"{m}.excitation", 0.0, 1.0) for m in names]
-    rate = [np.clip(np.gradient(x, times), -1000.0, 1000.0) for x in force]
+    rate = [np.gradient(x, times) for x in force]  # derivative variables are unbounded, as in colloc
     return np.vstack(a + force + e + rate).T.ravel()
 
 

@@ -36,7 +36,7 @@ from .. import __version__, opensim
 from ..simulate.checks import DYNAMICS_TOLERANCE, TOLERANCE
 from ..errors import CollocError, OptionError
 from ..results.files import writable_folder
-from ..transcription.nlp import BLOCK_LEGEND, TERM_LEGEND
+from ..transcription.nlp import BLOCK_LEGEND, TERM_LEGEND, bound_note
 from ..batch.outputs import ResultSlot, result_name, write_optima, write_or_rescue
 from ..viz.plot import animate, bounds_to_record, model_points, plot_refinement, plot_trajectory, plot_violations, save_figure
 from ..discretization.schemes import get_scheme
@@ -404,7 +404,7 @@ def _run_info(args) -> int:
     blocks = [b for b in nlp.layout.blocks.values() if b.size]
     print(_listing("  variables by block", [f"{b.name} {b.size}" for b in blocks], "none"))
     for b in blocks:
-        print(f"    {b.name:5s} {BLOCK_LEGEND.get(b.name, '')}".rstrip())
+        print(f"    {b.name:5s} {BLOCK_LEGEND.get(b.name, '')}{bound_note(b)}".rstrip())
     added = [k for k in nlp.terms if k not in {c.name for c in problem.costs}]
     for k in added:
         print(f"  cost term added by the transcription: {k}: {TERM_LEGEND.get(k, '')}".rstrip(": "))
@@ -571,8 +571,7 @@ def _backend_options(kwargs, args):
 def _remove_empty(folder):
     """Remove a folder this run created if nothing was written into it."""
     try:
-        if not os.listdir(folder):
-            os.rmdir(folder)
+        os.rmdir(folder)  # refuses a folder with anything in it
     except OSError:
         pass
 

@@ -5,6 +5,11 @@ import numpy as np
 
 from ..errors import OptionError
 
+#: The most mesh intervals colloc builds: a million intervals is already a multi-gigabyte NLP (about 4 kB of
+#: CasADi graph and IPOPT storage per grid point of a small model); more is a typo, refused before the
+#: build instead of ending in a MemoryError.
+MAX_INTERVALS = 1_000_000
+
 
 def make_mesh(intervals=None, mesh=None) -> np.ndarray:
     """A uniform mesh of ``intervals`` intervals, or a checked user mesh.
@@ -14,9 +19,11 @@ def make_mesh(intervals=None, mesh=None) -> np.ndarray:
     intervals : int, optional
         Number of uniform intervals (≥ 1).
     mesh : sequence of float, optional
-        Normalised mesh points, strictly increasing from 0 to 1.  Wins over
-        ``intervals`` if both are given.
+        Normalised mesh points, strictly increasing from 0 to 1.  Give either
+        ``intervals`` or ``mesh``, not both.
     """
+    if mesh is not None and intervals is not None:
+        raise OptionError(f"Give either `intervals` ({intervals!r}) or `mesh` (a mesh of its own intervals), not both.")
     if mesh is not None:
         try:
             m = np.asarray(mesh, dtype=float).ravel()
@@ -31,6 +38,8 @@ def make_mesh(intervals=None, mesh=None) -> np.ndarray:
         if (np.diff(m) <= 0).any():
             k = int(np.argmax(np.diff(m) <= 0))
             raise OptionError(f"Mesh points must be strictly increasing; point {k + 1} ({m[k + 1]}) is not after point {k} ({m[k]}).")
+        if m.size - 1 > MAX_INTERVALS:
+            raise OptionError(f"The mesh has {m.size - 1} intervals; colloc builds at most {MAX_INTERVALS:,}.")
         return m
     if intervals is None:
         intervals = 50
@@ -38,4 +47,7 @@ def make_mesh(intervals=None, mesh=None) -> np.ndarray:
         raise OptionError(f"`intervals` must be a whole number ≥ 1; got {intervals!r}.")
     if intervals < 1:
         raise OptionError(f"`intervals` must be at least 1; got {intervals}.")
+    if intervals > MAX_INTERVALS:
+        raise OptionError(f"`intervals` is {intervals:,}; colloc builds at most {MAX_INTERVALS:,} mesh intervals "
+                          "(refine where it matters instead: refine={'tolerance': ...}).")
     return np.linspace(0.0, 1.0, int(intervals) + 1)

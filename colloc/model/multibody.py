@@ -131,9 +131,11 @@ class Multibody(ConstraintLevels, Component):
     _urdf_builder = None
 
     @classmethod
-    def from_urdf(cls, path, name="robot", base="fixed", joints=None, gravity=(0.0, 0.0, -9.81), actuated=None):
+    def from_urdf(cls, path, name="robot", base="fixed", joints=None, gravity=(0.0, 0.0, -9.81), actuated=None,
+                  efforts=None, check_inertia=True):
         """A multibody whose coordinates are a URDF's joints; see :func:`colloc.model.urdf.from_urdf`."""
-        return Multibody._urdf_builder(path, name=name, base=base, joints=joints, gravity=gravity, actuated=actuated)
+        return Multibody._urdf_builder(path, name=name, base=base, joints=joints, gravity=gravity, actuated=actuated,
+                                       efforts=efforts, check_inertia=check_inertia)
 
     # -- symbols -------------------------------------------------------------------------------
     @property

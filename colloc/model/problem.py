@@ -14,6 +14,7 @@ import numpy as np
 
 from ..errors import ModelError, ProblemError
 from .component import TIME, Component, Model, Variable, as_sx
+from .scale import check_problem_scale
 
 
 @dataclass(eq=False)
@@ -37,6 +38,11 @@ class CostTerm:
     name: str
     integral: ca.SX | None  # integrand in (t, x, u, lam, p)
     final: ca.SX | None  # endpoint expression
+
+
+#: Names of the cost terms a transcription adds itself (``colloc.nlp.TERM_LEGEND`` explains them); a user's
+#: term of the same name would be replaced by it in the objective and in the per-term values.
+RESERVED_COST_NAMES = frozenset({"projection", "control-polynomial", "steps"})
 
 
 def _finite_or_inf(value, what):
@@ -194,7 +200,7 @@ class Problem:
         """
         if integral is None and final is None:
             raise ProblemError("`minimize` needs an `integral` or a `final` term.")
-        name = name or f"cost{len(self.costs)}"
+        name = self._cost_name(name)
         if integral is not None:
             integral = as_sx(integral, f"The integral of cost `{name}`", ProblemError)
             if integral.numel() != 1:
@@ -206,6 +212,25 @@ class Problem:
                 raise ProblemError(f"The final term of cost `{name}` must be a scalar; got shape {final.shape}.")
             self._check_endpoint(final, f"cost `{name}`")
         self.costs.append(CostTerm(name, integral, final))
+
+    def _cost_name(self, name):
+        """``name`` checked to be new, or the first free ``costK``: the objective's terms are reported by
+        name, so two terms of one name would show one value for both (or drop one of them)."""
+        taken = {c.name for c in self.costs}
+        if name is None:
+            k = len(self.costs)
+            while f"cost{k}" in taken:
+                k += 1
+            return f"cost{k}"
+        name = str(name)
+        if not name:
+            raise ProblemError("A cost term's name must not be empty.")
+        if name in taken:
+            raise ProblemError(f"Problem `{self.name}` has a cost term named `{name}` already; give this one another name "
+                               "(each term's value is reported by its name).")
+        if name in RESERVED_COST_NAMES:
+            raise ProblemError(f"The cost name `{name}` is that of a term colloc's transcription adds; choose another name.")
+        return name
 
     def guess(self, values: dict) -> None:
         """Initial guess per variable: a constant, ``(start, end)`` linear, or ``(times, values)`` arrays."""
@@ -265,6 +290,7 @@ class Problem:
                     raise ProblemError(f"The {which} range {b[name]} of `{name}` lies outside its bounds ({lo}, {hi}).")
             if var.kind == "parameter" and (math.isinf(lo) or math.isinf(hi)) and name not in self.guesses:
                 pass  # a free parameter with no bounds starts from 0
+        check_problem_scale(self)
         return self
 
     def summary(self) -> str:

@@ -25,6 +25,7 @@ import numpy as np
 from ..errors import FileFormatError, ModelError, did_you_mean
 from .multibody import Multibody
 from .rigidbody import Body, Tree, quaternion_rate_matrix, quaternion_rotation
+from .urdf_checks import check_efforts, check_robot, check_speeds, placeholder_limits
 
 SUPPORTED_JOINTS = ("revolute", "continuous", "prismatic", "fixed")
 BASE_COORDINATES = ("base_x", "base_y", "base_z", "base_qw", "base_qx", "base_qy", "base_qz")
@@ -95,7 +96,7 @@ class RobotBody(Multibody):
         return self._frames[link]
 
 
-def from_urdf(path, name="robot", base="fixed", joints=None, gravity=(0.0, 0.0, -9.81), actuated=None):
+def from_urdf(path, name="robot", base="fixed", joints=None, gravity=(0.0, 0.0, -9.81), actuated=None, efforts=None, check_inertia=True):
     """Build a :class:`RobotBody` from a URDF file.
 
     Parameters
@@ -118,6 +119,13 @@ def from_urdf(path, name="robot", base="fixed", joints=None, gravity=(0.0, 0.0, 
     actuated : list of str, optional
         Joints that get a torque (or force) control ``tau_<joint>`` bounded by
         the URDF's effort limit (default every kept joint; ``[]`` for none).
+    efforts : dict, optional
+        ``{joint: limit}`` effort limits that replace the file's (``math.inf``
+        for none), e.g. for joints whose file gives ``effort="0"``.
+    check_inertia : bool
+        Refuse a link whose principal moments are negative or break the
+        triangle inequality ``A + B ≥ C`` (default: no mass distribution has
+        them).  ``False`` loads the file's inertias as they are.
 
     Returns
     -------
@@ -132,7 +140,11 @@ def from_urdf(path, name="robot", base="fixed", joints=None, gravity=(0.0, 0.0, 
         If the file is missing or is not a URDF.
     ModelError
         For an unknown joint name (with the closest one), an unsupported joint
-        type, a bad ``base`` or ``gravity``.
+        type, a bad ``base`` or ``gravity``; for a file that is not one tree of
+        physical bodies (:mod:`colloc.model.urdf_checks`: a link or joint declared
+        twice, a joint to a link the file lacks, a kinematic loop, a negative
+        mass, a non-physical inertia, a non-finite number, reversed limits, an
+        actuated joint with no effort limit).
     """
     if base not in ("fixed", "floating"):
         raise ModelError(f"`base` must be \"fixed\" or \"floating\"; got {base!r}.")
@@ -143,6 +155,7 @@ def from_urdf(path, name="robot", base="fixed", joints=None, gravity=(0.0, 0.0, 
     if g is None or g.size != 3 or not np.all(np.isfinite(g)):
         raise ModelError(f"`gravity` must be three finite numbers (m/s², world axes); got {gravity!r}.")
     robot = _read(path)
+    check_robot(robot, path, check_inertia)
     movable = [j.name for j in robot.joints if j.type != "fixed"]
     for j in robot.joints:
         if j.type not in SUPPORTED_JOINTS:
@@ -152,8 +165,12 @@ def from_urdf(path, name="robot", base="fixed", joints=None, gravity=(0.0, 0.0, 
             raise ModelError(f"Joint `{j.name}` of `{path}` mimics `{j.mimic.joint}`; colloc does not couple joints: list it in `joints=` to make it an independent coordinate (as Pinocchio does) or leave it out to lock it.")
     kept = list(movable) if joints is None else _checked_names(joints, movable, "joints", path)
     acts = list(kept) if actuated is None else _checked_names(actuated, kept, "actuated", path)
+    efforts = _efforts(efforts, acts, path)
+    placeholders = placeholder_limits(robot, path)
+    check_speeds(robot, [j for j in kept if j not in placeholders], path)
+    check_efforts(robot, [j for j in acts if j not in placeholders and j not in efforts], path)
     spec = _tree_spec(robot, set(kept), base == "floating")
-    return _build(name, spec, robot, kept, acts, g)
+    return _build(name, spec, robot, kept, acts, g, efforts)
 
 
 def example_robot(relative):
@@ -288,7 +305,26 @@ def _coordinate_name(joint):
     return ident if re.match(r"[A-Za-z_]", ident) else f"j_{ident}"
 
 
-def _build(name, spec, robot, kept, acts, g):
+def _efforts(efforts, acts, path):
+    """``efforts`` checked: actuated joint names to limits > 0."""
+    if efforts is None:
+        return {}
+    if not isinstance(efforts, dict):
+        raise ModelError(f"`efforts` must be a dict {{joint: limit}}; got {type(efforts).__name__}.")
+    out = {}
+    for joint, limit in efforts.items():
+        if joint not in acts:
+            raise ModelError(f"`efforts` names `{joint}`, which is not an actuated joint of `{path}`.{did_you_mean(joint, acts)}")
+        try:
+            out[joint] = float(limit)
+        except (TypeError, ValueError):
+            out[joint] = math.nan
+        if not out[joint] > 0:
+            raise ModelError(f"The effort limit of `{joint}` in `efforts` must be a number > 0 (math.inf for none); got {limit!r}.")
+    return out
+
+
+def _build(name, spec, robot, kept, acts, g, efforts):
     bodies, frames, skeleton = spec
     tree = Tree(bodies)
     floating = bool(bodies) and bodies[0].kind == "free"
@@ -323,8 +359,9 @@ def _build(name, spec, robot, kept, acts, g):
     tau = [ca.SX(0)] * tree.nv
     for i, (j, c) in enumerate(zip(kept, coords)):
         if j in acts:
-            eff = joints[j].limit.effort if joints[j].limit is not None else None
-            tau[tree.v_slices[i + floating].start] = body.control(f"tau_{c}", bounds=(-eff, eff) if eff else None)
+            eff = efforts.get(j, joints[j].limit.effort if joints[j].limit is not None else None)
+            bounds = (-eff, eff) if eff and math.isfinite(eff) else None  # 0 or none: a placeholder <limit>, warned about
+            tau[tree.v_slices[i + floating].start] = body.control(f"tau_{c}", bounds=bounds)
     body.generalized_force = ca.vertcat(*tau)
     if floating:
         body.holonomic("unit_quaternion", ca.sumsqr(body.q[3:7]) - 1)

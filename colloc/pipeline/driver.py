@@ -20,6 +20,7 @@ from ..solvers import BACKENDS, get_backend
 from ..errors import OptionError, ProblemError
 from ..transcription.nonfinite import HINT, describe, rows_at, trial_points
 from ..model.problem import Problem
+from ..model.scale import MAX_MAGNITUDE, horizon_note, large_values
 from ..results.trajectory import Status
 from ..transcription.base import Transcription, slack_warnings
 from ..transcription.collocation import Collocation
@@ -77,7 +78,10 @@ def run(problem, scheme="hermite-simpson", intervals=None, mesh=None, guess=None
     to_trajectory = lambda w: tr.trajectory(nlp, w, dict(status="checkpoint", success=False))  # noqa: E731
     sol, stats, build_seconds, solve_seconds = solver.run(nlp, solver_opts, expand, progress, checkpoint, to_trajectory, start)
     res = with_accuracy(tr, nlp, sol, result(tr, nlp, sol, stats, build_seconds, solve_seconds, solver), tolerance)
-    if (res.status in (Status.INFEASIBLE, Status.RESTORATION_FAILED) and warm is None and _straight_guess(problem)
+    short = horizon_note(problem) if not res.success and res.status != Status.INTERRUPTED else ""
+    if short:  # the horizon, not the guess, is the likely cause
+        res = dataclasses.replace(res, message=f"{res.message} {short}")
+    elif (res.status in (Status.INFEASIBLE, Status.RESTORATION_FAILED) and warm is None and _straight_guess(problem)
             and not res.stats.get("nonfinite_evaluations")):  # a NaN, not the guess's shape, is the cause then
         res = dataclasses.replace(res, message=res.message + TRIVIAL_GUESS_HINT)
     return res
@@ -103,7 +107,13 @@ def result(tr, nlp, sol, stats, build_seconds, solve_seconds, solver):
     slacks = tr.slacks(nlp, o.w)
     traj = tr.trajectory(nlp, o.w, dict(status=o.status.value, success=o.success, objective=o.objective, iterations=o.iterations,
                                         **tr.result_metadata()))
+    o = _no_minimum(nlp, sol, o, traj)
     message = o.message
+    # a failure among values a double cannot resolve: name the largest (diverging iterates of an unbounded problem
+    # are named already; a converged solve met IPOPT's tolerances, however large its values)
+    if not o.success and o.status != Status.UNBOUNDED:
+        large = large_values(o.w, _plain_name(nlp), _variable_label(nlp, traj))
+        message = f"{large} {message}" if large else message
     if not o.success and o.status != Status.INTERRUPTED:
         found = _non_finite(tr, nlp, o, stats, traj)
         if found:  # the NaN is the cause; IPOPT's status is how it ended
@@ -113,6 +123,50 @@ def result(tr, nlp, sol, stats, build_seconds, solve_seconds, solver):
         iterations=o.iterations, build_seconds=build_seconds, solve_seconds=solve_seconds,
         violations=nlp.rows.violations(o.g), worst=nlp.rows.worst(o.g, 10), slacks=slacks, warnings=slack_warnings(slacks),
         stats=dict(stats), nlp_size=dict(variables=int(nlp.layout.size), constraints=int(nlp.rows.size)))
+
+
+def _no_minimum(nlp, sol, o, traj):
+    """``o`` flagged when the objective has no minimum: IPOPT's iterates diverged, or IPOPT accepted the guess
+    without a step where a feasible direction still lowers the objective (:mod:`colloc.unbounded`)."""
+    from . import unbounded
+
+    variable_label = _variable_label(nlp, traj)
+    if o.status == Status.UNBOUNDED and not o.objective < -MAX_MAGNITUDE:  # grown iterates, no falling objective: a scale
+        found = False, "IPOPT stopped because its iterates passed 1e20 (`Diverging_Iterates`) while the objective did not fall."
+    elif o.status == Status.UNBOUNDED:
+        found = True, unbounded.diverged(nlp, o.w, variable_label, o.objective)
+    elif o.success and o.iterations == 0 and o.terms:
+        found = unbounded.not_a_minimum(nlp, sol, o.w, o.g, variable_label)
+    else:
+        return o
+    if found is None:
+        return o
+    endless, message = found
+    status = Status.UNBOUNDED if endless else Status.FAILED
+    traj.metadata.update(status=status.value, success=False)
+    return o._replace(status=status, success=False, message=message)
+
+
+def _variable_label(nlp, traj):
+    """``j -> "`m.u` at grid point 3 (t = 0.3)"``: entry ``j`` of ``w`` by its variable's name and time (the
+    labels of ``w`` are made at the first call: most results never need one)."""
+    label, names = _time_labels(nlp, traj)[1], []
+
+    def variable_label(j):
+        if not names:
+            names.extend(nlp.layout.labels())
+        return label(names[j])
+
+    return variable_label
+
+
+def _plain_name(nlp):
+    """``j ->`` the variable's own name (``m.u``) of entry ``j`` of ``w``."""
+    def name(j):
+        label = nlp.layout.labels()[j]
+        return label.partition(":")[2].rpartition("@k=")[0] or label
+
+    return name
 
 
 def _non_finite(tr, nlp, o, stats, traj) -> str:

@@ -335,7 +335,13 @@ class MultiPhaseProblem:
         Integral terms belong to the phases' own Problems; all costs are summed.
         """
         expr = ca.SX(final)
-        name = name or f"cost{len(self.costs)}"
+        taken = {c[0] for c in self.costs}
+        if name is None:
+            name = next(f"cost{k}" for k in range(len(self.costs), len(self.costs) + len(taken) + 1) if f"cost{k}" not in taken)
+        name = str(name)
+        if name in taken or not name or "/" in name:
+            why = "has a cost term of that name already" if name in taken else "needs a name without '/' (phase terms are `phase/name`)"
+            raise ProblemError(f"Multi-phase cost `{name}`: `{self.name}` {why}; each term's value is reported by its name.")
         if expr.numel() != 1:
             raise ProblemError(f"Multi-phase cost `{name}` must be a scalar; got shape {expr.shape}.")
         self._check_endpoint(expr, f"multi-phase cost `{name}`")

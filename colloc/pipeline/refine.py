@@ -85,7 +85,7 @@ def _check(tolerance, max_iterations, max_intervals, max_pieces, objective_toler
             raise OptionError(f"Refinement `{name}` must be a whole number ≥ {low}; got {value!r}.")
 
 
-def solve_adaptive(problem, scheme="hermite-simpson", intervals=10, tolerance=1e-6, max_iterations=10,
+def solve_adaptive(problem, scheme="hermite-simpson", intervals=None, tolerance=1e-6, max_iterations=10,
                    max_intervals=2000, mesh=None, guess=None, max_pieces=8, objective_tolerance=1e-4, **solve_kwargs):
     """Solve ``problem`` on a sequence of meshes refined where the local error is largest.
 
@@ -109,9 +109,9 @@ def solve_adaptive(problem, scheme="hermite-simpson", intervals=10, tolerance=1e
     scheme : str
         Any scheme of :data:`colloc.SCHEMES` (or ``radau-d``); for a multi-phase
         problem, the default of phases that set none.
-    intervals : int
-        Uniform intervals of the first mesh (ignored if ``mesh`` is given, and
-        by phases that set their own).
+    intervals : int, optional
+        Uniform intervals of the first mesh (default 10 unless ``mesh`` is given;
+        phases that set their own keep theirs).
     tolerance : float
         Largest accepted relative local error ``ε_k`` of an interval (Betts' measure, dimensionless).
     max_iterations : int
@@ -150,6 +150,8 @@ def solve_adaptive(problem, scheme="hermite-simpson", intervals=10, tolerance=1e
     if "refine" in solve_kwargs:
         raise OptionError("solve_adaptive() refines already; do not pass `refine` to it.")
     _check(tolerance, max_iterations, max_intervals, max_pieces, objective_tolerance)
+    if intervals is None and mesh is None:
+        intervals = 10
     meshes = _Meshes(problem, scheme, intervals, mesh, solve_kwargs)
     records, result, reason, notes = [], None, None, []
     for iteration in range(max_iterations):

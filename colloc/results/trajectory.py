@@ -214,6 +214,7 @@ class Status(str, enum.Enum):
     INVALID_NUMBER = "invalid-number"
     TIME_LIMIT = "time-limit"
     INTERRUPTED = "interrupted"
+    UNBOUNDED = "unbounded"
     FAILED = "failed"
 
 

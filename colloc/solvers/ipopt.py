@@ -37,6 +37,7 @@ _STATUS = {
     "Invalid_Number_Detected": (Status.INVALID_NUMBER, "A function returned NaN or inf; bound the variables away from singularities (division by zero, log/sqrt of negatives) or improve the guess."),
     "Maximum_CpuTime_Exceeded": (Status.TIME_LIMIT, "IPOPT hit its CPU-time limit; raise ipopt={'max_cpu_time': ...} or use a coarser mesh."),
     "Maximum_WallTime_Exceeded": (Status.TIME_LIMIT, "IPOPT hit its wall-time limit; raise ipopt={'max_wall_time': ...} or use a coarser mesh."),
+    "Diverging_Iterates": (Status.UNBOUNDED, "IPOPT's iterates diverged; the problem may have no minimum (a variable free to grow that lowers the objective)."),
     "User_Requested_Stop": (Status.INTERRUPTED, "The solve was interrupted; the last iterate is kept and can warm-start the next solve."),
     "Search_Direction_Becomes_Too_Small": (Status.FAILED, "IPOPT's search direction became too small; the problem may be nearly converged; check the violations."),
 }

@@ -33,12 +33,20 @@ CONTROL_INTERPOLATION = ("free", "linear")
 
 @dataclass(frozen=True)
 class Options:
-    """Transcription options (immutable; unknown keys are refused by :func:`make_options`)."""
+    """Transcription options (immutable; unknown keys and bad values are refused by :func:`make_options`).
+
+    ``derivative_bounds`` bounds the derivative variables of implicit rows (``ż``, multibody
+    accelerations ``a``) to ``±derivative_bounds``.  By default they are unbounded: the residual
+    ``R(x, ż, u) = 0`` at every collocation point fixes them (a residual that does not depend on any
+    derivative is refused when the model is made), so a bound could only cut the optimum off; give
+    one to keep IPOPT's iterates away from a residual's singularity, and the summary says when it is
+    reached.
+    """
 
     mode: str = "default"
     constraint_method: str = "bordalba2023"
     control_interpolation: str = "free"
-    derivative_bounds: float = 1000.0
+    derivative_bounds: float = math.inf
     multiplier_bounds: float = math.inf
     projection_slack_bounds: float = 1e-3
     projection_weight: float = 1e-6
@@ -64,7 +72,28 @@ def make_options(**kw) -> Options:
             raise OptionError(f"Unknown {name} `{value}`.{did_you_mean(value, allowed)} Choose one of: {', '.join(allowed)}.")
     if not any(o.compile is s for s in (True, False)) and o.compile != "auto":
         raise OptionError(f"`compile` must be True, False or 'auto'; got {o.compile!r}.")
+    for name in POSITIVE_OPTIONS:
+        _positive(name, getattr(o, name), allow_zero=name == "projection_weight")
+    if isinstance(o.threads, bool) or not isinstance(o.threads, (int, np.integer)) or o.threads < 1:
+        raise OptionError(f"The transcription option `threads` must be a whole number ≥ 1; got {o.threads!r}.")
     return o
+
+
+#: Options that are sizes of bounds or weights: positive numbers (``inf`` for none where that makes sense).
+POSITIVE_OPTIONS = ("derivative_bounds", "multiplier_bounds", "projection_slack_bounds", "projection_weight",
+                    "velocity_correction_bounds")
+
+
+def _positive(name, value, allow_zero=False):
+    """Refuse a bound or weight option that is not a number > 0 (≥ 0 for a weight): a negative bound
+    would give IPOPT lower > upper, a failure that names no option."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        v = None
+    if isinstance(value, bool) or v is None or math.isnan(v) or v < 0 or (v == 0 and not allow_zero):
+        need = "≥ 0" if allow_zero else "> 0 (math.inf for none)"
+        raise OptionError(f"The transcription option `{name}` must be a number {need}; got {value!r}.")
 
 
 def point_function(problem, opts) -> tuple[ca.Function, dict]:

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..results import oscillation
 from ..model.derived import add_outputs
-from ..model.multibody import Multibody
+from ..model.multibody import MULTIPLIER_BOUNDS, Multibody
 from ..model.muscle import DeGrooteFregly2016Muscle
 from ..discretization.mesh import make_mesh
 from ..numeric import call
@@ -81,6 +81,8 @@ class Collocation(Transcription):
         fields["warnings"] = list(fields.get("warnings", [])) + oscillation.warnings(
             trajectory, nlp.grid, control_interpolation=self.options.control_interpolation,
             sources=control_sources(self.problem.model))
+        fields["warnings"] += reached_derivative_bounds(nlp, w, self.options.derivative_bounds, trajectory.time)
+        fields["warnings"] += reached_default_multiplier_bounds(nlp, w, trajectory.time)
         fields["between_mesh_points"] = between_mesh_points(self.problem, trajectory, nlp.grid)
         return super().result(nlp, w, trajectory, **fields)
 
@@ -92,6 +94,41 @@ def control_sources(model) -> dict:
         kind = "multibody" if isinstance(comp, Multibody) else "muscle" if isinstance(comp, DeGrooteFregly2016Muscle) else None
         if kind:
             out.update({v.name: kind for v in comp.variables if v.kind == "control"})
+    return out
+
+
+def reached_derivative_bounds(nlp, w, bound, time) -> list:
+    """One warning per derivative variable that sits at ``±derivative_bounds`` somewhere: the residual fixes
+    these variables, so a bound they reach changes the dynamics, and the optimum is that of another problem."""
+    if not np.isfinite(bound) or "z" not in nlp.layout.blocks:
+        return []
+    Z = np.asarray(nlp.layout.unpack(w)["z"], dtype=float)
+    out = []
+    for name, row in zip(nlp.layout.blocks["z"].row_names, Z):
+        at = np.flatnonzero(np.abs(row) >= bound * (1 - 1e-6))
+        if at.size and at[-1] < time.size:
+            out.append(f"the derivative variable `{name}` is at its bound ±{bound:g} (derivative_bounds) at {at.size} grid "
+                       f"point{'s' if at.size != 1 else ''} (t = {time[at[0]]:.6g} … {time[at[-1]]:.6g}), so the dynamics there "
+                       "are not the model's: raise derivative_bounds or leave it out (unbounded)")
+    return out
+
+
+def reached_default_multiplier_bounds(nlp, w, time) -> list:
+    """One warning per multiplier that sits at the default ±1000 of ``holonomic``/``nonholonomic``/``acceleration``:
+    there the constraint force is cut, so the motion is not the model's (a heavy pendulum's rod tension of 1500
+    made the problem 'infeasible')."""
+    if "lam" not in nlp.layout.blocks:
+        return []
+    block = nlp.layout.blocks["lam"]
+    lam = np.asarray(nlp.layout.unpack(w)["lam"], dtype=float)
+    lo, hi = MULTIPLIER_BOUNDS
+    out = []
+    for name, row, low, high in zip(block.row_names, lam, block.lower, block.upper):
+        at = np.flatnonzero(((low == lo) & (row <= lo * (1 - 1e-6))) | ((high == hi) & (row >= hi * (1 - 1e-6))))
+        if at.size and at[-1] < time.size:
+            out.append(f"the multiplier `{name}` is at its default bound ±{hi:g} at {at.size} grid point{'s' if at.size != 1 else ''} "
+                       f"(t = {time[at[0]]:.6g} … {time[at[-1]]:.6g}), so the constraint force is cut there: give the "
+                       "constraint wider multiplier_bounds, e.g. (-math.inf, math.inf)")
     return out
 
 

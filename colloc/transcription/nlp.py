@@ -43,6 +43,15 @@ BLOCK_LEGEND = {
 }
 
 #: Cost terms the transcription adds to the problem's own (``colloc info`` and the solve summary name them).
+def bound_note(block) -> str:
+    """What bounds the derivative variables (block ``z``, for ``colloc info``): none unless ``derivative_bounds``
+    asks for them; ``""`` for other blocks."""
+    if block.name != "z":
+        return ""
+    bound = float(block.upper.max()) if block.upper.size else np.inf
+    return "; unbounded" if np.isinf(bound) else f"; bounded to ±{bound:g} (derivative_bounds), the summary says when one is reached"
+
+
 TERM_LEGEND = {
     "projection": "1e-6 Σ ‖x' − x‖² over the interval ends (bordalba2023): picks the projection nearest the true "
                   "state; tiny at an optimum (3e-18 on the Cartesian pendulum) and part of the objective printed",

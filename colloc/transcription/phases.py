@@ -360,6 +360,8 @@ class MultiPhase(Transcription):
         get_scheme(scheme)
         meshes = None
         if _per_phase(mesh):
+            if intervals is not None:
+                raise OptionError(f"Give either `intervals` ({intervals!r}) or per-phase meshes in `mesh`, not both.")
             if len(mesh) != len(mp.phases):
                 raise OptionError(f"`mesh` gives {len(mesh)} per-phase meshes but `{mp.name}` has {len(mp.phases)} phases.")
             meshes, mesh = [make_mesh(None, m) for m in mesh], None
