@@ -172,7 +172,7 @@ def test_a_sweep_never_takes_another_runs_files(tmp_path, capsys, script):
 def test_a_stale_unconverged_file_is_removed_by_the_next_result_in_name_csv(tmp_path, capsys, script):
     out = tmp_path / "o"
     assert run(capsys, "solve", script, "--quiet", "--out", out)[0] == 0
-    assert run(capsys, "solve", script, "--quiet", "--out", out, "--ipopt", "max_iter=1")[0] == 1
+    assert run(capsys, "solve", script, "--quiet", "--out", out, "--ipopt", "max_iter=0")[0] == 1
     assert (out / "di.unconverged.csv").exists()
     (out / "di.csv").unlink()
     assert run(capsys, "solve", script, "--quiet", "--out", out)[0] == 0
