@@ -214,8 +214,7 @@ def verify_contact(problem, trajectory, samples=20, **options) -> dict:
     """Re-simulate a contact-implicit result with the event-driven simulator; the state error over time.
 
     The simulation starts from the file's initial state and applies its controls
-    (the scheme's interpolant, sampled ``samples`` times per interval and held
-    linear between); it knows nothing of the schedule the optimizer found.
+    (:func:`colloc.simulate.contact_checks.simulate_file`); it knows nothing of the schedule the optimizer found.
 
     Returns
     -------
@@ -223,27 +222,13 @@ def verify_contact(problem, trajectory, samples=20, **options) -> dict:
         ``time``, ``errors`` ``{state: |x_sim − x_file|}`` on the file's grid, ``final_error``,
         ``max_error``, ``events`` (the simulator's), ``simulated`` (its Trajectory).
     """
-    from ..simulate.events import simulate_events  # scipy: imported when used
+    from ..simulate.contact_checks import simulate_file
 
     traj = trajectory.trajectory if isinstance(trajectory, SolveResult) else trajectory
     if not isinstance(traj, Trajectory):
         traj = Trajectory.read(traj)
-    model = problem.model
     t = traj.time
-    dense = np.linspace(t[0], t[-1], samples * (t.size - 1) + 1)
-    sampled = traj.sample(dense)
-    controls = {c.name: (lambda s, col=sampled[c.name]: float(np.interp(s, dense, col))) for c in model.controls}
-    controls.update(_jumping_controls(traj, model))
-    from ..simulate.events import ContactSystem
-
-    system = ContactSystem(model)
-    q0 = [traj[n][0] for n in system.coordinate_names]
-    v0 = [traj[n][0] for n in system.speed_names]
-    # while a contact sticks the motion may not change at all, so the integrator's steps grow past the
-    # moment the controls push it out of the friction cone: steps no longer than the controls' samples
-    options.setdefault("max_step", float(np.min(np.diff(dense))) if dense.size > 1 else np.inf)
-    sim = simulate_events(system, float(t[-1]), q0, v0, controls=controls, parameters=traj.parameters or None, t0=float(t[0]),
-                          times=t, **options)
+    sim, system = simulate_file(problem, traj, samples, **options)
     names = system.coordinate_names + system.speed_names
     at = {}
     for n in names:  # the simulator adds a row before and after each event: keep the last row at each time
@@ -253,25 +238,6 @@ def verify_contact(problem, trajectory, samples=20, **options) -> dict:
     over = np.max(np.array(list(errors.values())), axis=0)
     return dict(time=t, errors=errors, error_over_time=over, final_error=float(over[-1]), max_error=float(over.max()),
                 events=sim.metadata.get("events", []), simulated=sim)
-
-
-def _jumping_controls(traj, model) -> dict:
-    """Controls that jump at mesh points (free steps: the file holds the value each interval ends on in a
-    ``NAME.interval_end`` column): the grid values joined linearly, each interval ending on its own end value
-    and the next starting from the mesh point's."""
-    from ..transcription.contacts import END
-
-    out = {}
-    for c in model.controls:
-        if c.name + END not in traj.names:
-            continue
-        t, u, end = traj.time, traj[c.name], traj[c.name + END]
-        if np.array_equal(u, end):
-            continue
-        times = np.repeat(t, 2)
-        values = np.column_stack([end, u]).ravel()  # at each grid point: the value from the left, then from the right
-        out[c.name] = lambda s, ts=times, vs=values: float(np.interp(s, ts, vs))
-    return out
 
 
 def report_contact(sim) -> str:
@@ -285,21 +251,21 @@ def report_contact(sim) -> str:
 
 
 def verify_file(problem, traj, tolerance, dynamics_tolerance) -> bool:
-    """``colloc verify`` of a contact-implicit file: the file's own checks, then the event-driven simulator with its controls.
-
-    Passes when the re-simulated final state is within ``dynamics_tolerance`` (times max(1, max |state|))
-    of the file's; the largest error over time is reported (an impact placed on a mesh point moves the
-    transient by up to one interval).
-    """
-    from ..simulate.checks import basic_checks
+    """``colloc verify`` of a contact-implicit file: every check of a single-phase file with the file's contact
+    forces, the event-driven re-simulation over the whole horizon, Newton's law at each impulse and each impact
+    time found again (:func:`colloc.simulate.contact_checks.check_contact_file`); prints them and returns whether all pass."""
+    from ..simulate.checks import check_columns
     from ..simulate.checks import report as checks_report
+    from ..simulate.contact_checks import check_contact_file
 
-    basic = basic_checks(problem, traj, tolerance)
-    print(checks_report(basic, tolerance=tolerance, dynamics_tolerance=dynamics_tolerance))
-    sim = verify_contact(problem, traj)
-    print(report_contact(sim))
-    scale = max(1.0, max(float(abs(traj[n]).max()) for n in sim["errors"]))
-    ok = all(c.passed for c in basic) and sim["final_error"] <= dynamics_tolerance * scale
-    print("verified: the event-driven simulation ends where the file does." if ok else
-          f"verification failed: final state error {sim['final_error']:.3e} exceeds {dynamics_tolerance * scale:.3e}.")
-    return ok
+    check_columns(problem, traj)
+    checks, info = check_contact_file(problem, traj, tolerance, dynamics_tolerance)
+    print(checks_report(checks, tolerance=tolerance, dynamics_tolerance=dynamics_tolerance))
+    if info:
+        print(report_contact(info["simulation"]))
+    failed = [c for c in checks if not c.passed]
+    if failed:
+        print(f"verification failed: {failed[0].name}: {failed[0].message}" + (f" (and {len(failed) - 1} more)." if len(failed) > 1 else "."))
+    else:
+        print("verified: every check passed, and the event-driven simulation follows the file over the whole horizon.")
+    return not failed

@@ -272,6 +272,21 @@ def _resolve(system, t, q, v, u, p, old, hint, opts, rec):
     return q, _project(system, T, v, Minv, mode), mode
 
 
+def impact_impulses(system, t, q, v, u, p, gap_tolerance=1e-9, rest_speed=1e-7) -> tuple:
+    """The impact the simulator resolves at a state with the pre-impact speeds ``v``: the normal impulse of each
+    contact (Newton's law, all closed contacts at once, as at an event of :func:`simulate_events`) and the
+    speeds after it.  A contact is closed when its gap is at most ``gap_tolerance``."""
+    rec = _Recorder(system)
+    opts = _Options(1e-12, 1e-12, gap_tolerance, rest_speed, 1, np.inf, 0)
+    _, after, _ = _resolve(system, t, np.asarray(q, float), np.asarray(v, float), u, p, Mode(system.nc, sum(map(len, system.tangent_rows))),
+                           {}, opts, rec)
+    impulses = np.zeros(system.nc)
+    for e in rec.events:
+        if e["kind"] == "impact":
+            impulses[[c.name for c in system.contacts].index(e["contact"])] = e["impulse"]
+    return impulses, after
+
+
 def _record_changes(system, rec, t, old, mode, yd):
     for i in range(system.nc):
         before, after = old.describe(i), mode.describe(i)
@@ -491,4 +506,4 @@ class _Recorder:
 
 
 __all__ = ["simulate_events", "resimulate_phases", "format_resimulation", "ContactSystem", "Mode", "SimulationError",
-           "ContactParadoxError", "contact_lcp", "smooth_accelerations", "EVENT_KINDS"]
+           "ContactParadoxError", "contact_lcp", "impact_impulses", "smooth_accelerations", "EVENT_KINDS"]

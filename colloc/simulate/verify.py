@@ -67,8 +67,13 @@ def _point(problem):
         return point_function(problem, make_options()) + (False,)
 
 
-def _build(problem, itp, substeps, rtol, atol):
-    """One integrator over a mesh interval on local time, and how to fill its parameter vector."""
+def _build(problem, itp, substeps, rtol, atol, forcing=None):
+    """One integrator over a mesh interval on local time, and how to fill its parameter vector.
+
+    ``forcing``, a CasADi Function ``(x, p, w) -> ẋ`` added to the model's right-hand side, with ``w`` one
+    constant vector per interval (the contact forces of a contact-implicit file, constant on each interval),
+    needs the explicit form of the model.
+    """
     model = problem.model
     point, meta, explicit = _point(problem)
     nx, nu, nlam, npar = len(model.states), len(model.controls), len(model.multipliers), len(model.parameters)
@@ -92,11 +97,16 @@ def _build(problem, itp, substeps, rtol, atol):
         LAM = ca.SX.sym("LAM", nlam, k)
         lam = sum((LAM[:, j] * basis[j] for j in range(k)), ca.SX.zeros(nlam, 1))
     xdot, res, _, acc, _ = point(t0 + s * h, x, z_dot, u, lam, p)
+    w = ca.SX.sym("w", forcing.size1_in(2) if forcing is not None else 0)
+    if forcing is not None:
+        if not explicit:
+            raise ModelError(f"The model of `{problem.name}` has no explicit form: its contact forces cannot be integrated.")
+        xdot = xdot + forcing(x, p, w)
     alg = [res] if nz else []
     if algebraic_lam:
         alg.append(acc)
     z = ca.vertcat(z_dot, lam) if algebraic_lam else z_dot
-    dae = {"t": s, "x": x, "p": ca.vertcat(t0, h, ca.vec(U), ca.vec(LAM), p), "ode": h * xdot}
+    dae = {"t": s, "x": x, "p": ca.vertcat(t0, h, ca.vec(U), ca.vec(LAM), p, w), "ode": h * xdot}
     if z.numel():
         dae.update(z=z, alg=ca.vertcat(*alg))
     plugin = "idas" if z.numel() else "cvodes"
@@ -107,8 +117,12 @@ def _build(problem, itp, substeps, rtol, atol):
     return integ, form
 
 
-def _interval_inputs(problem, itp, form, traj):
+def _interval_inputs(problem, itp, form, traj, forcing_inputs=None, control_ends=None):
     """The integrator's parameter vector and algebraic start values of every interval at once.
+
+    ``forcing_inputs`` (shape ``(num_w, n)``) are the forcing's values per interval; ``control_ends``
+    ``{control: values (n,)}`` the control each interval ends on where it differs from the mesh point's
+    (free steps: a push may jump there).
 
     Returns ``P`` shape ``(num_p, n)`` and ``Z0`` shape ``(num_z, n)``: one gather per column for the whole
     file (gathering per interval made a file of a million intervals quadratic).
@@ -116,15 +130,22 @@ def _interval_inputs(problem, itp, form, traj):
     model = problem.model
     cols, n, starts = form["nodes"], itp.num_intervals, itp.grid.interval_starts
 
+    def nodes(name):
+        out = itp.nodes(name)[:, cols]
+        if control_ends and name in control_ends and cols[-1] == itp.scheme.num_nodes - 1:
+            out[:, -1] = control_ends[name]
+        return out
+
     def at_nodes(names):  # (len(names) * cols.size, n), column-major within an interval as `ca.vec` stacks it
-        blocks = [itp.nodes(name)[:, cols] for name in names]           # each (n, cols.size)
+        blocks = [nodes(name) for name in names]           # each (n, cols.size)
         return np.stack(blocks, axis=0).transpose(2, 0, 1).reshape(len(names) * cols.size, n) if blocks else np.zeros((0, n))
 
     lam_names = [v.name for v in model.multipliers]
     U = at_nodes([v.name for v in model.controls])
     LAM = np.zeros((0, n)) if form["algebraic_multipliers"] else at_nodes(lam_names)
     params = np.array([traj.parameters[v.name] for v in model.parameters]).reshape(-1, 1)
-    P = np.concatenate([itp.mesh_times[None, :-1], itp.h[None, :], U, LAM, np.repeat(params, n, axis=1)], axis=0)
+    W = np.zeros((0, n)) if forcing_inputs is None else np.asarray(forcing_inputs, dtype=float).reshape(-1, n)
+    P = np.concatenate([itp.mesh_times[None, :-1], itp.h[None, :], U, LAM, np.repeat(params, n, axis=1), W], axis=0)
     z_names = list(form["z_names"]) + (lam_names if form["algebraic_multipliers"] else [])
     Z0 = np.array([traj[name][starts] for name in z_names]).reshape(len(z_names), n) if form["num_z"] else np.zeros((0, n))
     return P, Z0
@@ -197,8 +218,12 @@ def simulate_controls(problem, trajectory, substeps=10, rtol=1e-12, atol=1e-12, 
     )
 
 
-def interval_errors(problem, traj, rtol=1e-10, atol=1e-10):
+def interval_errors(problem, traj, rtol=1e-10, atol=1e-10, contact=None, signed=False):
     """Each mesh interval integrated alone from the file's state at its start; the error at its end.
+
+    ``contact`` (:func:`colloc.simulate.contact_checks.interval_contact`) adds what a contact-implicit file
+    holds: ``forcing``, its ``inputs`` per interval, the ``control_ends`` and the ``targets`` each interval
+    must end on (the pre-impact states where an impulse acts); ``signed=True`` returns ``x_sim − x_file``.
 
     Returns
     -------
@@ -210,19 +235,21 @@ def interval_errors(problem, traj, rtol=1e-10, atol=1e-10):
     _check_columns(problem, traj)
     model = problem.model
     itp = Interpolant(traj)
-    integ, form = _build(problem, itp, 1, rtol, atol)
+    contact = contact or {}
+    integ, form = _build(problem, itp, 1, rtol, atol, contact.get("forcing"))
     names = [v.name for v in model.states]
     n = itp.num_intervals
     starts, ends = itp.grid.interval_starts, itp.grid.interval_ends
     X = np.array([traj[name] for name in names]).reshape(len(names), -1)
+    target = contact.get("targets", X[:, ends])
     errors, message = np.full((len(names), n), np.nan), "every interval integrated"
-    P, Z0 = _interval_inputs(problem, itp, form, traj)
+    P, Z0 = _interval_inputs(problem, itp, form, traj, contact.get("inputs"), contact.get("control_ends"))
     args = dict(x0=X[:, starts], p=P)
     if form["num_z"]:
         args["z0"] = Z0
     try:  # every interval at once (they are independent); on a failure, one by one to name it
         ends_all = np.asarray(integ.map(n)(**args)["xf"]).reshape(len(names), n)
-        errors = np.abs(ends_all - X[:, ends])
+        errors = (ends_all - target) if signed else np.abs(ends_all - target)
         return dict(zip(names, errors)), itp.mesh_times, message
     except RuntimeError:
         pass
@@ -235,7 +262,7 @@ def interval_errors(problem, traj, rtol=1e-10, atol=1e-10):
         except RuntimeError as e:
             message = f"the integrator failed in interval {k} (t = {itp.mesh_times[k]:.6g}): {str(e).splitlines()[-1]}"
             continue
-        errors[:, k] = np.abs(end - X[:, ends[k]])
+        errors[:, k] = (end - target[:, k]) if signed else np.abs(end - target[:, k])
     return dict(zip(names, errors)), itp.mesh_times, message
 
 

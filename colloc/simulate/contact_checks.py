@@ -1,0 +1,406 @@
+"""Does a contact-implicit file solve its problem?  The checks ``colloc verify`` makes of such a file.
+
+A contact-implicit file (``colloc.solve(..., contact="implicit")``) holds, besides
+states and controls, the contact forces (``NAME.normal_force``, ``NAME.friction_force``:
+one value per interval, written at its grid points) and the impulses
+(``NAME.impulse``, ``NAME.friction_impulse``: nonzero only at the interior mesh points
+where an impact acts; the state there holds the post-impact speeds ``v⁺``).
+It gets every check of a single-phase file, with those forces:
+
+* **time, horizon, finite, initial, final, bounds, path, boundary**:
+  :func:`colloc.simulate.checks.check_solution`'s, unchanged;
+* **contact**: every gap ``≥ 0`` at every grid point, forces and impulses ``≥ 0``,
+  friction inside its cone ``|f| ≤ μ λ``, no force on an interval whose gap opens,
+  impulses only at interior mesh points (constraint tolerance);
+* **dynamics** (one per state): each interval integrated alone from the file's
+  state at its start with its controls (the value it ends on where a control
+  jumps) *and its contact forces*, ending on the pre-impact state
+  ``v⁻ = v⁺ − M⁻¹(W_nᵀP + W_tᵀP_t)`` where an impulse acts;
+  :func:`colloc.simulate.verify.interval_errors` with the forcing of :func:`interval_contact`;
+* **between grid points**: :func:`colloc.simulate.limits.checks`;
+* **resimulation**: the event-driven simulator (:func:`colloc.simulate.events.simulate_events`),
+  from the file's initial state with its controls and knowing nothing of its
+  schedule, against the file at every grid point of the horizon;
+* **newton**: each impulse recomputed by the simulator's impact law (Newton's
+  restitution, all closed contacts at once) from the pre-impact state that the
+  interval before it reaches when integrated from the file's state at its start;
+* **impact times**: each impact of the file found again by the simulator, and none
+  found that the file lacks (one at ``t_f``, where the file holds the state just
+  before it, is a landing: the file is compared with the state before it).
+
+Tolerance of the whole-horizon comparison.  The file is a collocation
+solution; the simulation may depart from it by the scheme's error and no more.
+The local errors ``d_k`` (end of interval ``k`` integrated alone) add up to a
+global error bounded by the discrete Gronwall lemma (Hairer, Nørsett & Wanner,
+*Solving ODEs I*, §II.3, "Lady Windermere's fan"):
+``E_{k+1} = e^{L_k h_k} E_k + d_k``, with ``L_k = ‖∂f/∂x‖_∞`` at the start of
+interval ``k`` (the model's right-hand side with its contact forces); an impact
+multiplies ``E`` by its saltation factor ``S = 1 + e + ‖f⁺ − f⁻‖_∞ ‖∇φ‖₁ / |φ̇⁻|``
+(the reset's gain on the normal speed plus the state jump a shifted impact time
+causes; Aizerman & Gantmacher 1958).  The comparison passes where the state
+error is at most ``SAFETY · E + FLOOR · scale``.  A tamperer who edits a state
+inflates that interval's local error; so each ``d_k`` is replaced by the
+*median* over the intervals ``k − 2 … k + 2`` (:func:`robust_local_errors`):
+an edit confined to one or two intervals cannot raise it, and an edit spread
+over more intervals fails the dynamics check.  An impact time passes when it
+differs from the simulator's by at most the state tolerance there divided by
+the closing speed ``|φ̇⁻|``, and an impulse when it differs from Newton's by at
+most ``(1 + e)`` times the state tolerance in speed times the effective mass
+``1 / (W_n M⁻¹ W_nᵀ)``.
+"""
+from __future__ import annotations
+
+import math
+
+import casadi as ca
+import numpy as np
+
+from .checks import Check, basic_checks, solution_checks, _dynamics, local_scale
+
+#: Factor between the Gronwall estimate of the scheme's error and the tolerance of the whole-horizon comparison.
+SAFETY = 10.0
+#: Floor of the tolerances, relative to the states' local scale: the simulators' tolerances (1e-10 for one
+#: interval, 1e-12 for the event-driven simulation) and the solver's complementarity tolerance (1e-8).
+FLOOR = 1e-7
+#: Half-width (in intervals) of the window whose median stands for an interval's local error.
+WINDOW = 2
+#: Impulse (relative to max(1, largest impulse)) below which a file's impulse is no impact.
+IMPACT = 1e-6
+
+
+def _contact_rows(problem):
+    from ..transcription import make_options, point_function
+    from ..transcription.contacts import ContactRows
+
+    _, meta = point_function(problem, make_options())
+    return ContactRows(problem, None, meta["res_names"], 0.0)
+
+
+def interval_contact(problem, traj) -> dict:
+    """What the per-interval integration of a contact-implicit file needs (:func:`colloc.simulate.verify.interval_errors`).
+
+    Returns
+    -------
+    dict
+        ``forcing`` CasADi Function ``(x, p, w) -> ẋ`` (``M⁻¹(W_nᵀλ + W_tᵀf)`` in the speed rows), ``inputs``
+        ``w`` per interval, shape ``(num_contacts + num_frictional, n)``, ``control_ends`` ``{control: (n,)}``,
+        ``targets`` the states each interval ends on, shape ``(num_states, n)`` (pre-impact speeds where an
+        impulse acts), and ``rows`` (:class:`colloc.transcription.contacts.ContactRows`).
+    """
+    from ..discretization.interpolant import Interpolant
+    from ..transcription.contacts import END
+
+    model = problem.model
+    rows = _contact_rows(problem)
+    itp = Interpolant(traj)
+    starts, ends = itp.grid.interval_starts, itp.grid.interval_ends
+    nc, nf = len(rows.contacts), len(rows.frictional)
+    x, p, w = model.vector("state"), model.vector("parameter"), ca.SX.sym("w", nc + nf)
+    xd = ca.SX.zeros(x.numel(), 1)
+    xd[rows.speed_rows] = x[rows.speed_rows] - rows.pre_impact(x, p, w[:nc], w[nc:], ca.SX.zeros(nf))
+    forcing = ca.Function("contact_forcing", [x, p, w], [xd])
+    W = np.array([traj[f"{c.name}.normal_force"] for c in rows.contacts]
+                 + [traj[f"{rows.contacts[i].name}.friction_force"] for i in rows.frictional]).reshape(nc + nf, -1)
+    X = np.array([traj[v.name] for v in model.states]).reshape(len(model.states), -1)
+    P = _parameters(model, traj)
+    Pn, Pt = impulses(rows, traj)
+    targets = X[:, ends].copy()
+    pre = rows.pre_impact.map(ends.size)(X[:, ends], P, Pn[:, ends], Pt[:, ends], np.zeros((nf, ends.size)))
+    targets[rows.speed_rows] = np.asarray(pre).reshape(len(rows.speed_rows), -1)
+    control_ends = {c.name: traj[c.name + END][ends] for c in model.controls if c.name + END in traj}
+    return dict(forcing=forcing, inputs=W[:, starts], control_ends=control_ends, targets=targets, rows=rows, interpolant=itp)
+
+
+def _parameters(model, traj):
+    return np.array([traj.parameters[v.name] for v in model.parameters]).reshape(-1, 1)
+
+
+def impulses(rows, traj):
+    """The file's normal and friction impulses, shapes ``(num_contacts, num_points)``, ``(num_frictional, num_points)``."""
+    n = traj.time.size
+    Pn = np.array([traj[f"{c.name}.impulse"] for c in rows.contacts]).reshape(-1, n)
+    Pt = np.array([traj[f"{rows.contacts[i].name}.friction_impulse"] for i in rows.frictional]).reshape(-1, n)
+    return Pn, Pt
+
+
+def robust_local_errors(errors, window=WINDOW) -> np.ndarray:
+    """Median of ``errors`` (shape ``(n,)``) over the intervals ``k − window … k + window`` of each ``k``."""
+    e = np.asarray(errors, dtype=float)
+    return np.array([np.median(e[max(0, k - window):k + window + 1]) for k in range(e.size)])
+
+
+def check_contact_file(problem, traj, tolerance, dynamics_tolerance) -> tuple[list, dict]:
+    """Every check of a contact-implicit file (module doc); returns the checks and the measurements behind them."""
+    from .limits import checks as between_grid_points
+    from .verify import interval_errors
+
+    checks = basic_checks(problem, traj, tolerance)
+    if not all(c.passed for c in checks):
+        return checks, {}
+    checks += solution_checks(problem, traj, tolerance)
+    setup = interval_contact(problem, traj)
+    checks.append(_contact_rows_check(setup["rows"], problem, traj, tolerance))
+    signed, mesh_times, message = interval_errors(problem, traj, contact=setup, signed=True)
+    local = {n: np.abs(e) for n, e in signed.items()}
+    checks += _dynamics(problem, traj, dynamics_tolerance, lambda *_: (local, mesh_times, message))
+    checks += between_grid_points(problem, traj)
+    budget = error_budget(problem, traj, setup, signed)
+    sim = resimulate(problem, traj, setup, budget)
+    checks += [_resimulation_check(traj, sim, budget), _newton_check(problem, traj, setup, signed, budget, tolerance),
+               _impact_time_check(traj, sim, budget)]
+    return checks, dict(simulation=sim, budget=budget, local_errors=local)
+
+
+def _contact_rows_check(rows, problem, traj, tol) -> Check:
+    """Gaps ≥ 0, forces and impulses ≥ 0, friction inside its cone, no force where a gap of its interval
+    opens, impulses only at interior mesh points; each against ``tol · max(1, local scale)``."""
+    from ..discretization.interpolant import Interpolant
+
+    grid = Interpolant(traj).grid
+    X = np.array([traj[v.name] for v in problem.model.states]).reshape(len(problem.model.states), -1)
+    gaps = rows.gaps(X, _parameters(problem.model, traj))
+    Pn, Pt = impulses(rows, traj)
+    inner = np.zeros(traj.time.size, dtype=bool)
+    inner[grid.mesh_points[1:-1]] = True
+    found = []  # (excess, message)
+    for i, c in enumerate(rows.contacts):
+        lam, scale = traj[f"{c.name}.normal_force"], max(1.0, float(np.median(np.abs(traj[f"{c.name}.normal_force"]))))
+        found.append((-gaps[i].min() - tol, f"`{c.name}` penetrates: gap {gaps[i].min():.3e} at t = {traj.time[np.argmin(gaps[i])]:.6g}"))
+        found.append((-lam.min() - tol * scale, f"`{c.name}.normal_force` is {lam.min():.3e} < 0"))
+        found.append((-Pn[i].min() - tol, f"`{c.name}.impulse` is {Pn[i].min():.3e} < 0"))
+        open_force = (np.maximum(gaps[i], 0.0)[grid.nodes_of_intervals] * lam[grid.interval_starts][:, None]).max()
+        found.append((open_force - tol * scale, f"`{c.name}` pushes while its gap is open (gap × force {open_force:.3e})"))
+        stray = np.flatnonzero(~inner & (np.abs(Pn[i]) > IMPACT * max(1.0, np.abs(Pn[i]).max())))
+        if stray.size:
+            found.append((np.inf, f"`{c.name}.impulse` is {Pn[i, stray[0]]:.6g} at t = {traj.time[stray[0]]:.6g}, "
+                                  "not an interior mesh point where an impulse can act"))
+        if i in rows.frictional:
+            j = rows.frictional.index(i)
+            f, mu = traj[f"{c.name}.friction_force"], c.friction
+            found.append(((np.abs(f) - mu * lam).max() - tol * scale, f"`{c.name}.friction_force` leaves its cone |f| ≤ {mu:g} λ"))
+            found.append(((np.abs(Pt[j]) - mu * Pn[i]).max() - tol, f"`{c.name}.friction_impulse` leaves its cone"))
+    worst = max(found, key=lambda e: e[0])
+    if worst[0] <= 0:
+        return Check("contact", True, 0.0, tol, f"gaps, forces, impulses and friction cones of {len(rows.contacts)} contact(s) hold")
+    return Check("contact", False, float(worst[0]), tol, worst[1])
+
+
+def _right_hand_side(problem, forcing):
+    """``(t, x, u, p, w) -> (ẋ, ∂ẋ/∂x)``: the model's explicit right-hand side with the contact forcing."""
+    from .verify import _point
+
+    model = problem.model
+    point, meta, _ = _point(problem)
+    t, x, u, p = ca.SX.sym("t"), model.vector("state"), model.vector("control"), model.vector("parameter")
+    w = ca.SX.sym("w", forcing.size1_in(2))
+    z, lam = ca.SX.zeros(len(meta["z_names"])), ca.SX.zeros(len(model.multipliers))
+    xdot = point(t, x, z, u, lam, p)[0] + forcing(x, p, w)
+    return ca.Function("contact_rhs", [t, x, u, p, w], [xdot, ca.jacobian(xdot, x)])
+
+
+def _scales(problem, traj, grid) -> np.ndarray:
+    """Largest :func:`colloc.simulate.consistency.point_scale` over the states, at every grid point."""
+    from .consistency import point_scale
+
+    return np.max([point_scale(traj[v.name], grid) for v in problem.model.states], axis=0)
+
+
+def error_budget(problem, traj, setup, signed) -> dict:
+    """The Gronwall estimate of the file's global error and the tolerances derived from it (module doc).
+
+    Returns
+    -------
+    dict
+        ``robust`` (n,), ``lipschitz`` (n,), ``estimate`` ``E`` at the mesh points (n + 1,), ``tolerance``
+        at every grid point (num_points,), ``impacts``: per impulse of the file ``row, contact, time,
+        interval`` (None off the mesh points), and at mesh points ``before`` (the pre-impact state the interval
+        reaches alone), ``speed`` (its normal speed), ``saltation``, ``time_tolerance``.
+    """
+    model, rows, itp = problem.model, setup["rows"], setup["interpolant"]
+    grid, n = itp.grid, itp.num_intervals
+    starts, ends = grid.interval_starts, grid.interval_ends
+    X = np.array([traj[v.name] for v in model.states]).reshape(len(model.states), -1)
+    U = np.array([traj[v.name] for v in model.controls]).reshape(len(model.controls), -1)
+    Uend = U[:, ends].copy()
+    for k, v in enumerate(model.controls):
+        Uend[k] = setup["control_ends"].get(v.name, Uend[k])
+    P, W = _parameters(model, traj), setup["inputs"]
+    rhs = _right_hand_side(problem, setup["forcing"])
+    local = np.max(np.abs(np.array(list(signed.values()))), axis=0) if signed else np.zeros(n)
+    robust = robust_local_errors(np.nan_to_num(local, nan=np.inf))
+    jac = [np.asarray(rhs(traj.time[s], X[:, s], U[:, s], P, W[:, k])[1]) for k, s in enumerate(starts)]
+    L = np.array([np.abs(J).sum(axis=1).max() if J.size else 0.0 for J in jac])
+    before = setup["targets"] + np.array(list(signed.values())).reshape(X.shape[0], n)
+    x = model.vector("state")
+    zeros = [ca.SX.zeros(len(rows.contacts)), ca.SX.zeros(len(rows.frictional)), ca.SX.zeros(len(rows.frictional))]
+    gap, yd = rows.point(x, model.vector("parameter"), *zeros)[1:3]
+    normal = ca.Function("normal", [x, model.vector("parameter")], [yd, ca.jacobian(gap, x)])
+    Pn, _ = impulses(rows, traj)
+    end_of = {int(j): k for k, j in enumerate(ends[:-1])}
+    found = []
+    for i, c in enumerate(rows.contacts):
+        for j in np.flatnonzero(Pn[i] > IMPACT * max(1.0, Pn[i].max(initial=0.0))):
+            item = dict(row=int(j), contact=c.name, index=i, time=float(traj.time[j]), interval=end_of.get(int(j)), impulse=float(Pn[i, j]))
+            k = item["interval"]
+            if k is not None:
+                speeds, G = (np.asarray(a) for a in normal(before[:, k], P))
+                f_minus = np.asarray(rhs(traj.time[j], before[:, k], Uend[:, k], P, W[:, k])[0]).ravel()
+                f_plus = np.asarray(rhs(traj.time[j], X[:, j], U[:, j], P, W[:, k + 1])[0]).ravel()
+                speed = float(speeds.ravel()[i])
+                item.update(before=before[:, k], speed=speed, control=Uend[:, k],
+                            saltation=1.0 + c.restitution + float(np.abs(f_plus - f_minus).max() * np.abs(G[i]).sum()) / max(abs(speed), 1e-12))
+            found.append(item)
+    E = np.zeros(n + 1)
+    salt = {it["interval"]: it["saltation"] for it in found if it["interval"] is not None}
+    unsalted = np.zeros(n + 1)
+    for k in range(n):
+        unsalted[k + 1] = math.exp(min(L[k] * itp.h[k], 700.0)) * E[k] + robust[k]
+        E[k + 1] = unsalted[k + 1] * max(salt.get(k, 1.0), 1.0)
+    scale = _scales(problem, traj, grid)
+    tol = FLOOR * scale
+    owner = np.minimum(np.maximum(np.arange(traj.time.size) - 1, 0) // grid.stride, n - 1)
+    tol[1:] += SAFETY * E[owner[1:] + 1]
+    for it in found:
+        if it["interval"] is not None:
+            it["time_tolerance"] = (SAFETY * unsalted[it["interval"] + 1] + FLOOR * scale[it["row"]]) / max(abs(it["speed"]), 1e-12)
+    return dict(robust=robust, lipschitz=L, estimate=E, tolerance=tol, impacts=found, local=local, scale=scale)
+
+
+def simulate_file(problem, traj, samples=20, **options):
+    """The event-driven simulation of the file's model from its initial state with its controls (the scheme's
+    interpolant sampled ``samples`` times per interval, jumping where a ``NAME.interval_end`` column says so)."""
+    from .events import ContactSystem, simulate_events
+    from ..transcription.contacts import END
+
+    model, t = problem.model, traj.time
+    dense = np.linspace(t[0], t[-1], samples * (t.size - 1) + 1)
+    sampled = traj.sample(dense)
+    controls = {c.name: (lambda s, col=sampled[c.name]: float(np.interp(s, dense, col))) for c in model.controls}
+    for c in model.controls:  # at each grid point the value from the left, then from the right
+        if c.name + END in traj.names and not np.array_equal(traj[c.name], traj[c.name + END]):
+            times, values = np.repeat(t, 2), np.column_stack([traj[c.name + END], traj[c.name]]).ravel()
+            controls[c.name] = lambda s, ts=times, vs=values: float(np.interp(s, ts, vs))
+    system = ContactSystem(model)
+    q0, v0 = ([traj[n][0] for n in names] for names in (system.coordinate_names, system.speed_names))
+    # while a contact sticks the motion may not change at all: steps no longer than the controls' samples
+    options.setdefault("max_step", float(np.min(np.diff(dense))) if dense.size > 1 else np.inf)
+    return simulate_events(system, float(t[-1]), q0, v0, controls=controls, parameters=traj.parameters or None, t0=float(t[0]),
+                           times=t, **options), system
+
+
+def resimulate(problem, traj, setup, budget, **options) -> dict:
+    """The event-driven simulation against the file at every grid point; each file impact matched to the
+    simulator's nearest impact of the same contact (the file's post-impact state against the simulator's),
+    a simulated impact at ``t_f`` that the file lacks taken as a landing (the file against the state before it).
+
+    Returns
+    -------
+    dict
+        ``simulated`` (Trajectory), ``errors`` ``{state: (num_points,)}``, ``error_over_time``, ``matched``
+        ``[(file impact, simulated event or None)]``, ``extra`` (simulated impacts the file lacks), ``landing``.
+    """
+    sim, system = simulate_file(problem, traj, **options)
+    t, ts = traj.time, sim.time
+    names = [v.name for v in problem.model.states]
+    _, last = np.unique(ts[::-1], return_index=True)
+    uniq = ts[::-1][last]
+    at = {n: np.interp(t, uniq, sim[n][::-1][last]) for n in names}
+    scale = max(1.0, max(it["impulse"] for it in budget["impacts"]) if budget["impacts"] else 1.0)
+    events = [e for e in sim.metadata.get("events", []) if e["kind"] == "impact" and e["impulse"] > IMPACT * scale]
+    used, matched = set(), []
+    for it in budget["impacts"]:
+        options_ = [k for k, e in enumerate(events) if e["contact"] == it["contact"] and k not in used]
+        k = min(options_, key=lambda k: abs(events[k]["time"] - it["time"]), default=None)
+        matched.append((it, None if k is None else events[k]))
+        if k is not None:
+            used.add(k)
+            row = np.flatnonzero(ts == events[k]["time"])[-1]  # after the simulator's impact
+            for n in names:
+                at[n][it["row"]] = sim[n][row]
+    extra, landing = [events[k] for k in range(len(events)) if k not in used], None
+    speed_final = abs(min((e["speed"] for e in extra), default=0.0))
+    for e in extra:
+        if abs(e["time"] - t[-1]) * max(abs(e["speed"]), 1e-12) <= budget["tolerance"][-1]:
+            landing, row = e, np.flatnonzero(ts == e["time"])[0]  # before the simulator's impact
+            for n in names:
+                at[n][-1] = sim[n][row]
+    extra = [e for e in extra if e is not landing]
+    errors = {n: np.abs(at[n] - traj[n]) for n in names}
+    over = np.max(np.array(list(errors.values())), axis=0)
+    del speed_final
+    return dict(simulated=sim, system=system, errors=errors, error_over_time=over, final_error=float(over[-1]),
+                max_error=float(over.max()), events=sim.metadata.get("events", []), matched=matched, extra=extra, landing=landing)
+
+
+def _resimulation_check(traj, sim, budget) -> Check:
+    ratio = sim["error_over_time"] / budget["tolerance"]
+    k = int(np.argmax(ratio))
+    name = max(sim["errors"], key=lambda n: sim["errors"][n][k])
+    if ratio[k] <= 1.0:
+        return Check("resimulation", True, float(ratio[k]), 1.0,
+                     f"the event-driven simulation stays within {SAFETY:g} × the scheme's error estimate (largest ratio {ratio[k]:.2g})")
+    return Check("resimulation", False, float(ratio[k]), 1.0,
+                 f"`{name}` differs from the event-driven simulation by {sim['errors'][name][k]:.3e} at t = {traj.time[k]:.6g}, "
+                 f"beyond {budget['tolerance'][k]:.2e} ({SAFETY:g} × the scheme's error estimate)")
+
+
+def _newton_check(problem, traj, setup, signed, budget, tol) -> Check:
+    """Each impulse against the simulator's impact law from the pre-impact state its interval reaches alone."""
+    from .events import ContactSystem, impact_impulses
+    from ..transcription.contacts import CLOSED_GAP
+
+    model = problem.model
+    system = ContactSystem(model)
+    names = [v.name for v in model.states]
+    P = {v.name: traj.parameters[v.name] for v in model.parameters}
+    p = np.array([P[n] for n in system.parameter_names])
+    worst, text = 0.0, f"{sum(it['interval'] is not None for it in budget['impacts'])} impulse(s) obey Newton's law"
+    for it in budget["impacts"]:
+        if it["interval"] is None:
+            return Check("newton", False, math.inf, 1.0, f"`{it['contact']}` has an impulse at t = {it['time']:.6g}, off the mesh points")
+        x = dict(zip(names, it["before"]))
+        q, v = np.array([x[n] for n in system.coordinate_names]), np.array([x[n] for n in system.speed_names])
+        T = system.evaluate(it["time"], q, v, it["control"], p)
+        gap_tol = CLOSED_GAP * max(1.0, float(np.abs(T["gap"]).max()))
+        newton, _ = impact_impulses(system, it["time"], q, v, it["control"], p, gap_tolerance=gap_tol)
+        i = it["index"]
+        Wn = T["Wn"][i]
+        m_eff = 1.0 / max(float(Wn @ np.linalg.solve(T["M"], Wn)), 1e-300)
+        k, e = it["interval"], system.restitution[i]
+        limit = (1 + e) * m_eff * (SAFETY * budget["robust"][k] + FLOOR * budget["scale"][it["row"]]) + tol * max(1.0, newton[i])
+        ratio = abs(it["impulse"] - newton[i]) / limit
+        it.update(newton=float(newton[i]), newton_limit=limit)
+        if ratio > worst:
+            worst = ratio
+            if ratio > 1:
+                text = (f"`{it['contact']}` at t = {it['time']:.6g}: the file's impulse {it['impulse']:.6g}, Newton's law from the "
+                        f"state the interval before reaches gives {newton[i]:.6g} (limit {limit:.1e})")
+    return Check("newton", worst <= 1.0, worst, 1.0, text)
+
+
+def _impact_time_check(traj, sim, budget) -> Check:
+    """Each impact of the file found again by the simulator within its time tolerance, and none more."""
+    worst, text = 0.0, f"{len(sim['matched'])} impact(s) found again by the simulator"
+    for it, e in sim["matched"]:
+        if e is None:
+            return Check("impact times", False, math.inf, 1.0, f"the simulator finds no impact of `{it['contact']}` near t = {it['time']:.6g}")
+        limit = it.get("time_tolerance", 0.0)
+        ratio = abs(e["time"] - it["time"]) / limit if limit > 0 else math.inf
+        h = float(np.min(np.abs(np.diff(traj.time[max(it["row"] - 1, 0):it["row"] + 2]))))
+        it["time_error"] = abs(e["time"] - it["time"])
+        if ratio > worst:
+            worst = ratio
+            if ratio > 1:
+                text = (f"`{it['contact']}`: the file's impact at t = {it['time']:.8g}, the simulator's at {e['time']:.8g} "
+                        f"(difference {abs(e['time'] - it['time']):.2e} = {abs(e['time'] - it['time']) / h:.2g} grid steps; limit {limit:.1e})")
+    if sim["extra"]:
+        e = sim["extra"][0]
+        return Check("impact times", False, math.inf, 1.0, f"the simulator finds an impact of `{e['contact']}` at t = {e['time']:.6g} "
+                                                         "that the file does not have")
+    if sim["landing"] is not None and worst <= 1:
+        text += f"; a landing at t_f = {traj.time[-1]:.6g}"
+    return Check("impact times", worst <= 1.0, worst, 1.0, text)
+
+
+__all__ = ["check_contact_file", "interval_contact", "error_budget", "resimulate", "simulate_file", "robust_local_errors",
+           "SAFETY", "FLOOR"]
