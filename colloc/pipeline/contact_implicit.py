@@ -210,7 +210,7 @@ def impacts(rows, traj, tolerance=1e-6) -> list:
     return sorted(out, key=lambda d: d["time"])
 
 
-def verify_contact(problem, trajectory, samples=20, **options) -> dict:
+def verify_contact(problem, trajectory, **options) -> dict:
     """Re-simulate a contact-implicit result with the event-driven simulator; the state error over time.
 
     The simulation starts from the file's initial state and applies its controls
@@ -228,7 +228,7 @@ def verify_contact(problem, trajectory, samples=20, **options) -> dict:
     if not isinstance(traj, Trajectory):
         traj = Trajectory.read(traj)
     t = traj.time
-    sim, system = simulate_file(problem, traj, samples, **options)
+    sim, system = simulate_file(problem, traj, **options)
     names = system.coordinate_names + system.speed_names
     at = {}
     for n in names:  # the simulator adds a row before and after each event: keep the last row at each time

@@ -1,0 +1,158 @@
+"""``colloc verify`` of contact-implicit files: a correct file passes, each kind of tampering is caught.
+
+The files are written by solving two small problems contact-implicitly (10 intervals): the ball of
+``problems/bounce_to_target.py`` that bounces once on its way to the target (reference optimum 3.98359237 from the
+two-phase solve), and a ball thrown so that it lands exactly at ``t_f``.  The oracle of every check is
+independent of the file: the event-driven simulator (matched closed forms to 1e-11, docs/contacts.md) and
+Newton's restitution law.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import colloc as cl
+from colloc.cli import commands as cli
+from colloc.simulate.contact_checks import check_contact_file, robust_local_errors
+
+from test_problems import load
+
+IPOPT = {"tol": 1e-10}
+
+
+def landing_problem():
+    """From (0, 1) to the ground at (1, 0) at t_f = 0.5 with the least launch energy and lift: lands at t_f."""
+    bt = load("bounce_to_target")
+    body = bt.ball(lift=True)
+    x, y = body.coordinates
+    vx, vy = body.speeds
+    u = body.variable("ball.lift").symbol
+    prob = cl.Problem([body], t0=0.0, tf=0.5, name="landing")
+    prob.initial({x: 0.0, y: 1.0})
+    prob.final({x: 1.0, y: 0.0})
+    prob.minimize(integral=u**2, final=prob.at_t0(0.5 * (vx**2 + vy**2)))
+    prob.guess({y: (1.0, 0.0), vx: 2.0})
+    return prob
+
+
+@pytest.fixture(scope="module")
+def ball():
+    bt = load("bounce_to_target")
+    res = cl.solve(bt.build(), **bt.SOLVE, ipopt=IPOPT)
+    assert res.success and res.objective == pytest.approx(bt.REFERENCE["value"], abs=bt.REFERENCE["tolerance"])
+    return bt.build(), res.trajectory
+
+
+def copy(traj):
+    return cl.Trajectory(traj.time.copy(), {n: traj[n].copy() for n in traj.names}, dict(traj.kinds), dict(traj.parameters),
+                         dict(traj.metadata))
+
+
+def failed(problem, traj):
+    checks, _ = check_contact_file(problem, traj, 1e-6, 1e-2)
+    return {c.name for c in checks if not c.passed}
+
+
+def impact_row(traj):
+    return int(np.argmax(traj["ball.ground.impulse"]))
+
+
+def test_correct_bouncing_ball_passes_every_check(ball):
+    # measured: resimulation at 0.03 of its tolerance, Newton 3e-6, impact time 3e-3 (difference 2.6e-10 s)
+    problem, traj = ball
+    checks, info = check_contact_file(problem, traj, 1e-6, 1e-2)
+    assert all(c.passed for c in checks), [c.line() for c in checks if not c.passed]
+    names = {c.name for c in checks}
+    assert {"initial", "final", "bounds", "contact", "resimulation", "newton", "impact times"} <= names
+    assert {f"dynamics:{s}" for s in ("ball.x", "ball.y", "ball.x_speed", "ball.y_speed")} <= names
+    (it,) = info["budget"]["impacts"]
+    assert it["newton"] == pytest.approx(it["impulse"], rel=1e-6)
+    assert it["time_error"] < 1e-8
+
+
+def test_ball_landing_exactly_at_the_final_time_passes():
+    problem = landing_problem()
+    res = cl.solve(problem, intervals=10, contact="implicit", ipopt=IPOPT)
+    assert res.success and res.trajectory["ball.y"][-1] == pytest.approx(0.0, abs=1e-9)
+    assert res.trajectory["ball.y_speed"][-1] < -4  # it arrives falling: the simulator impacts at t_f
+    checks, info = check_contact_file(problem, res.trajectory, 1e-6, 1e-2)
+    assert all(c.passed for c in checks), [c.line() for c in checks if not c.passed]
+    landing = info["simulation"]["landing"]
+    assert landing is not None and landing["time"] == pytest.approx(0.5, abs=1e-8)
+
+
+def test_zeroed_impulses_are_caught(ball):
+    problem, traj = ball
+    bad = copy(traj)
+    bad["ball.ground.impulse"][:] = 0.0
+    assert {"dynamics:ball.y_speed", "resimulation", "impact times"} <= failed(problem, bad)
+
+
+def test_an_impact_shifted_by_half_an_interval_is_caught(ball):
+    # the impact's mesh point moved half an interval later, the midpoints on either side kept in the middle
+    problem, traj = ball
+    bad = copy(traj)
+    t, j = bad.time, impact_row(traj)
+    t[j] += 0.5 * (t[j + 2] - t[j])
+    t[j - 1], t[j + 1] = 0.5 * (t[j - 2] + t[j]), 0.5 * (t[j] + t[j + 2])
+    assert {"impact times", "newton", "resimulation"} <= failed(problem, bad)
+
+
+def test_a_third_of_a_state_replaced_is_caught(ball):
+    problem, traj = ball
+    bad = copy(traj)
+    n = bad.time.size
+    a, b = n // 3, 2 * n // 3
+    col = bad["ball.y"]
+    col[a:b] = np.interp(bad.time[a:b], bad.time[[a, b]], col[[a, b]])
+    assert "dynamics:ball.y" in failed(problem, bad)
+
+
+def test_a_throw_that_misses_its_target_is_caught(ball):
+    problem, traj = ball
+    bad = copy(traj)
+    bad["ball.x"][:] *= 0.99  # lands 2 cm short
+    assert "final" in failed(problem, bad)
+
+
+def test_a_launch_speed_changed_by_1e_3_is_caught_over_the_whole_horizon(ball):
+    # each interval alone is within the dynamics tolerance (1e-2): only the whole-horizon comparison sees it
+    problem, traj = ball
+    bad = copy(traj)
+    bad["ball.x_speed"][0] += 1e-3
+    checks, info = check_contact_file(problem, bad, 1e-6, 1e-2)
+    assert {c.name for c in checks if not c.passed} == {"resimulation"}
+    # the edit inflates its own interval's local error (7.6e-5 in x): counted at most 1000x the median, the
+    # tolerance at t_f stays far below the 8e-4 by which the throw now misses
+    _, correct = check_contact_file(problem, traj, 1e-6, 1e-2)
+    tol, ok = info["budget"]["tolerance"][:, -1], correct["budget"]["tolerance"][:, -1]
+    assert tol.max() < 1e-5 and np.all(tol < 10 * ok)
+
+
+def test_an_impulse_changed_by_one_per_mille_breaks_newtons_law(ball):
+    problem, traj = ball
+    bad = copy(traj)
+    bad["ball.ground.impulse"][impact_row(traj)] *= 1.001
+    assert failed(problem, bad) == {"newton"}
+
+
+def test_robust_local_errors_ignore_edited_intervals():
+    e = np.full(20, 1e-9)
+    e[[0, 7, 8, 9, 10, 11, 12, 13]] = 1e-3  # fewer than half the intervals edited: counted as 1000x the median
+    assert robust_local_errors(e).max() == pytest.approx(1e-6)
+    assert robust_local_errors(e)[1] == 1e-9
+
+
+def test_cli_verify_of_contact_files(ball, tmp_path, capsys):
+    problem, traj = ball
+    good, bad = tmp_path / "ball.csv", tmp_path / "short.csv"
+    traj.write(good)
+    tampered = copy(traj)
+    tampered["ball.x_speed"][0] += 1e-3
+    tampered.write(bad)
+    script = str(load("bounce_to_target").__file__)
+    assert cli.main(["verify", str(good), script]) == 0
+    out = capsys.readouterr().out
+    assert "pass  resimulation" in out and "pass  newton" in out and "verified" in out
+    assert cli.main(["verify", str(bad), script]) != 0
+    assert "verification failed: resimulation" in capsys.readouterr().out
