@@ -54,8 +54,13 @@ def with_consistency_checks(problem, traj, checks, tolerance, dynamics_tolerance
     return checks[:k] + consistency_checks(problem, traj, tolerance, dynamics_tolerance) + checks[k:]
 
 
-def consistency_checks(problem, traj, tolerance, dynamics_tolerance) -> list:
+def consistency_checks(problem, traj, tolerance, dynamics_tolerance, contact=None) -> list:
     """The ``grid``, ``defects``, ``derivatives`` and ``objective`` checks (module doc) of a single-phase file.
+
+    ``contact`` (:func:`colloc.simulate.contact_checks.consistency_contact`) adapts them to a contact-implicit
+    file: ``ends`` ``{state: (x_end, f_end)}`` the values each interval ends on (pre-impact states, its own end
+    derivatives) and ``force(rows)`` the contact forces' generalised force in the residual rows at those rows;
+    its objective is not recomputed (the free steps' pull and end corrections are not in the file).
 
     ``tolerance`` is the constraint tolerance of ``colloc verify`` (``--tolerance``).  The defects and
     derivatives of a model whose kinematic-constraint method does not close the defects on the stored
@@ -74,8 +79,10 @@ def consistency_checks(problem, traj, tolerance, dynamics_tolerance) -> list:
     if any(f"{n}.dot" not in traj for n in states):
         return []
     tol = tolerance if _plain_nodes(problem, traj) else dynamics_tolerance
-    checks = [_grid_times(traj, grid, tolerance), _defects(traj, grid, states, tol), _derivatives(problem, traj, grid, tol)]
-    if "objective" in traj.metadata:  # (a phase of a multi-phase file: its objective is checked over all phases)
+    contact = contact or {}
+    checks = [_grid_times(traj, grid, tolerance), _defects(traj, grid, states, tol, contact.get("ends")),
+              _derivatives(problem, traj, grid, tol, contact.get("force"))]
+    if "objective" in traj.metadata and not contact:  # (a phase of a multi-phase file: its objective is checked over all phases)
         checks.append(_objective(problem, traj, grid, tolerance))
     return checks
 
@@ -105,8 +112,9 @@ def _plain_nodes(problem, traj) -> bool:
     return getattr(METHODS.get(name), "plain_nodes", True)
 
 
-def _defects(traj, grid, states, tol) -> Check:
-    """Every defect of every interval, from the file's states and derivatives."""
+def _defects(traj, grid, states, tol, ends=None) -> Check:
+    """Every defect of every interval, from the file's states and derivatives (each interval's last node
+    taking ``ends[name]``, ``(x_end, f_end)`` of shape ``(n,)`` each, where given)."""
     coefficients = grid.scheme.defect_coefficients()
     if coefficients is None or not states:
         return Check("defects", True, 0.0, tol, "no linear defects to check")
@@ -116,6 +124,8 @@ def _defects(traj, grid, states, tol) -> Check:
     worst, text = -math.inf, ""
     for name in states:
         X, F = traj[name][idx], traj[f"{name}.dot"][idx]          # (n, num_nodes)
+        if ends and name in ends:
+            X[:, -1], F[:, -1] = ends[name]
         defect = np.abs(X @ a.T + h[:, None] * (F @ b.T))          # (n, defect kinds)
         limit = tol * local_scale(traj[name], idx)
         ratio = (defect / limit[:, None]).max(axis=1)
@@ -150,13 +160,16 @@ def _point_values(problem, traj, rows):
     return xdot, res, L, meta
 
 
-def _derivatives(problem, traj, grid, tol) -> Check:
-    """Each ``NAME.dot`` at the collocation points against the model's right-hand side (or its residual against 0)."""
+def _derivatives(problem, traj, grid, tol, force=None) -> Check:
+    """Each ``NAME.dot`` at the collocation points against the model's right-hand side (or its residual against 0;
+    minus ``force(rows)``, the contact forces' generalised force in the residual rows, where given)."""
     from .checks import _collocation_rows
 
     model = problem.model
     rows = _collocation_rows(traj)
     xdot, res, _, meta = _point_values(problem, traj, rows)
+    if force is not None:
+        res = res - force(rows)
     worst, text = -math.inf, ""
     implicit = dict(zip(meta["res_names"], res))
     for i, v in enumerate(model.states):

@@ -9,6 +9,11 @@ It gets every check of a single-phase file, with those forces:
 
 * **time, horizon, finite, initial, final, bounds, path, boundary**:
   :func:`colloc.simulate.checks.check_solution`'s, unchanged;
+* **grid, defects, derivatives** (:func:`colloc.simulate.consistency.consistency_checks`):
+  each interval's defects closed on the values it ends on (pre-impact states), each
+  derivative column against the model with the contact forces' generalised force;
+  the recorded objective is not recomputed (a free-step solve adds a pull of the
+  interval lengths and end-of-interval terms the file does not hold);
 * **contact**: every gap ``≥ 0`` at every grid point, forces and impulses ``≥ 0``,
   friction inside its cone ``|f| ≤ μ λ``, no force on an interval whose gap opens,
   impulses only at interior mesh points (constraint tolerance);
@@ -19,8 +24,8 @@ It gets every check of a single-phase file, with those forces:
   :func:`colloc.simulate.verify.interval_errors` with the forcing of :func:`interval_contact`;
 * **between grid points**: :func:`colloc.simulate.limits.checks`;
 * **resimulation**: the event-driven simulator (:func:`colloc.simulate.events.simulate_events`),
-  from the file's initial state with its controls and knowing nothing of its
-  schedule, against the file at every grid point of the horizon;
+  from the file's initial state with its controls (the scheme's own interpolant)
+  and knowing nothing of its schedule, against the file at every mesh point;
 * **newton**: each impulse recomputed by the simulator's impact law (Newton's
   restitution, all closed contacts at once) from the pre-impact state that the
   interval before it reaches when integrated from the file's state at its start;
@@ -30,24 +35,32 @@ It gets every check of a single-phase file, with those forces:
 
 Tolerance of the whole-horizon comparison.  The file is a collocation
 solution; the simulation may depart from it by the scheme's error and no more.
-The local errors ``d_k`` (end of interval ``k`` integrated alone) add up to a
-global error bounded by the discrete Gronwall lemma (Hairer, Nørsett & Wanner,
-*Solving ODEs I*, §II.3, "Lady Windermere's fan"):
-``E_{k+1} = e^{L_k h_k} E_k + d_k``, with ``L_k = ‖∂f/∂x‖_∞`` at the start of
-interval ``k`` (the model's right-hand side with its contact forces); an impact
-multiplies ``E`` by its saltation factor ``S = 1 + e + ‖f⁺ − f⁻‖_∞ ‖∇φ‖₁ / |φ̇⁻|``
-(the reset's gain on the normal speed plus the state jump a shifted impact time
-causes; Aizerman & Gantmacher 1958).  The comparison passes where the state
-error is at most ``SAFETY · E + floor · scale``.  A tamperer who edits a state
+Per state, the local errors ``d_k`` (the end of interval ``k`` integrated
+alone) add up to a global error that first-order propagation bounds
+(Hairer, Nørsett & Wanner, *Solving ODEs I*, §II.3, "Lady Windermere's fan"):
+``E_{k+1} = |exp(J_k h_k)| E_k + d_k``, componentwise, ``J_k = ∂f/∂x`` at the
+start of interval ``k`` (the model's right-hand side with the file's contact
+forces).  Two errors the one-interval integrations cannot see are added to
+``d_k``: the file's force is constant on each interval while the contact law's
+(the simulator's) varies, which leaves a speed error of at most
+``h_k |M⁻¹Wᵀ| δF_k`` (``δF_k`` the range of the simulator's forces over the
+interval, which no edit of the file changes); and an impact multiplies ``E``
+by its saltation factor ``S = 1 + e + ‖f⁺ − f⁻‖_∞ ‖∇φ‖₁ / |φ̇⁻|`` (the reset's
+gain on the normal speed plus the state jump a shifted impact time causes;
+Aizerman & Gantmacher 1958).  A state passes at a mesh point when its error is
+at most ``SAFETY · E + tolerance · scale`` (``SAFETY = 10``; ``tolerance`` the
+constraint tolerance of ``colloc verify``, default 1e-6, covers the
+complementarity relaxation the solve ends on, which leaves forces off by up to
+``ε`` over the complementary speed; ``scale`` the local scale of
+:func:`colloc.simulate.consistency.point_scale`).  A tamperer who edits a state
 inflates that interval's local error; so each ``d_k`` counts for at most
-``CAP = 100`` times the median over all intervals (:func:`robust_local_errors`;
-a correct file's local errors vary by a factor below 5 over its horizon on the
-ball and the block): an edit confined to fewer than half the intervals cannot
-raise the tolerance past 100 times a correct file's.  An impact time passes when it
-differs from the simulator's by at most the state tolerance there divided by
-the closing speed ``|φ̇⁻|``, and an impulse when it differs from Newton's by at
-most ``(1 + e)`` times the state tolerance in speed times the effective mass
-``1 / (W_n M⁻¹ W_nᵀ)``.
+``CAP = 1000`` times the state's median local error over all intervals
+(:func:`robust_local_errors`): an edit confined to fewer than half the
+intervals cannot raise the tolerance past that.  An impact time passes when it
+differs from the simulator's by at most the gap's tolerance there (``|∇φ|``
+times the states') over the closing speed ``|φ̇⁻|``; an impulse when it differs
+from Newton's by at most ``(1 + e)`` times the effective mass ``1 / (W_n M⁻¹ W_nᵀ)``
+times ``|W_n|`` applied to the speeds' tolerance of that interval alone.
 """
 from __future__ import annotations
 
@@ -56,7 +69,7 @@ import math
 import casadi as ca
 import numpy as np
 
-from .checks import Check, basic_checks, solution_checks, _dynamics, local_scale
+from .checks import Check, basic_checks, solution_checks, _dynamics
 
 #: Factor between the Gronwall estimate of the scheme's error and the tolerance of the whole-horizon comparison.
 SAFETY = 10.0
@@ -98,7 +111,7 @@ def interval_contact(problem, traj) -> dict:
     xd[rows.speed_rows] = x[rows.speed_rows] - rows.pre_impact(x, p, w[:nc], w[nc:], ca.SX.zeros(nf))
     forcing = ca.Function("contact_forcing", [x, p, w], [xd])
     W = np.array([traj[f"{c.name}.normal_force"] for c in rows.contacts]
-                 + [traj[f"{rows.contacts[i].name}.friction_force"] for i in rows.frictional]).reshape(nc + nf, -1)
+                 + [traj[f"{rows.contacts[i].name}.friction_force"] for i in rows.frictional]).reshape(nc + nf, traj.time.size)
     X = np.array([traj[v.name] for v in model.states]).reshape(len(model.states), -1)
     P = _parameters(model, traj)
     Pn, Pt = impulses(rows, traj)
@@ -107,6 +120,48 @@ def interval_contact(problem, traj) -> dict:
     targets[rows.speed_rows] = np.asarray(pre).reshape(len(rows.speed_rows), -1)
     control_ends = {c.name: traj[c.name + END][ends] for c in model.controls if c.name + END in traj}
     return dict(forcing=forcing, inputs=W[:, starts], control_ends=control_ends, targets=targets, rows=rows, interpolant=itp)
+
+
+def consistency_contact(problem, traj, setup) -> dict:
+    """What :func:`colloc.simulate.consistency.consistency_checks` needs of a contact-implicit file: each
+    interval's end values ``{state: (x_end, f_end)}`` (pre-impact states; the derivatives there, of the
+    interval's own forces and end controls when the steps were free, else the mesh point's stored ones, as
+    the transcription closes its defects) and ``force(rows)``, the contact forces' generalised force in the
+    residual rows at grid rows ``rows``."""
+    from ..transcription import make_options, point_function
+    from ..transcription.contacts import END
+
+    model, rows, itp = problem.model, setup["rows"], setup["interpolant"]
+    ends = itp.grid.interval_ends
+    names = [v.name for v in model.states]
+    point, meta = point_function(problem, make_options())
+    implicit = {n[:-len(".dot")] for n in meta["z_names"]}
+    free = traj.metadata.get("free_steps", any(c.name + END in traj for c in model.controls))
+    P = _parameters(model, traj)
+    U = np.array([traj[v.name][ends] for v in model.controls]).reshape(len(model.controls), ends.size)
+    for k, v in enumerate(model.controls):
+        U[k] = setup["control_ends"].get(v.name, U[k])
+    Z = np.array([traj[z][ends] for z in meta["z_names"]]).reshape(len(meta["z_names"]), ends.size)
+    lam = np.zeros((len(model.multipliers), ends.size))
+    X = setup["targets"]
+    xdot = np.asarray(point.map(ends.size)(traj.time[ends][None, :], X, Z, U, lam, P)[0]).reshape(len(names), -1)
+    rhs = _right_hand_side(problem, setup["forcing"])
+    own = np.asarray(rhs.map(ends.size)(traj.time[ends][None, :], X, U, P, setup["inputs"])[0]).reshape(len(names), -1)
+    out = {}
+    for i, n in enumerate(names):
+        f = (own[i] if free else traj[n + ".dot"][ends]) if n in implicit else xdot[i]
+        out[n] = (X[i], f)
+    nc, nf = len(rows.contacts), len(rows.frictional)
+    npts = traj.time.size
+    F = np.array([traj[f"{c.name}.normal_force"] for c in rows.contacts]).reshape(nc, npts)
+    T = np.array([traj[f"{rows.contacts[i].name}.friction_force"] for i in rows.frictional]).reshape(nf, npts)
+    Xall = np.array([traj[n] for n in names]).reshape(len(names), -1)
+
+    def force(r):
+        r = np.asarray(r)
+        return np.asarray(rows.point.map(r.size)(Xall[:, r], P, F[:, r], T[:, r], np.zeros((nf, r.size)))[0]).reshape(-1, r.size)
+
+    return dict(ends=out, force=force)
 
 
 def _parameters(model, traj):
@@ -130,6 +185,7 @@ def robust_local_errors(errors, cap=CAP) -> np.ndarray:
 
 def check_contact_file(problem, traj, tolerance, dynamics_tolerance) -> tuple[list, dict]:
     """Every check of a contact-implicit file (module doc); returns the checks and the measurements behind them."""
+    from .consistency import consistency_checks
     from .limits import checks as between_grid_points
     from .verify import interval_errors
 
@@ -139,6 +195,7 @@ def check_contact_file(problem, traj, tolerance, dynamics_tolerance) -> tuple[li
     checks += solution_checks(problem, traj, tolerance)
     setup = interval_contact(problem, traj)
     checks.append(_contact_rows_check(setup["rows"], problem, traj, tolerance))
+    checks += consistency_checks(problem, traj, tolerance, dynamics_tolerance, consistency_contact(problem, traj, setup))
     signed, mesh_times, message = interval_errors(problem, traj, contact=setup, signed=True)
     local = {n: np.abs(e) for n, e in signed.items()}
     checks += _dynamics(problem, traj, dynamics_tolerance, lambda *_: (local, mesh_times, message))
@@ -257,7 +314,7 @@ def error_budget(problem, traj, setup, signed, simulated, floor=1e-6) -> dict:
     starts, ends = grid.interval_starts, grid.interval_ends
     names = [v.name for v in model.states]
     X = np.array([traj[v] for v in names]).reshape(len(names), -1)
-    U = np.array([traj[v.name] for v in model.controls]).reshape(len(model.controls), -1)
+    U = np.array([traj[v.name] for v in model.controls]).reshape(len(model.controls), traj.time.size)
     Uend = U[:, ends].copy()
     for k, v in enumerate(model.controls):
         Uend[k] = setup["control_ends"].get(v.name, Uend[k])
@@ -296,7 +353,7 @@ def _file_impacts(problem, traj, setup, rows, before, Uend, rhs) -> list:
     model, itp = problem.model, setup["interpolant"]
     ends = itp.grid.interval_ends
     X = np.array([traj[v.name] for v in model.states]).reshape(len(model.states), -1)
-    U = np.array([traj[v.name] for v in model.controls]).reshape(len(model.controls), -1)
+    U = np.array([traj[v.name] for v in model.controls]).reshape(len(model.controls), traj.time.size)
     P, W = _parameters(model, traj), setup["inputs"]
     x, p = model.vector("state"), model.vector("parameter")
     zeros = [ca.SX.zeros(len(rows.contacts)), ca.SX.zeros(len(rows.frictional)), ca.SX.zeros(len(rows.frictional))]
@@ -395,7 +452,6 @@ def resimulate(problem, traj, setup, budget, simulated=None, **options) -> dict:
             for n in names:
                 at[n][it["row"]] = sim[n][row]
     extra, landing = [events[k] for k in range(len(events)) if k not in used], None
-    speed_final = abs(min((e["speed"] for e in extra), default=0.0))
     for e in extra:
         if abs(e["time"] - t[-1]) * max(abs(e["speed"]), 1e-12) <= budget["tolerance"][:, -1].max():
             landing, row = e, np.flatnonzero(ts == e["time"])[0]  # before the simulator's impact
@@ -404,7 +460,6 @@ def resimulate(problem, traj, setup, budget, simulated=None, **options) -> dict:
     extra = [e for e in extra if e is not landing]
     errors = {n: np.abs(at[n] - traj[n]) for n in names}
     over = np.max(np.array(list(errors.values())), axis=0)
-    del speed_final
     return dict(simulated=sim, system=system, errors=errors, error_over_time=over, final_error=float(over[-1]),
                 max_error=float(over.max()), events=sim.metadata.get("events", []), matched=matched, extra=extra, landing=landing)
 

@@ -450,7 +450,8 @@ class ContactCollocation(Collocation):
         return traj
 
     def result_metadata(self):
-        return dict(super().result_metadata(), contact="implicit")
+        # whether each interval ends on its own accelerations (free steps), which verify's defects need
+        return dict(super().result_metadata(), contact="implicit", free_steps=bool(self.free_steps))
 
 
 def step_ratio(free_steps):
