@@ -159,3 +159,14 @@ def test_cli_verify_of_contact_files(ball, tmp_path, capsys):
     assert cli.main(["verify", str(bad), script]) != 0
     out = capsys.readouterr().out
     assert "FAIL  resimulation" in out and "verification failed" in out
+
+
+def test_block_that_sticks_then_slides_passes():
+    # pushed_block, T = 4 > T* = 2.473: sticks for T − T* = 1.527 then slides (derived in the problem); the
+    # simulator must find the same slip with the file's push (measured: resimulation at 0.05 of its tolerance)
+    block = load("pushed_block")
+    res = cl.solve(block.build(duration=4.0), intervals=10, contact="implicit", impacts=False, free_steps=True, ipopt=IPOPT)
+    assert res.objective == pytest.approx(block.optimum(4.0), abs=1e-4)
+    checks, info = check_contact_file(block.build(duration=4.0), res.trajectory, 1e-6, 1e-2)
+    assert all(c.passed for c in checks), [c.line() for c in checks if not c.passed]
+    assert any(e["kind"] == "slip" for e in info["simulation"]["events"])
