@@ -75,6 +75,8 @@ from .checks import Check, basic_checks, solution_checks, _dynamics
 SAFETY = 10.0
 #: Largest ratio of an interval's local error, as the budget counts it, to the median over all intervals.
 CAP = 1e3
+#: The scheme of files with no collocation interpolant (the discrete Euler–Lagrange equations' nodes).
+VARIATIONAL = "midpoint-vi"
 #: Impulse (relative to max(1, largest impulse)) below which a file's impulse is no impact.
 IMPACT = 1e-6
 
@@ -193,6 +195,8 @@ def check_contact_file(problem, traj, tolerance, dynamics_tolerance) -> tuple[li
     if not all(c.passed for c in checks):
         return checks, {}
     checks += solution_checks(problem, traj, tolerance)
+    if traj.metadata.get("scheme") == VARIATIONAL:
+        return _variational_checks(problem, traj, checks, dynamics_tolerance)
     setup = interval_contact(problem, traj)
     checks.append(_contact_rows_check(setup["rows"], problem, traj, tolerance))
     checks += consistency_checks(problem, traj, tolerance, dynamics_tolerance, consistency_contact(problem, traj, setup))
@@ -206,6 +210,27 @@ def check_contact_file(problem, traj, tolerance, dynamics_tolerance) -> tuple[li
     checks += [_resimulation_check(traj, sim, budget), _newton_check(problem, traj, setup, signed, budget, tolerance),
                _impact_time_check(traj, sim, budget)]
     return checks, dict(simulation=sim, budget=budget, local_errors=local)
+
+
+def _variational_checks(problem, traj, checks, dynamics_tolerance) -> tuple[list, dict]:
+    """A ``midpoint-vi`` file has no interpolant to integrate interval by interval, so no error estimate: its
+    event-driven re-simulation (held controls) is held to ``dynamics_tolerance`` × each state's
+    max(1, median |x|) at every grid point (a median, which a few edited values cannot inflate)."""
+    sim, system = simulate_file(problem, traj)
+    names = system.coordinate_names + system.speed_names
+    _, last = np.unique(sim.time[::-1], return_index=True)
+    errors = {n: np.abs(np.interp(traj.time, sim.time[::-1][last], sim[n][::-1][last]) - traj[n]) for n in names}
+    limits = {n: dynamics_tolerance * max(1.0, float(np.median(np.abs(traj[n])))) for n in names}
+    name = max(names, key=lambda n: errors[n].max() / limits[n])
+    k, ratio = int(np.argmax(errors[name])), float(errors[name].max() / limits[name])
+    text = (f"the event-driven simulation stays within {dynamics_tolerance:.0e} × max(1, median |x|) of every state "
+            f"(largest ratio {ratio:.2g}; {VARIATIONAL}: no interval-by-interval error estimate)" if ratio <= 1 else
+            f"`{name}` differs from the event-driven simulation by {errors[name][k]:.3e} at t = {traj.time[k]:.6g}, "
+            f"beyond {limits[name]:.1e}")
+    over = np.max(np.array(list(errors.values())), axis=0)
+    sim_info = dict(simulated=sim, system=system, errors=errors, error_over_time=over, final_error=float(over[-1]),
+                    max_error=float(over.max()), events=sim.metadata.get("events", []))
+    return checks + [Check("resimulation", ratio <= 1, ratio, 1.0, text)], dict(simulation=sim_info)
 
 
 def _contact_rows_check(rows, problem, traj, tol) -> Check:
@@ -408,9 +433,16 @@ def simulate_file(problem, traj, **options):
     from ..transcription.contacts import END
 
     model, t = problem.model, traj.time
-    ends = Interpolant(traj).grid.interval_ends
-    controls = {c.name: control_interpolant(traj, c.name, traj[c.name + END][ends] if c.name + END in traj.names else None)
-                for c in model.controls}
+    if traj.metadata.get("scheme") == VARIATIONAL:  # held controls, sampled (no collocation interpolant)
+        dense = np.linspace(t[0], t[-1], 20 * (t.size - 1) + 1)
+        sampled = traj.sample(dense)
+        controls = {c.name: (lambda s, col=sampled[c.name]: float(np.interp(s, dense, col))) for c in model.controls}
+        # while a contact sticks the motion may not change at all: steps no longer than the samples
+        options.setdefault("max_step", float(np.min(np.diff(dense))))
+    else:
+        ends = Interpolant(traj).grid.interval_ends
+        controls = {c.name: control_interpolant(traj, c.name, traj[c.name + END][ends] if c.name + END in traj.names else None)
+                    for c in model.controls}
     system = ContactSystem(model)
     q0, v0 = ([traj[n][0] for n in names] for names in (system.coordinate_names, system.speed_names))
     # a file's gap may be negative by the relaxation's tolerance (1e-8): closed, not penetrating, for the simulator
