@@ -16,8 +16,9 @@ MocoCasADiSolver at tolerances 1e-4, and writes into DIR:
   its terms, success.
 
 ``--guess`` starts from a trajectory file in Moco's names on the same grid (e.g. colloc's solution written
-by ``colloc.opensim.write_sto``); with ``--max-iterations 0`` the objective reported is Moco's evaluation
-of its goals on that trajectory.
+by ``colloc.opensim.write_sto``, states and controls only); with ``--evaluate`` the objective reported is
+Moco's evaluation of its goals on that trajectory (zero iterations, bounds widened so that IPOPT's bound
+push leaves the trajectory where it is).
 """
 import argparse
 import json
@@ -98,6 +99,33 @@ def study_of(intervals, duration=0.47, tolerance=1e-4, max_iterations=1000):
     return study, solver
 
 
+def guess_from(solver, path):
+    """Moco's own guess on its grid with every state and control of ``path`` copied in by name (a file's
+    columns may come in another order than Moco's states; the times must be Moco's grid)."""
+    given = osim.MocoTrajectory(str(pathlib.Path(path).resolve()))
+    guess = solver.createGuess()
+    grid, times = guess.getTime().to_numpy(), given.getTime().to_numpy()
+    if len(grid) != len(times) or max(abs(a - b) for a, b in zip(grid, times)) > 1e-12:
+        raise SystemExit(f"{path}: its times are not Moco's grid of {len(grid)} points")
+    for name in given.getStateNames():
+        guess.setState(name, given.getStateMat(name))
+    for name in given.getControlNames():
+        guess.setControl(name, given.getControlMat(name))
+    return guess
+
+
+def widen(problem, big=1e3):
+    """Wide bounds on every state and control, so that IPOPT's bound push leaves a guess where it is
+    (for ``--evaluate``: the goals' values at the guess itself)."""
+    model = problem.getPhase(0).getModelProcessor().process()
+    model.initSystem()
+    names = model.getStateVariableNames()
+    for name in [names.get(i) for i in range(names.getSize())]:
+        problem.setStateInfo(name, [-big, big])
+    for name in problem.createRep().createControlInfoNames():  # muscles kept among <components> too
+        problem.setControlInfo(name, [-big, big])
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--intervals", type=int, default=50)
@@ -105,14 +133,18 @@ def main(argv=None):
     parser.add_argument("--guess", help="start from this MocoTrajectory .sto (same grid)")
     parser.add_argument("--max-iterations", type=int, default=1000)
     parser.add_argument("--tag", default="", help="suffix of the output files' names")
+    parser.add_argument("--evaluate", action="store_true",
+                        help="with --guess: Moco's goals on that trajectory (bounds widened, no iteration)")
     args = parser.parse_args(argv)
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     wall, cpu = time.time(), time.process_time()
-    study, solver = study_of(args.intervals, max_iterations=args.max_iterations)
+    study, solver = study_of(args.intervals, max_iterations=0 if args.evaluate else args.max_iterations)
+    if args.evaluate:
+        widen(study.updProblem())
     if args.guess:
         solver.resetProblem(study.getProblem())
-        solver.setGuessFile(str(pathlib.Path(args.guess).resolve()))
+        solver.setGuess(guess_from(solver, args.guess))
     build_wall, build_cpu = time.time() - wall, time.process_time() - cpu
     wall, cpu = time.time(), time.process_time()
     solution = study.solve()
