@@ -153,7 +153,7 @@ def tracked_guess(prob, coordinates, to_colloc, duration, activation=0.1):
     return guess
 
 
-def mirrored(trajectory, osim):
+def mirrored(trajectory):
     """The full stride: the half cycle, then the same half with left and right swapped and pelvis tx
     advanced by its travel, as a :class:`colloc.Trajectory` (times [t0, 2 tf − t0], the joint row once)."""
     names = [n for n in trajectory.names if trajectory.kinds.get(n) in ("state", "control")]

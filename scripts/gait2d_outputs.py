@@ -98,7 +98,7 @@ def main(argv=None):
     trajectory = cl.Trajectory.read(args.solution)
     if any(n.startswith("/") for n in trajectory.names):
         trajectory = from_opensim(trajectory, osim)
-    stride = module.mirrored(trajectory, osim)
+    stride = module.mirrored(trajectory)
     write_sto(stride, osim, out / "gait2d_stride.sto")
     plot(trajectory, osim, module, out / "gait2d_tracking.png")
     print(out / "gait2d_stride.sto", out / "gait2d_tracking.png")
