@@ -1,0 +1,133 @@
+"""3-D friction in contact-implicit solves: a box pushed or sliding across a floor, two tangents per contact.
+
+References (derived here, extending ``problems/pushed_block.py``'s): a point mass ``m`` pushed from rest to rest
+over a distance ``d`` along a straight line in time ``T'`` while sliding costs ``∫|u|² = m²∫|a|² + ∫|F_t|²``
+(the cross term ``−2m∫a·F_t`` vanishes: ``F_t`` is constant along a straight slide and ``∫a = 0``), so
+
+* circular cone, any direction: ``|F_t| = μmg``, ``J(T') = 12 m²d²/T'³ + (μmg)² T'``;
+* polyhedral cone with ``k`` facets ``d_j = (cos 2πj/k, sin 2πj/k)``, pushed along an edge's normal
+  (angle ``π/k``): maximal dissipation puts ``F_t`` on that edge, whose component against the motion is
+  ``μmg cos(π/k)`` wherever on it; the least cost puts it at the edge's middle, so
+  ``J(T') = 12 m²d²/T'³ + (μ cos(π/k) m g)² T'``.
+
+A mass released on the floor with speed ``v₀`` stops at ``t* = v₀/(μg)`` after ``v₀²/(2μg)`` with the circular
+cone; with the 4-facet cone at an angle ``α ∈ (0, π/4)`` the friction is ``−μmg e₁`` until ``v_x = v_y``, then
+slides along the diagonal at ``μmg/√2`` per axis, stopping at ``t* = v₀ (cos α + sin α)/(μg)`` — the event-driven
+simulator is the oracle for the place.
+"""
+from __future__ import annotations
+
+import math
+
+import casadi as ca
+import numpy as np
+import pytest
+
+import colloc as cl
+from colloc.errors import OptionError
+from colloc.pipeline.driver import build_nlp
+
+G = 9.81
+IPOPT = {"tol": 1e-10}
+
+
+def box(cone, facets=4, mu=0.1, pushed=True):
+    """A unit point mass on the floor z ≥ 0 (``point_contact``), pushed horizontally if ``pushed``."""
+    body = cl.Multibody("box", coordinates=["x", "y", "z"])
+    body.kinetic_energy = 0.5 * ca.sumsqr(body.v)
+    body.potential_energy = G * body.q[2]
+    if pushed:
+        body.push = ca.vertcat(body.control("push_x", bounds=(-20, 20)), body.control("push_y", bounds=(-20, 20)))
+        body.generalized_force = ca.vertcat(body.push, 0)
+    body.point_contact("floor", body.q, friction=mu, cone=cone, facets=facets)
+    return body
+
+
+def pushed(cone, alpha, duration=2.0, distance=1.0):
+    body = box(cone)
+    x, y, z = body.coordinates
+    end = (distance * math.cos(alpha), distance * math.sin(alpha))
+    prob = cl.Problem([body], t0=0.0, tf=duration, name="pushed_box")
+    prob.bound(z, 0.0, 1.0)
+    prob.initial({x: 0.0, y: 0.0, z: 0.0, **{v: 0.0 for v in body.speeds}})
+    prob.final({x: end[0], y: end[1], z: 0.0, **{v: 0.0 for v in body.speeds}})
+    prob.guess({x: (0.0, end[0]), y: (0.0, end[1])})
+    prob.minimize(integral=ca.sumsqr(body.push))
+    return prob
+
+
+def least_effort(mu_effective, duration=2.0, distance=1.0):
+    return 12 * distance**2 / duration**3 + (mu_effective * G) ** 2 * duration
+
+
+def test_circular_cone_pushed_obliquely_costs_the_planar_optimum():
+    # T = 2 < T* = 2.473 slides throughout: J* = 3.424722; measured 3.4247219 (10 intervals, mesh given)
+    alpha = 0.5
+    res = cl.solve(pushed("circular", alpha), intervals=10, contact="implicit", impacts=False, free_steps=False, ipopt=IPOPT)
+    assert res.success
+    assert res.objective == pytest.approx(least_effort(0.1), abs=1e-5)
+    tr = res.trajectory
+    # friction μmg straight against the motion, the push along it
+    f = np.array([tr["box.floor.friction_force_1"], tr["box.floor.friction_force_2"]])
+    assert np.allclose(f.T @ [math.cos(alpha), math.sin(alpha)], -0.1 * G, atol=1e-5)
+    # across it only the relaxation's angle, √(2ε/(μmg|ṡ|)) ~ 1e-4 rad at ε = 1e-8 (measured 1.2e-4 N)
+    assert np.allclose(f.T @ [-math.sin(alpha), math.cos(alpha)], 0.0, atol=5e-4)
+    assert np.allclose(tr["box.push_x"] * math.sin(alpha) - tr["box.push_y"] * math.cos(alpha), 0.0, atol=5e-4)
+
+
+def test_polyhedral_cone_pushed_along_an_edge_normal_feels_mu_cos_pi_over_k():
+    # 4 facets, pushed at 45°: J* = 12/8 + (0.1 cos(π/4) g)²·2 = 2.462361; measured 2.4623606 (free steps)
+    k, alpha = 4, math.pi / 4
+    res = cl.solve(pushed("polyhedral", alpha), intervals=10, contact="implicit", impacts=False, ipopt=IPOPT)
+    assert res.success
+    assert res.objective == pytest.approx(least_effort(0.1 * math.cos(math.pi / k)), abs=1e-5)
+    assert res.objective < least_effort(0.1) - 0.9  # the inscribed polygon is weaker than the circle there
+    tr = res.trajectory
+    mid = -0.1 * G * math.cos(math.pi / k) * np.array([math.cos(alpha), math.sin(alpha)])
+    assert np.allclose(tr["box.floor.friction_force_1"], mid[0], atol=1e-5)
+    assert np.allclose(tr["box.floor.friction_force_2"], mid[1], atol=1e-5)
+
+
+def released(cone, alpha, speed=1.0, duration=0.8):
+    body = box(cone, mu=0.2, pushed=False)
+    x, y, z = body.coordinates
+    v0 = [speed * math.cos(alpha), speed * math.sin(alpha), 0.0]
+    prob = cl.Problem([body], t0=0.0, tf=duration, name="sliding_box")
+    prob.bound(z, 0.0, 1.0)
+    prob.initial({x: 0.0, y: 0.0, z: 0.0, **dict(zip(body.speeds, v0))})
+    prob.guess({x: (0.0, 0.2), y: (0.0, 0.1)})
+    return body, prob, v0
+
+
+def _stop(res):
+    return [b for a, b, mode in res.contact["schedule"]["box.floor"] if mode == "stick"]
+
+
+@pytest.mark.parametrize("cone, alpha, intervals", [pytest.param("circular", 0.5, 8, marks=pytest.mark.slow), ("polyhedral", 0.3, 6)])
+def test_released_box_stops_where_the_event_driven_simulation_does(cone, alpha, intervals):
+    # measured: circular stop 0.5096347 (t* = 1/(0.2 g) = 0.50968400), place to 1e-5 (15 s: the product
+    # μλγ + fᵀṡ ≤ ε leaves the friction short by ε/|ṡ| as the box slows down); polyhedral stop 0.6375416
+    # (t* = (cos .3 + sin .3)/(0.2 g) = 0.637542), place to 2e-9 of simulate_events
+    body, prob, v0 = released(cone, alpha)
+    sim = cl.simulate_events(box(cone, mu=0.2, pushed=False), 0.8, [0.0, 0.0, 0.0], v0)
+    t_stop = [e["time"] for e in sim.metadata["events"] if e["kind"] == "stick"][0]
+    closed_form = (math.cos(alpha) + math.sin(alpha) if cone == "polyhedral" else 1.0) / (0.2 * G)
+    assert t_stop == pytest.approx(closed_form, abs=1e-8)
+    res = cl.solve(prob, scheme="hermite-simpson", intervals=intervals, contact="implicit", impacts=False, ipopt=IPOPT)
+    assert res.success
+    tr = res.trajectory
+    stick = [a for a, b, mode in res.contact["schedule"]["box.floor"] if mode == "stick"]
+    tol = 1e-4 if cone == "circular" else 1e-7
+    assert stick and stick[0] == pytest.approx(t_stop, abs=tol)
+    for name in ("box.x", "box.y"):
+        assert tr[name][-1] == pytest.approx(sim[name][-1], abs=tol)
+    if cone == "circular":
+        assert math.hypot(tr["box.x"][-1], tr["box.y"][-1]) == pytest.approx(1.0 / (2 * 0.2 * G), abs=tol)
+
+
+def test_rows_of_a_polyhedral_contact_are_labelled_per_facet():
+    nlp = build_nlp(pushed("polyhedral", 0.3), intervals=2, contact="implicit", impacts=False, free_steps=False)
+    labels = nlp.rows.labels()
+    assert any(lab.startswith("friction:box.floor.slip_4@0") for lab in labels)
+    assert any(lab.startswith("complementarity:box.floor.slip_1@2*facet_1") for lab in labels)
+    assert "cf3" in nlp.layout and nlp.layout["cf3"].row_names[-1] == "box.floor.friction_facet_4"
