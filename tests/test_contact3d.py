@@ -153,3 +153,58 @@ def test_midpoint_vi_refuses_friction_on_a_curved_surface():
     prob.initial({s: 0.0 for s in body.coordinates + body.speeds})
     with pytest.raises(OptionError, match="curved surface"):
         cl.solve(prob, scheme="midpoint-vi", intervals=4, contact="implicit")
+
+
+def test_contact_point_of_a_urdf_foot_on_a_tilted_plane_matches_pinocchio():
+    # gap n̂ᵀ(p + R·offset − x₀) and normal speed W_n v = n̂ᵀ(v_o + ω × R·offset), with Pinocchio's frame placement
+    # and LOCAL_WORLD_ALIGNED velocity as the oracle (Solo12, 5 random states)
+    pin = pytest.importorskip("pinocchio")
+    pytest.importorskip("urdf_parser_py")
+    from colloc.model.urdf import example_robot
+    try:
+        path = example_robot("solo_description/robots/solo12.urdf")
+    except cl.FileFormatError:
+        pytest.skip("example-robot-data is not installed")
+    from test_urdf import to_colloc
+
+    solo = cl.Multibody.from_urdf(path, name="solo", base="floating")
+    offset, x0, normal = np.array([0.01, -0.02, 0.03]), np.array([0.0, 0.0, -0.1]), np.array([0.1, 0.2, 1.0])
+    c = solo.contact_point("FL_FOOT", offset=offset, plane=(x0, normal), friction=0.8, cone="circular")
+    assert c.name == "solo.FL_FOOT" and c.num_tangents == 2 and c.tangent is not None
+    f = ca.Function("f", [solo.q, solo.v], [c.gap, ca.mtimes(c.normal_jacobian, solo.v), c.tangent_jacobian])
+    model = pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer())
+    data, fid, n = model.createData(), model.getFrameId("FL_FOOT"), normal / np.linalg.norm(normal)
+    rng = np.random.default_rng(3)
+    for _ in range(5):
+        qp = pin.randomConfiguration(model, -np.ones(model.nq), np.ones(model.nq))
+        vp = rng.normal(size=model.nv)
+        q, order = to_colloc(solo, model, qp)
+        pin.forwardKinematics(model, data, qp, vp)
+        pin.updateFramePlacements(model, data)
+        M = data.oMf[fid]
+        twist = pin.getFrameVelocity(model, data, fid, pin.LOCAL_WORLD_ALIGNED)
+        arm = M.rotation @ offset
+        gap, speed, Wt = (np.array(a) for a in f(q, vp[order]))
+        v_point = twist.linear + np.cross(twist.angular, arm)
+        assert gap.item() == pytest.approx(n @ (M.translation + arm - x0), abs=1e-10)
+        assert speed.item() == pytest.approx(n @ v_point, abs=1e-10)
+        # the tangent rows are two orthonormal directions of the plane: with the normal they give the whole speed
+        assert np.sum((Wt @ vp[order]) ** 2) + speed.item() ** 2 == pytest.approx(v_point @ v_point, rel=1e-10)
+        assert np.abs(Wt @ vp[order]).min() > 1e-3
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(offset=(0, 0)), "`offset` of contact_point `FL_FOOT` must be three finite numbers"),
+    (dict(plane=((0, 0, 0), (0, 0, 0))), "The plane's normal of a contact_point of `solo` must not be zero"),
+    (dict(plane=(0, 0, 1)), r"`plane` of a contact_point of `solo` must be \(point, normal\)"),
+])
+def test_contact_point_bad_input_is_one_sentence(kwargs, match):
+    pytest.importorskip("urdf_parser_py")
+    from colloc.model.urdf import example_robot
+    try:
+        path = example_robot("solo_description/robots/solo12.urdf")
+    except cl.FileFormatError:
+        pytest.skip("example-robot-data is not installed")
+    solo = cl.Multibody.from_urdf(path, name="solo", base="floating")
+    with pytest.raises(cl.ModelError, match=match):
+        solo.contact_point("FL_FOOT", **kwargs)
