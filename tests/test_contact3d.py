@@ -208,3 +208,39 @@ def test_contact_point_bad_input_is_one_sentence(kwargs, match):
     solo = cl.Multibody.from_urdf(path, name="solo", base="floating")
     with pytest.raises(cl.ModelError, match=match):
         solo.contact_point("FL_FOOT", **kwargs)
+
+
+@pytest.mark.parametrize("cone", ["polyhedral", "circular"])
+def test_cone_rows_at_fixed_numbers(cone):
+    # hand-derived (module friction3d): at the impact point (grid index 2 of 2 Hermite–Simpson intervals) and on the
+    # intervals, with the speeds ṡ = (vx, vy) and the normal force λ, facets β or components f, sliding speed γ
+    prob = pushed(cone, 0.3)
+    nlp = build_nlp(prob, intervals=2, contact="implicit", free_steps=False)
+    lay = nlp.layout
+    names = [s.name for s in prob.model.states]
+    x = np.zeros((len(names), lay["x"].num_cols))
+    x[names.index("box.x_speed")], x[names.index("box.y_speed")] = 0.3, -0.4
+    lam, gam, mu = 2.0, 0.7, 0.1
+    force = np.array([0.05, 0.02, 0.01, 0.03]) if cone == "polyhedral" else np.array([-0.1, 0.12])
+    vals = {"x": x, "cn": np.full((1, 2), lam), "cf3": np.tile(force[:, None], (1, 2)), "cg3": np.full((1, lay["cg3"].num_cols), gam),
+            "pn": np.full((1, 1), lam), "pf3": force[:, None], "pg3": np.full((1, 1), gam)}
+    w = np.zeros(lay.size)
+    for name, v in vals.items():
+        b = lay[name]
+        w[b.offset:b.offset + b.size] = v.ravel(order="F")
+    g = np.asarray(ca.Function("g", [nlp.w], [nlp.rows.g])(w)).ravel()
+    row = dict(zip(nlp.rows.labels(), g))
+    sd = np.array([0.3, -0.4])
+    for tag, k in (("", 1), ("impulse_", 2)):
+        at = "@1" if not tag else ""
+        if cone == "polyhedral":
+            assert row[f"friction:box.floor.{tag}cone@k={k - 1 if not tag else k}"] == pytest.approx(mu * lam - force.sum(), abs=1e-12)
+            D = np.array([[1, 0], [0, 1], [-1, 0], [0, -1]], float)
+            for j in range(4):
+                slip = gam + D[j] @ sd
+                assert row[f"friction:box.floor.{tag}slip_{j + 1}{at}@k={k}"] == pytest.approx(slip, abs=1e-12)
+                assert row[f"complementarity:box.floor.{tag}slip_{j + 1}{at}*facet_{j + 1}@k={k}"] == pytest.approx(slip * force[j], abs=1e-12)
+        else:
+            assert row[f"friction:box.floor.{tag}slip{at}@k={k}"] == pytest.approx(gam**2 - sd @ sd, abs=1e-12)
+            assert row[f"complementarity:box.floor.{tag}sliding_speed{at}*cone+speed{at}*friction@k={k}"] == pytest.approx(
+                mu * lam * gam + force @ sd, abs=1e-12)
