@@ -136,6 +136,47 @@ def declare_point_contact(body, name, point, surface=None, restitution=0.0, fric
     return declare_contact(body, name, gap, restitution, friction, None, cone, facets, tangent_rows=rows)
 
 
+def declare_frame_contact(body, frame, offset=(0.0, 0.0, 0.0), plane=None, name=None, restitution=0.0, friction=0.0,
+                          cone="polyhedral", facets=4) -> Contact:
+    """Contact of a point fixed in a link frame with a plane of the world (a robot's foot on the ground).
+
+    The point is ``p(q) = p_frame(q) + R_frame(q) offset`` (``body.frame(frame)``, e.g. a URDF link's);
+    ``plane = (point, normal)`` (default the ground ``z ≥ 0``: ``((0, 0, 0), (0, 0, 1))``) gives the surface
+    ``ψ(x) = n̂ᵀ(x − x₀)``, so the gap is the point's height above the plane and the contact frame ``(t_1, t_2, n̂)``
+    is constant (:func:`declare_point_contact`).  ``name`` defaults to the frame's name made an identifier.
+    """
+    if not hasattr(body, "frame"):
+        raise ModelError(f"`{body.name}` has no frames; contact_point needs a body built by Multibody.from_urdf (use point_contact).")
+    origin, normal = ((0.0, 0.0, 0.0), (0.0, 0.0, 1.0)) if plane is None else _plane(plane, body.name)
+    off = _three(offset, f"`offset` of contact_point `{frame}`")
+    p, R = body.frame(frame)
+    point = p + ca.mtimes(R, ca.DM(off))
+    n = ca.DM(normal) / float(ca.norm_2(ca.DM(normal)))
+    label = name if name is not None else "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in str(frame))
+    return declare_point_contact(body, label, point, lambda x: ca.dot(n, x - ca.DM(origin)), restitution, friction, cone, facets)
+
+
+def _three(value, what):
+    try:
+        v = [float(a) for a in value]
+    except (TypeError, ValueError):
+        raise ModelError(f"{what} must be three numbers; got {value!r}.") from None
+    if len(v) != 3 or not all(math.isfinite(a) for a in v):
+        raise ModelError(f"{what} must be three finite numbers; got {value!r}.")
+    return v
+
+
+def _plane(plane, body_name):
+    try:
+        origin, normal = plane
+    except (TypeError, ValueError):
+        raise ModelError(f"`plane` of a contact_point of `{body_name}` must be (point, normal); got {plane!r}.") from None
+    origin, normal = _three(origin, "The plane's point"), _three(normal, "The plane's normal")
+    if math.hypot(*normal) == 0:
+        raise ModelError(f"The plane's normal of a contact_point of `{body_name}` must not be zero.")
+    return origin, normal
+
+
 def contacts_of(body) -> list:
     """The contacts declared on ``body``, in declaration order (a live list)."""
     return body.__dict__.setdefault("contacts", [])
@@ -174,4 +215,4 @@ def _coefficient(value, what, upper):
     return x
 
 
-__all__ = ["Contact", "CONES", "declare_contact", "declare_point_contact", "contacts_of"]
+__all__ = ["Contact", "CONES", "declare_contact", "declare_point_contact", "declare_frame_contact", "contacts_of"]

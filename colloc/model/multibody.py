@@ -413,6 +413,17 @@ class Multibody(ConstraintLevels, Component):
         return declare_point_contact(self, name, point, surface, restitution, friction, cone, facets)
 
     # -- points --------------------------------------------------------------------------------
+    def contact_point(self, frame, offset=(0.0, 0.0, 0.0), plane=None, name=None, restitution=0.0, friction=0.0,
+                      cone="polyhedral", facets=4):
+        """Declare the contact of a point of a link frame (``offset`` in it) with a plane, default the ground ``z ≥ 0``.
+
+        For bodies with frames (:meth:`Multibody.from_urdf`); ``plane=(point, normal)``; see
+        :func:`colloc.model.contact.declare_frame_contact`.  Returns the Contact.
+        """
+        from .contact import declare_frame_contact
+
+        return declare_frame_contact(self, frame, offset, plane, name, restitution, friction, cone, facets)
+
     def point(self, name, expr) -> ca.SX:
         """Declare a named point (2-D or 3-D position in q, t, p) for plots and animations."""
         _check_name(name, "Point")

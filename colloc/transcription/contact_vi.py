@@ -55,6 +55,7 @@ import numpy as np
 from .discrete_mechanics import SCHEME
 from ..errors import OptionError
 from ..results.trajectory import Trajectory
+from . import friction3d
 from .contacts import CLOSED_GAP, COMPLEMENTARITY, CONTACT_MODES, contact_bodies, friction_rows
 from .midpoint_vi import MidpointVITranscription, transcribe_midpoint_vi
 
@@ -75,6 +76,9 @@ def check_contact_vi(problem, options):
         raise OptionError(f"contact='implicit' needs contacts, but the model of `{problem.name}` declares none; declare them with `body.contact(name, gap, ...)`.")
     for _, contacts in bodies:
         for c in contacts:
+            if c.friction > 0 and c.tangent is None:
+                raise OptionError(f"Contact `{c.name}` has friction on a curved surface, whose tangential positions do not exist, but the "
+                                  f"contact-implicit {SCHEME} equations need them (the sliding speed is W_t(q_k+1) Δq/h); use a collocation scheme.")
             if c.restitution != 0:
                 raise OptionError(f"Contact `{c.name}` has restitution {c.restitution:g}, but the contact-implicit {SCHEME} equations make every impact plastic; "
                                   "declare it with restitution=0 or use a collocation scheme.")
@@ -97,25 +101,40 @@ class ContactVIRows:
         self.vi, self.eps = vi, float(relaxation)
         self.contacts = [c for _, cs in contact_bodies(model) for c in cs]
         self.frictional = [i for i, c in enumerate(self.contacts) if c.friction > 0]
-        nc, nf = len(self.contacts), len(self.frictional)
+        # planar friction keeps its β⁺/β⁻ rows; contacts with two tangents take the 3-D cones (friction3d)
+        self.planar = [i for i in self.frictional if self.contacts[i].num_tangents == 1]
+        self.spatial = [i for i in self.frictional if self.contacts[i].num_tangents == 2]
+        self.spatial_contacts = [self.contacts[i] for i in self.spatial]
+        nc, nf = len(self.contacts), len(self.planar)
         q, par = vi.q, vi.par
         lam, bp, bm = ca.SX.sym("lam", nc), ca.SX.sym("bp", nf), ca.SX.sym("bm", nf)
         col = lambda e: ca.vertcat(*e) if e else ca.SX(0, 1)  # noqa: E731
         gap = col([c.gap for c in self.contacts])
-        tangent = col([self.contacts[i].tangent for i in self.frictional])
+        tangent = col([self.contacts[i].tangent for i in self.planar])
         # the VI's coordinates are the bodies' own (N = I): Jacobians with respect to all of them
         Wn, Wt = ca.jacobian(gap, q), ca.jacobian(tangent, q)
         force = ca.mtimes(Wn.T, lam) + ca.mtimes(Wt.T, bp - bm)
         dq = ca.SX.sym("dq", q.numel())
         self.node = ca.Function("contact_node", [q, par, lam, bp, bm, dq], [force, gap, ca.mtimes(Wt, dq)],
                                 ["q", "par", "lam", "bp", "bm", "dq"], ["force", "gap", "sliding_speed"])
-        # on the model's states, for the schedule of :func:`colloc.pipeline.contact_implicit.contact_schedule`
+        W3 = ca.jacobian(col([self.contacts[i].tangent for i in self.spatial]), q)
+        F3 = ca.SX.sym("F3", W3.shape[0])
+        self.node3 = ca.Function("contact_node3d", [q, par, F3, dq], [ca.mtimes(W3.T, F3), ca.mtimes(W3, dq)])
+        self.force_map = ca.DM(friction3d.force_map(self.spatial_contacts))
+        # on the model's states, for the schedule of :func:`colloc.pipeline.contact_implicit.contact_schedule`:
+        # one sliding speed per frictional contact (the norm of the two of a 3-D one)
         x, v = model.vector("state"), vi.v
-        self.point = ca.Function("contact_point", [x, par, lam, bp, bm], [force, gap, ca.mtimes(Wn, v), ca.mtimes(Wt, v)])
-        self.mu = np.array([self.contacts[i].friction for i in self.frictional]).reshape(-1, 1)
+        bpf, bmf = ca.SX.sym("bp", len(self.frictional)), ca.SX.sym("bm", len(self.frictional))
+        planar = [self.frictional.index(i) for i in self.planar]
+        pick = lambda b: ca.vertcat(*[b[j] for j in planar]) if planar else ca.SX(0, 1)  # noqa: E731
+        force_f = ca.substitute([force], [bp, bm], [pick(bpf), pick(bmf)])[0]
+        speeds = [ca.mtimes(ca.jacobian(self.contacts[i].tangent, q), v) for i in self.frictional]
+        speeds = [s if s.numel() == 1 else ca.norm_2(s) for s in speeds]
+        self.point = ca.Function("contact_point", [x, par, lam, bpf, bmf], [force_f, gap, ca.mtimes(Wn, v), col(speeds)])
+        self.mu = np.array([self.contacts[i].friction for i in self.planar]).reshape(-1, 1)
 
     def _names(self, suffix, frictional=False):
-        which = [self.contacts[i] for i in self.frictional] if frictional else self.contacts
+        which = [self.contacts[i] for i in self.planar] if frictional else self.contacts
         return [f"{c.name}.{suffix}" for c in which]
 
     # -- hooks ---------------------------------------------------------------------------------
@@ -124,6 +143,11 @@ class ContactVIRows:
         layout.add("cbp", self._names("friction_plus", True), n + 1, 0.0, np.inf)
         layout.add("cbm", self._names("friction_minus", True), n + 1, 0.0, np.inf)
         layout.add("cg", self._names("sliding_speed", True), n + 1, 0.0, np.inf)
+        if self.spatial:
+            cs = self.spatial_contacts
+            lower = np.concatenate([np.full(len(friction3d.force_names(c)), friction3d.force_lower(c)) for c in cs])[:, None]
+            layout.add("cf3", [m for c in cs for m in friction3d.force_names(c)], n + 1, lower, np.inf)
+            layout.add("cg3", [f"{c.name}.slip_speed" for c in cs], n + 1, 0.0, np.inf)
         layout.add("cq", [f"{name}.next" for name in self.vi.coordinate_names], 1)
 
     def guess(self, layout):
@@ -136,7 +160,10 @@ class ContactVIRows:
 
     def node_forces(self, V, Q):
         n1 = Q.shape[1]
-        return self.node.map(n1)(self._next(Q, V), V["p"], V["cn"], V["cbp"], V["cbm"], ca.DM.zeros(Q.shape))[0]
+        F = self.node.map(n1)(self._next(Q, V), V["p"], V["cn"], V["cbp"], V["cbm"], ca.DM.zeros(Q.shape))[0]
+        if self.spatial:
+            F = F + self.node3.map(n1)(self._next(Q, V), V["p"], ca.mtimes(self.force_map, V["cf3"]), ca.DM.zeros(Q.shape))[0]
+        return F
 
     def add_rows(self, rows, V, Q, H, node_speeds):
         """``gap``, ``friction`` and ``complementarity`` rows at every node; ``node_speeds`` (nq, n + 1) is ``Δq/h`` and ``v_N``.
@@ -155,9 +182,12 @@ class ContactVIRows:
         lam = V["cn"]
         rows.add("gap", self._names("gap"), ca.horzcat(gap, gap_next[:, -1]), np.arange(n1 + 1), 0.0, np.inf)
         rows.add(COMPLEMENTARITY, self._names("next_gap*normal_force"), gap_next * lam, nodes, -np.inf, eps)
-        if not self.frictional:
+        if self.spatial:
+            sd3 = self.node3.map(n1)(nxt, V["p"], ca.DM.zeros(self.force_map.shape[0], n1), node_speeds)[1]
+            friction3d.cone_rows(rows, self.spatial_contacts, eps, lam[self.spatial, :], V["cf3"], [V["cg3"]], [sd3], [nodes], nodes)
+        if not self.planar:
             return
-        friction_rows(rows, lambda name: self._names(name, True), self.mu, lam[self.frictional, :], sd, V["cbp"], V["cbm"], V["cg"],
+        friction_rows(rows, lambda name: self._names(name, True), self.mu, lam[self.planar, :], sd, V["cbp"], V["cbm"], V["cg"],
                       nodes, eps)
 
     # -- reading back --------------------------------------------------------------------------
@@ -165,6 +195,8 @@ class ContactVIRows:
         """Generalised contact forces at the nodes, shape (nq, n + 1) (numeric)."""
         nxt = np.hstack([Q[:, 1:], values["cq"]])
         out = self.node.map(Q.shape[1])(nxt, values["p"][:, 0], values["cn"], values["cbp"], values["cbm"], np.zeros(Q.shape))[0]
+        if self.spatial:
+            out = out + self.node3.map(Q.shape[1])(nxt, values["p"][:, 0], self.force_map @ values["cf3"], np.zeros(Q.shape))[0]
         return np.asarray(out)
 
     def columns(self, values, times):
@@ -181,12 +213,14 @@ class ContactVIRows:
             for k in np.flatnonzero(closed[1:] & ~closed[:-1]) + 1:
                 impulse[k] = w[k - 1] * lam[k - 1] + w[k] * lam[k]
             cols[f"{c.name}.impulse"] = impulse
-        for j, i in enumerate(self.frictional):
+        for j, i in enumerate(self.planar):
             cols[f"{self.contacts[i].name}.friction_force"] = values["cbp"][j] - values["cbm"][j]
+        if self.spatial:
+            cols.update(friction3d.split_columns(self.spatial_contacts, values["cf3"], "friction_force"))
         return cols
 
     def _gaps_q(self, Q, par):
-        nc, nf, n1 = len(self.contacts), len(self.frictional), Q.shape[1]
+        nc, nf, n1 = len(self.contacts), len(self.planar), Q.shape[1]
         out = self.node.map(n1)(Q, par, np.zeros((nc, n1)), np.zeros((nf, n1)), np.zeros((nf, n1)), np.zeros(Q.shape))[1]
         return np.asarray(out).reshape(nc, n1)
 
@@ -250,7 +284,7 @@ def _fill_contact_guess(nlp, traj):
     for i, c in enumerate(rows.contacts):
         if f"{c.name}.normal_force" in traj:
             lay["cn"].guess[i] = np.maximum(traj[f"{c.name}.normal_force"], 0.0)
-    for j, i in enumerate(rows.frictional):
+    for j, i in enumerate(rows.planar):
         name = rows.contacts[i].name
         if f"{name}.friction_force" in traj:
             f = traj[f"{name}.friction_force"]

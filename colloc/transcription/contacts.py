@@ -63,6 +63,8 @@ from . import transcribe
 from .base import as_trajectory
 from .guess import guess_final_time
 from .collocation import Collocation, reconstruct
+from . import friction3d
+from .contact_guess import fill_contact_guess, seed_impacts
 
 #: The one contact handling colloc offers besides none.
 CONTACT_MODES = ("implicit",)
@@ -122,49 +124,79 @@ class ContactRows:
         self.nx = len(state_names)
         self.contacts = [c for _, cs in contact_bodies(model) for c in cs]
         self.frictional = [i for i, c in enumerate(self.contacts) if c.friction > 0]
+        # planar friction (one tangent) keeps its β⁺/β⁻ rows; contacts with two tangents get the 3-D cones
+        self.planar = [i for i in self.frictional if self.contacts[i].num_tangents == 1]
+        self.spatial = [i for i in self.frictional if self.contacts[i].num_tangents == 2]
         bodies = [b for b, _ in contact_bodies(model)]
         self.speed_rows = [state_names.index(model.lookup(s).name) for b in bodies for s in b.speeds]
         self.speed_names = [state_names[i] for i in self.speed_rows]
         x, p = model.vector("state"), model.vector("parameter")
-        nc, nf = len(self.contacts), len(self.frictional)
+        nc, nf = len(self.contacts), len(self.planar)
         lam, bp, bm = ca.SX.sym("lam", nc), ca.SX.sym("bp", nf), ca.SX.sym("bm", nf)
-        force = ca.SX.zeros(len(res_names), 1)
-        momentum, gap, yd, sd, before = [], [], [], [], []
+        F3 = ca.SX.sym("F3", 2 * len(self.spatial))
+        force, force3 = ca.SX.zeros(len(res_names), 1), ca.SX.zeros(len(res_names), 1)
+        momentum, momentum3, gap, yd, sd, before = [], [], [], [], [], []
         vminus = ca.SX.sym("vminus", len(self.speed_rows))
         xminus = ca.SX(x)
         xminus[self.speed_rows] = vminus
         for b in bodies:
             rows = [res_names.index(model.lookup(s).name) for s in b.speeds]
-            gen = ca.SX.zeros(b.num_speeds, 1)
+            gen, gen3 = ca.SX.zeros(b.num_speeds, 1), ca.SX.zeros(b.num_speeds, 1)
             for i, c in enumerate(self.contacts):
                 if c.body is not b:
                     continue
                 gen += c.normal_jacobian.T * lam[i]
-                if i in self.frictional:
-                    j = self.frictional.index(i)
+                if i in self.planar:
+                    j = self.planar.index(i)
                     gen += c.tangent_jacobian.T * (bp[j] - bm[j])
+                if i in self.spatial:
+                    r = self.spatial.index(i)
+                    gen3 += ca.mtimes(c.tangent_jacobian.T, F3[2 * r:2 * r + 2])
             force[rows] = force[rows] + gen
+            force3[rows] = force3[rows] + gen3
+            momentum3.append(-gen3)
             M = b.equations().mass_matrix
             momentum.append(ca.mtimes(M, b.v - ca.substitute(b.v, x, xminus)) - gen)
             before.append(b.v - ca.solve(M, gen))  # v⁻ = v⁺ − M⁻¹(W_nᵀP + W_tᵀP_t), for warm starts
         for c in self.contacts:
             gap.append(c.gap)
             yd.append(ca.mtimes(c.normal_jacobian, c.body.v))
-        for i in self.frictional:
+        for i in self.planar:
             c = self.contacts[i]
             sd.append(ca.mtimes(c.tangent_jacobian, c.body.v))
+        sd3 = [ca.mtimes(self.contacts[i].tangent_jacobian, self.contacts[i].body.v) for i in self.spatial]
         col = lambda e: ca.vertcat(*e) if e else ca.SX(0, 1)  # noqa: E731
-        self.point = ca.Function("contact_point", [x, p, lam, bp, bm], [force, col(gap), col(yd), col(sd)])
+        self._point = ca.Function("contact_point", [x, p, lam, bp, bm], [force, col(gap), col(yd), col(sd)])
+        # 3-D friction (F3: each contact's force in its tangent coordinates) -> residual force, momentum, ṡ
+        self.spatial_point = ca.Function("contact_friction3d", [x, p, F3], [force3, col(momentum3), col(sd3)])
+        self.point = self._point if not self.spatial else self._public_point(x, p, lam, force, gap, yd, sd3)
         # impact: (x⁺, v⁻, P, P⁺, P⁻) -> momentum rows and ẏ⁻, the pre-impact normal speeds
         yd_minus = ca.substitute(col(yd), x, xminus)
         self.impact = ca.Function("contact_impact", [x, vminus, p, lam, bp, bm], [col(momentum), yd_minus])
         self.pre_impact = ca.Function("pre_impact", [x, p, lam, bp, bm], [col(before)])
-        self.mu = np.array([self.contacts[i].friction for i in self.frictional]).reshape(-1, 1)
+        self.mu = np.array([self.contacts[i].friction for i in self.planar]).reshape(-1, 1)
         self.e = np.array([c.restitution for c in self.contacts]).reshape(-1, 1)
+        self.spatial_contacts = [self.contacts[i] for i in self.spatial]
+        self.force_map = ca.DM(friction3d.force_map(self.spatial_contacts))
+
+    def _public_point(self, x, p, lam, force, gap, yd, sd3):
+        """``point`` as readers of a result call it: friction inputs and one sliding speed per frictional contact
+        (the speed's norm for a contact with two tangents); the 3-D friction forces are not among its inputs."""
+        nf = len(self.frictional)
+        bp, bm = ca.SX.sym("bp", nf), ca.SX.sym("bm", nf)
+        planar = [self.frictional.index(i) for i in self.planar]
+        f = self._point(x, p, lam, bp[planar], bm[planar])[0]
+        speeds = []
+        for i in self.frictional:
+            c = self.contacts[i]
+            s = ca.mtimes(c.tangent_jacobian, c.body.v)
+            speeds.append(s if c.num_tangents == 1 else ca.norm_2(s))
+        col = lambda e: ca.vertcat(*e) if e else ca.SX(0, 1)  # noqa: E731
+        return ca.Function("contact_point", [x, p, lam, bp, bm], [f, col(gap), col(yd), col(speeds)])
 
     # -- names ---------------------------------------------------------------------------------
     def _names(self, suffix, frictional=False):
-        which = [self.contacts[i] for i in self.frictional] if frictional else self.contacts
+        which = [self.contacts[i] for i in self.planar] if frictional else self.contacts
         return [f"{c.name}.{suffix}" for c in which]
 
     @property
@@ -179,6 +211,14 @@ class ContactRows:
         layout.add("cbp", self._names("friction_plus", True), n, 0.0, np.inf, col_index=starts)
         layout.add("cbm", self._names("friction_minus", True), n, 0.0, np.inf, col_index=starts)
         layout.add("cg", self._names("sliding_speed", True), n, 0.0, np.inf, col_index=starts)
+        if self.spatial:
+            cs = self.spatial_contacts
+            lower = np.concatenate([np.full(len(friction3d.force_names(c)), friction3d.force_lower(c)) for c in cs])[:, None]
+            layout.add("cf3", [n for c in cs for n in friction3d.force_names(c)], n, lower, np.inf, col_index=starts)
+            layout.add("cg3", [f"{c.name}.slip_speed" for c in cs], self.grid.num_points, 0.0, np.inf)
+            layout.add("pf3", [n for c in cs for n in friction3d.force_names(c, "friction_impulse")], ni, lower, np.inf,
+                       col_index=self.impact_points)
+            layout.add("pg3", [f"{c.name}.impact_slip_speed" for c in cs], ni, 0.0, np.inf, col_index=self.impact_points)
         layout.add("vm", [f"{n}.pre_impact" for n in self.speed_names], ni, col_index=self.impact_points)
         layout.add("pn", self._names("impulse"), ni, 0.0, np.inf, col_index=self.impact_points)
         layout.add("pbp", self._names("friction_impulse_plus", True), ni, 0.0, np.inf, col_index=self.impact_points)
@@ -262,7 +302,9 @@ class ContactRows:
             return
         _, Xe, _, _ = self._end_values(V, T, X)
         inner = list(range(n - 1))
-        F = self.point.map(n)(Xe, V["p"], V["cn"], V["cbp"], V["cbm"])[0]
+        F = self._point.map(n)(Xe, V["p"], V["cn"], V["cbp"], V["cbm"])[0]
+        if self.spatial:
+            F = F + self.spatial_point.map(n)(Xe, V["p"], ca.mtimes(self.force_map, V["cf3"]))[0]
         names = [f"{r}.before" for r in self.res_names]
         rows.add("residual", names, (self._end_res - F)[:, inner], self.grid.mesh_points[1:-1])
 
@@ -283,13 +325,16 @@ class ContactRows:
 
     def adjust_residual(self, RES, V, X):
         """The residual with the contact forces' generalised force: ``R − Σ (W_nᵀλ + W_tᵀ(β⁺ − β⁻))``."""
-        F = self.point.map(self.grid.num_points)(X, V["p"], *(self._on_grid(V[b]) for b in ("cn", "cbp", "cbm")))[0]
+        ng = self.grid.num_points
+        F = self._point.map(ng)(X, V["p"], *(self._on_grid(V[b]) for b in ("cn", "cbp", "cbm")))[0]
+        if self.spatial:
+            F = F + self.spatial_point.map(ng)(X, V["p"], self._on_grid(ca.mtimes(self.force_map, V["cf3"])))[0]
         return RES - F
 
     def add_rows(self, rows, V, T, X):
         eps, g = self.eps, self.grid
-        nc, nf, ng = len(self.contacts), len(self.frictional), g.num_points
-        gap = self.point.map(ng)(X, V["p"], ca.DM.zeros(nc, ng), ca.DM.zeros(nf, ng), ca.DM.zeros(nf, ng))[1]
+        nc, nf, ng = len(self.contacts), len(self.planar), g.num_points
+        gap = self._point.map(ng)(X, V["p"], ca.DM.zeros(nc, ng), ca.DM.zeros(nf, ng), ca.DM.zeros(nf, ng))[1]
         lam = V["cn"]
         self._end_rows(rows, V, T, X)
         if self.free_steps:
@@ -298,8 +343,10 @@ class ContactRows:
         # an interval's force acts only while the contact is closed at every grid point of that interval
         for j in range(g.scheme.num_nodes):
             rows.add(COMPLEMENTARITY, self._names(f"gap@{j}*normal_force"), gap[:, list(g.node(j))] * lam, g.node(j), -np.inf, eps)
-        if self.frictional:
+        if self.planar:
             self._interval_friction(rows, lam, X, V)
+        if self.spatial:
+            self._spatial_friction(rows, lam, X, V)
         ip = self.impact_points
         if not ip.size:
             return
@@ -308,13 +355,18 @@ class ContactRows:
         # and speeds then relax like the forces' do; with P itself, ε would let small impulses hold a body up
         hbar = (T[0, -1] - T[0, 0]) / self.grid.num_intervals
         mom, yd_minus = self.impact.map(ip.size)(Xi, V["vm"], V["p"], *(hbar * V[b] for b in ("pn", "pbp", "pbm")))
-        _, gap_i, yd_plus, sd_plus = self.point.map(ip.size)(Xi, V["p"], V["pn"], V["pbp"], V["pbm"])
+        if self.spatial:
+            mom = mom + self.spatial_point.map(ip.size)(Xi, V["p"], hbar * ca.mtimes(self.force_map, V["pf3"]))[1]
+        _, gap_i, yd_plus, sd_plus = self._point.map(ip.size)(Xi, V["p"], V["pn"], V["pbp"], V["pbm"])
         P = V["pn"]
         rows.add("impact", [f"{n}.momentum" for n in self.speed_names], mom, ip)
         rows.add(COMPLEMENTARITY, self._names("gap*impulse"), gap_i * P, ip, -np.inf, eps)
         newton = yd_plus + ca.repmat(ca.DM(self.e), 1, ip.size) * yd_minus
         rows.add(COMPLEMENTARITY, self._names(RESTITUTION), newton * P, ip, -eps, eps)
         self._friction(rows, P, sd_plus, V["pbp"], V["pbm"], V["pg"], ip, "impulse_")
+        if self.spatial:
+            sd3 = self.spatial_point.map(ip.size)(Xi, V["p"], ca.DM.zeros(self.force_map.shape[0], ip.size))[2]
+            friction3d.cone_rows(rows, self.spatial_contacts, eps, P[self.spatial, :], V["pf3"], [V["pg3"]], [sd3], [ip], ip, "impulse_")
 
     def _interval_friction(self, rows, lam, X, V):
         """Maximal dissipation over each interval: its friction force opposes the sliding at every grid point of it.
@@ -324,11 +376,11 @@ class ContactRows:
         never pushes along the motion).  A force at a single point with the block momentarily at rest
         could otherwise push it forward for the whole interval, and a zero mean speed could hide a wiggle.
         """
-        eps, g, nf = self.eps, self.grid, len(self.frictional)
+        eps, g, nf = self.eps, self.grid, len(self.planar)
         nc, ng = len(self.contacts), g.num_points
-        sd = self.point.map(ng)(X, V["p"], ca.DM.zeros(nc, ng), ca.DM.zeros(nf, ng), ca.DM.zeros(nf, ng))[3]
+        sd = self._point.map(ng)(X, V["p"], ca.DM.zeros(nc, ng), ca.DM.zeros(nf, ng), ca.DM.zeros(nf, ng))[3]
         bp, bm, gamma = V["cbp"], V["cbm"], V["cg"]
-        cone = ca.repmat(ca.DM(self.mu), 1, g.num_intervals) * lam[self.frictional, :] - bp - bm
+        cone = ca.repmat(ca.DM(self.mu), 1, g.num_intervals) * lam[self.planar, :] - bp - bm
         rows.add("friction", self._names("cone", True), cone, g.interval_starts, 0.0, np.inf)
         rows.add(COMPLEMENTARITY, self._names("cone*sliding_speed", True), cone * gamma, g.interval_starts, -np.inf, eps)
         for j in range(g.scheme.num_nodes):
@@ -338,9 +390,18 @@ class ContactRows:
             rows.add(COMPLEMENTARITY, self._names(f"speed@{j}*friction_plus", True), sj * bp, g.node(j), -np.inf, eps)
             rows.add(COMPLEMENTARITY, self._names(f"speed@{j}*friction_minus", True), -sj * bm, g.node(j), -np.inf, eps)
 
+    def _spatial_friction(self, rows, lam, X, V):
+        """3-D cones (:mod:`colloc.transcription.friction3d`): each interval's force against the sliding at every
+        grid point of it, with a sliding speed per grid point."""
+        g, ng = self.grid, self.grid.num_points
+        sd = self.spatial_point.map(ng)(X, V["p"], ca.DM.zeros(self.force_map.shape[0], ng))[2]
+        nodes = [list(g.node(j)) for j in range(g.scheme.num_nodes)]
+        friction3d.cone_rows(rows, self.spatial_contacts, self.eps, lam[self.spatial, :], V["cf3"], [V["cg3"][:, k] for k in nodes],
+                             [sd[:, k] for k in nodes], [g.node(j) for j in range(g.scheme.num_nodes)], g.interval_starts)
+
     def _friction(self, rows, normal, sd, bp, bm, gamma, points, tag):
-        if self.frictional:
-            friction_rows(rows, lambda name: self._names(tag + name, True), self.mu, normal[self.frictional, :], sd, bp, bm,
+        if self.planar:
+            friction_rows(rows, lambda name: self._names(tag + name, True), self.mu, normal[self.planar, :], sd, bp, bm,
                           gamma, points, self.eps)
 
     # -- reading back --------------------------------------------------------------------------
@@ -351,16 +412,22 @@ class ContactRows:
         cols = {}
         for i, name in enumerate(self._names("normal_force")):
             cols[name] = E @ values["cn"][i]
-        for j, i in enumerate(self.frictional):
+        for j, i in enumerate(self.planar):
             cols[f"{self.contacts[i].name}.friction_force"] = E @ (values["cbp"][j] - values["cbm"][j])
+        if self.spatial:
+            cols.update({k: E @ v for k, v in friction3d.split_columns(self.spatial_contacts, values["cf3"], "friction_force").items()})
         for i, name in enumerate(self._names("impulse")):
             col = np.zeros(ng)
             col[self.impact_points] = hbar * values["pn"][i]
             cols[name] = col
-        for j, i in enumerate(self.frictional):
+        for j, i in enumerate(self.planar):
             col = np.zeros(ng)
             col[self.impact_points] = hbar * (values["pbp"][j] - values["pbm"][j])
             cols[f"{self.contacts[i].name}.friction_impulse"] = col
+        if self.spatial:
+            for k, v in friction3d.split_columns(self.spatial_contacts, values["pf3"], "friction_impulse").items():
+                cols[k] = np.zeros(ng)
+                cols[k][self.impact_points] = hbar * v
         if self.free_steps and "um" in values:  # the controls each interval ends on (a push may jump at a mesh point)
             ends = list(self.grid.interval_ends)[:-1]
             for i, name in enumerate(self.control_names):
@@ -433,7 +500,7 @@ class ContactCollocation(Collocation):
     def build(self, guess=None):
         nlp = transcribe(self.problem, self.mesh, self.scheme, self.options, guess, contact=self.hooks)
         if guess is not None and getattr(self, "_contact_guess", None):
-            _fill_contact_guess(nlp, *self._contact_guess)
+            fill_contact_guess(nlp, *self._contact_guess)
         seed_impacts(nlp, float(guess.time[-1] - guess.time[0]) if guess is not None else guess_final_time(self.problem) - self.problem.t0_value)
         return nlp
 
@@ -472,80 +539,3 @@ def solved_grid(nlp, values):
     fractions = np.asarray(values[STEPS], dtype=float).ravel()
     mesh = np.concatenate([[0.0], np.cumsum(fractions)])
     return Grid(mesh / mesh[-1], nlp.grid.scheme)
-
-
-def _fill_contact_guess(nlp, columns, time):
-    """Contact forces of a warm start, sampled at each interval's midpoint; impulses moved to the nearest impact point.
-
-    An impulse ``P`` of the warm start becomes ``Π = P/h̄`` at the new impact point nearest in time, and the
-    pre-impact speeds there ``v⁻ = v⁺ − M⁻¹(W_nᵀP)`` from the state guessed at that point.
-    """
-    lay, grid, rows = nlp.layout, nlp.grid, nlp.contact
-    span = time[-1] - time[0]
-    tm = time[0] + span * 0.5 * (grid.mesh[:-1] + grid.mesh[1:])
-    for i, c in enumerate(rows.contacts):
-        if f"{c.name}.normal_force" in columns:
-            lay["cn"].guess[i] = np.maximum(np.interp(tm, time, columns[f"{c.name}.normal_force"]), 0.0)
-        if i in rows.frictional and f"{c.name}.friction_force" in columns:
-            j = rows.frictional.index(i)
-            f = np.interp(tm, time, columns[f"{c.name}.friction_force"])
-            lay["cbp"].guess[j], lay["cbm"].guess[j] = np.maximum(f, 0.0), np.maximum(-f, 0.0)
-    ip = rows.impact_points
-    if not ip.size:
-        return
-    t_ip, hbar, hit = time[0] + span * grid.tau[ip], span / grid.num_intervals, set()
-    for i, c in enumerate(rows.contacts):
-        P = columns.get(f"{c.name}.impulse")
-        for k in (np.flatnonzero(P > 0) if P is not None else []):
-            m = int(np.argmin(np.abs(t_ip - time[k])))
-            lay["pn"].guess[i, m] = P[k] / hbar
-            hit.add(m)
-    x, p = lay["x"].guess, lay["p"].guess[:, 0]
-    nf = len(rows.frictional)
-    for m in hit:
-        lay["vm"].guess[:, m] = np.asarray(rows.pre_impact(x[:, ip[m]], p, lay["pn"].guess[:, m] * hbar, np.zeros(nf), np.zeros(nf))).ravel()
-
-
-#: An impact is seeded where the guessed normal speed turns and the gap is smallest, if below this fraction of its largest.
-SEED_GAP = 0.5
-
-
-def seed_impacts(nlp, duration):
-    """Impulses where the guess bounces, for a guess that has none.
-
-    For every contact with restitution, at the interior mesh point where its guessed normal speed turns from
-    closing (at the grid point before) to opening and its gap is smallest (at most ``SEED_GAP`` of its
-    largest): the impulse of Newton's law that gives the guessed opening speed ``ẏ⁺``
-    (``ẏ⁻ = −ẏ⁺/e``), and the pre-impact speeds it implies.  Without it the homotopy starts with no impulse
-    anywhere, where Newton's law admits none but the exact one, and the ball ends where it never bounces.
-    """
-    lay, rows = nlp.layout, nlp.contact
-    ip = rows.impact_points
-    if not ip.size:
-        return
-    x, p = lay["x"].guess, lay["p"].guess[:, 0]
-    nc, nf, ng = len(rows.contacts), len(rows.frictional), x.shape[1]
-    no_friction = np.zeros(nf)
-    _, gaps, yd, _ = (np.asarray(a) for a in rows.point.map(ng)(x, p, np.zeros((nc, ng)), np.zeros((nf, ng)), np.zeros((nf, ng))))
-    hbar = duration / nlp.grid.num_intervals
-    for i, c in enumerate(rows.contacts):
-        if c.restitution <= 0 or (lay["pn"].guess[i] > 0).any():  # no bounce, or the warm start's own impulses
-            continue
-        turns = [m for m, k in enumerate(ip) if yd[i, k - 1] < 0 < yd[i, k]]
-        if not turns:
-            continue
-        m = min(turns, key=lambda m: gaps[i, ip[m]])
-        k = ip[m]
-        if gaps[i, k] > SEED_GAP * float(np.max(gaps[i])):
-            continue
-        unit = np.zeros(nc)
-        unit[i] = 1.0
-        # the normal speed a unit impulse adds: W_n M⁻¹ W_nᵀ
-        xs = x[:, k].copy()
-        xs[rows.speed_rows] = x[rows.speed_rows, k] - np.asarray(rows.pre_impact(x[:, k], p, unit, no_friction, no_friction)).ravel()
-        per_unit = float(np.asarray(rows.point(xs, p, unit, no_friction, no_friction)[2])[i, 0])
-        if per_unit <= 0:
-            continue
-        P = (yd[i, k] + yd[i, k] / c.restitution) / per_unit
-        lay["pn"].guess[i, m] = P / hbar
-        lay["vm"].guess[:, m] = np.asarray(rows.pre_impact(x[:, k], p, P * unit, no_friction, no_friction)).ravel()

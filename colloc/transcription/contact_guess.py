@@ -1,0 +1,86 @@
+"""Guesses of the contact-implicit collocation variables: forces and impulses of a warm start, bounces seeded.
+
+Used by :class:`colloc.transcription.contacts.ContactCollocation` when it builds its NLP; they read the
+contact rows (``nlp.contact``, a :class:`~colloc.transcription.contacts.ContactRows`) and fill the layout's
+guesses only.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+def fill_contact_guess(nlp, columns, time):
+    """Contact forces of a warm start, sampled at each interval's midpoint; impulses moved to the nearest impact point.
+
+    An impulse ``P`` of the warm start becomes ``Π = P/h̄`` at the new impact point nearest in time, and the
+    pre-impact speeds there ``v⁻ = v⁺ − M⁻¹(W_nᵀP)`` from the state guessed at that point.
+    """
+    lay, grid, rows = nlp.layout, nlp.grid, nlp.contact
+    span = time[-1] - time[0]
+    tm = time[0] + span * 0.5 * (grid.mesh[:-1] + grid.mesh[1:])
+    for i, c in enumerate(rows.contacts):
+        if f"{c.name}.normal_force" in columns:
+            lay["cn"].guess[i] = np.maximum(np.interp(tm, time, columns[f"{c.name}.normal_force"]), 0.0)
+        if i in rows.planar and f"{c.name}.friction_force" in columns:
+            j = rows.planar.index(i)
+            f = np.interp(tm, time, columns[f"{c.name}.friction_force"])
+            lay["cbp"].guess[j], lay["cbm"].guess[j] = np.maximum(f, 0.0), np.maximum(-f, 0.0)
+    ip = rows.impact_points
+    if not ip.size:
+        return
+    t_ip, hbar, hit = time[0] + span * grid.tau[ip], span / grid.num_intervals, set()
+    for i, c in enumerate(rows.contacts):
+        P = columns.get(f"{c.name}.impulse")
+        for k in (np.flatnonzero(P > 0) if P is not None else []):
+            m = int(np.argmin(np.abs(t_ip - time[k])))
+            lay["pn"].guess[i, m] = P[k] / hbar
+            hit.add(m)
+    x, p = lay["x"].guess, lay["p"].guess[:, 0]
+    nf = len(rows.planar)
+    for m in hit:
+        lay["vm"].guess[:, m] = np.asarray(rows.pre_impact(x[:, ip[m]], p, lay["pn"].guess[:, m] * hbar, np.zeros(nf), np.zeros(nf))).ravel()
+
+
+#: An impact is seeded where the guessed normal speed turns and the gap is smallest, if below this fraction of its largest.
+SEED_GAP = 0.5
+
+
+def seed_impacts(nlp, duration):
+    """Impulses where the guess bounces, for a guess that has none.
+
+    For every contact with restitution, at the interior mesh point where its guessed normal speed turns from
+    closing (at the grid point before) to opening and its gap is smallest (at most ``SEED_GAP`` of its
+    largest): the impulse of Newton's law that gives the guessed opening speed ``ẏ⁺``
+    (``ẏ⁻ = −ẏ⁺/e``), and the pre-impact speeds it implies.  Without it the homotopy starts with no impulse
+    anywhere, where Newton's law admits none but the exact one, and the ball ends where it never bounces.
+    """
+    lay, rows = nlp.layout, nlp.contact
+    ip = rows.impact_points
+    if not ip.size:
+        return
+    x, p = lay["x"].guess, lay["p"].guess[:, 0]
+    nc, nf, ng = len(rows.contacts), len(rows.frictional), x.shape[1]
+    no_friction, no_planar = np.zeros(nf), np.zeros(len(rows.planar))
+    _, gaps, yd, _ = (np.asarray(a) for a in rows.point.map(ng)(x, p, np.zeros((nc, ng)), np.zeros((nf, ng)), np.zeros((nf, ng))))
+    hbar = duration / nlp.grid.num_intervals
+    for i, c in enumerate(rows.contacts):
+        if c.restitution <= 0 or (lay["pn"].guess[i] > 0).any():  # no bounce, or the warm start's own impulses
+            continue
+        turns = [m for m, k in enumerate(ip) if yd[i, k - 1] < 0 < yd[i, k]]
+        if not turns:
+            continue
+        m = min(turns, key=lambda m: gaps[i, ip[m]])
+        k = ip[m]
+        if gaps[i, k] > SEED_GAP * float(np.max(gaps[i])):
+            continue
+        unit = np.zeros(nc)
+        unit[i] = 1.0
+        # the normal speed a unit impulse adds: W_n M⁻¹ W_nᵀ
+        xs = x[:, k].copy()
+        xs[rows.speed_rows] = x[rows.speed_rows, k] - np.asarray(rows.pre_impact(x[:, k], p, unit, no_planar, no_planar)).ravel()
+        per_unit = float(np.asarray(rows.point(xs, p, unit, no_friction, no_friction)[2])[i, 0])
+        if per_unit <= 0:
+            continue
+        P = (yd[i, k] + yd[i, k] / c.restitution) / per_unit
+        lay["pn"].guess[i, m] = P / hbar
+        lay["vm"].guess[:, m] = np.asarray(rows.pre_impact(x[:, k], p, P * unit, no_planar, no_planar)).ravel()
