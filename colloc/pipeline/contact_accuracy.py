@@ -104,6 +104,9 @@ def contact_residuals(problem, trajectory, rows):
     states = [v.name for v in problem.model.states]
     X = itp.states(states, s)[0]
     n, q = X.shape[1], X.shape[2]
+    # the forces as the residual rows see them at the grid points (a mesh point holds the force of the interval it
+    # starts), through the interval's nodes: holding the interval's own force instead measured the relaxation's
+    # noise between neighbouring intervals (1e-8 … 2e-7 on the pushed block, growing with the intervals)
     lam = itp.others([f"{c.name}.normal_force" for c in rows.contacts], s).reshape(nc, n * q)
     beta = itp.others([f"{rows.contacts[i].name}.friction_force" for i in rows.frictional], s).reshape(nf, n * q)
     P = np.array([trajectory.parameters[v.name] for v in problem.model.parameters]).reshape(-1, 1)
