@@ -33,6 +33,7 @@ import time as _time
 import numpy as np
 
 from ..solvers import get_backend
+from .contact_accuracy import with_contact_accuracy
 from .driver import result as make_result
 from .driver import transcription
 from ..errors import OptionError
@@ -144,7 +145,7 @@ def _homotopy(tr, guess, steps_eps, solver, ipopt, verbose, expand, progress, ch
     traj = res.trajectory
     traj.metadata.update(contact_schedule=info["schedule"], impacts=info["impacts"], complementarity=info["complementarity"],
                          homotopy=steps)
-    return dataclasses.replace(res, iterations=iterations, contact=info)
+    return with_contact_accuracy(tr, nlp, dataclasses.replace(res, iterations=iterations, contact=info))
 
 
 def contact_report(nlp, g, traj, steps) -> dict:

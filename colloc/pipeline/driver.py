@@ -16,6 +16,7 @@ import dataclasses
 import time as _time
 
 from .accuracy import check_tolerance, with_accuracy
+from .phase_accuracy import with_phase_accuracy
 from ..solvers import BACKENDS, get_backend
 from ..errors import OptionError, ProblemError
 from ..transcription.nonfinite import HINT, describe, rows_at, trial_points
@@ -28,6 +29,7 @@ from ..transcription.contact_vi import ContactVITranscription
 from ..transcription.contacts import ContactCollocation
 from ..transcription.midpoint_vi import SCHEME as MIDPOINT_VI
 from ..transcription.midpoint_vi import MidpointVITranscription
+from ..transcription.phases import MultiPhase
 
 
 def transcription(problem, scheme="hermite-simpson", intervals=None, mesh=None, **options) -> Transcription:
@@ -77,7 +79,8 @@ def run(problem, scheme="hermite-simpson", intervals=None, mesh=None, guess=None
     nlp = tr.build(warm)
     to_trajectory = lambda w: tr.trajectory(nlp, w, dict(status="checkpoint", success=False))  # noqa: E731
     sol, stats, build_seconds, solve_seconds = solver.run(nlp, solver_opts, expand, progress, checkpoint, to_trajectory, start)
-    res = with_accuracy(tr, nlp, sol, result(tr, nlp, sol, stats, build_seconds, solve_seconds, solver), tolerance)
+    assess = with_phase_accuracy if isinstance(tr, MultiPhase) else with_accuracy
+    res = assess(tr, nlp, sol, result(tr, nlp, sol, stats, build_seconds, solve_seconds, solver), tolerance)
     short = horizon_note(problem) if not res.success and res.status != Status.INTERRUPTED else ""
     if short:  # the horizon, not the guess, is the likely cause
         res = dataclasses.replace(res, message=f"{res.message} {short}")

@@ -25,6 +25,7 @@ import numpy as np
 
 
 from . import accuracy, refine_vi
+from .phase_accuracy import phase_errors
 from .driver import run, transcription
 from ..solvers import BACKENDS
 from ..errors import OptionError
@@ -35,7 +36,6 @@ from ..results import oscillation
 from ..results.oscillation import oscillating_intervals
 from ..model.problem import Problem
 from ..discretization.schemes import Scheme, get_scheme
-from ..results.trajectory import Trajectory
 from ..transcription.collocation import control_sources
 
 
@@ -228,7 +228,9 @@ def _unresolved(result, last):
 def _refined_warnings(problem, result, solve_kwargs) -> list:
     """The last mesh's warnings, with the fixes they propose fitted to a refined solve (refinement is in use)."""
     if not isinstance(problem, Problem) or result.trajectory.metadata.get("scheme") in (None, refine_vi.SCHEME):
-        return list(result.warnings)
+        out = [w for w in result.warnings if not w.startswith(accuracy.HEAD)]  # refinement is in use: not the fix
+        note = accuracy.warning(result.accuracy, refined=True) if result.success else None
+        return out + ([note] if note else [])
     itp = Interpolant(result.trajectory)
     out = [w for w in result.warnings if "oscillates from grid point to grid point" not in w and not w.startswith(accuracy.HEAD)]
     out += oscillation.warnings(result.trajectory, itp.grid, control_interpolation=solve_kwargs.get("control_interpolation", "free"),
@@ -283,16 +285,13 @@ class _Meshes:
 
     def errors(self, result) -> list:
         """Relative local errors of every phase's intervals (each phase on its own clock)."""
-        if self.variational:
+        if self.variational:  # the result's accuracy record holds them already, unless it was turned off
+            if result.interval_errors is not None:
+                return [result.interval_errors]
             return [refine_vi.local_errors(self.problem, result.trajectory, self.options.get("forcing"))]
         if not self.phased:
             return [estimate_errors(self.problem, result.trajectory)]
-        out = []
-        for ph, traj in zip(self.problem.phases, result.trajectory.phases):
-            local = Trajectory(traj.time - traj.time[0] + ph.problem.t0_value, {k: traj[k] for k in traj.names}, traj.kinds,
-                               traj.parameters, traj.metadata)
-            out.append(estimate_errors(ph.problem, local))
-        return out
+        return phase_errors(self.problem, result.trajectory)  # the numbers of the result's accuracy record
 
     def record(self, errors) -> dict:
         if not self.phased:

@@ -333,9 +333,14 @@ class SolveResult:
 def accuracy_line(acc) -> str:
     """The summary's accuracy line (:mod:`colloc.pipeline.accuracy`): largest local error and where, objective error estimate."""
     a, b = acc["time"]
-    text = f"max relative local error {acc['max_error']:.1e} in interval {acc['interval']} (t = {a:.4g} … {b:.4g})"
+    where = f" of phase {acc['phase']}" if acc.get("phase") else ""
+    text = f"max relative local error {acc['max_error']:.1e} in interval {acc['interval']}{where} (t = {a:.4g} … {b:.4g})"
     if np.isfinite(acc.get("objective_error", np.nan)):
         text += f"; objective error ≈ {acc['objective_error']:+.2e} ({acc['relative_objective_error']:.1e} relative)"
+    elif np.isfinite(acc.get("relative_objective_error", np.nan)):  # step doubling: the size only, not the sign
+        text += f"; objective error ≈ {acc['relative_objective_error']:.1e} relative ({acc.get('method', 'estimated')})"
+    if acc.get("method") == "smooth intervals":  # contact-implicit: what it covers, what it does not say
+        text += f" of the {acc['smooth_intervals']} smooth intervals ({len(acc['excluded'])} with a switch or an impact left out; not a bound on the objective's error)"
     return text + ("  NOT RESOLVED" if acc.get("resolved") is False else "")
 
 
