@@ -246,8 +246,11 @@ def _times(grid, t0, tf, fractions=None):
         return t0 + (tf - t0) * ca.DM(grid.tau).T, (tf - t0) * ca.DM(np.diff(grid.mesh)).T, grid.weights
     # interval lengths are variables (free steps): times, lengths and weights follow them linearly
     tau, weights = free_step_maps(grid)
-    T = t0 + (tf - t0) * ca.mtimes(ca.DM(tau), fractions).T
-    return T, (tf - t0) * ca.reshape(fractions, 1, grid.num_intervals), ca.mtimes(ca.DM(weights), fractions)
+    # sparse maps: MX keeps a dense matrix's structural zeros, so ca.DM(weights) would make every weight depend
+    # on every fraction, and the objective ∫L = Σ W_k L_k couple every fraction with every grid point in the
+    # Hessian (pushed block, 50 intervals: 6,499 nonzeros in its upper triangle instead of 1,599)
+    T = t0 + (tf - t0) * ca.mtimes(ca.sparsify(ca.DM(tau)), fractions).T
+    return T, (tf - t0) * ca.reshape(fractions, 1, grid.num_intervals), ca.mtimes(ca.sparsify(ca.DM(weights)), fractions)
 
 
 def _defects_by_matrices(grid, coefficients, X, XD, span):
