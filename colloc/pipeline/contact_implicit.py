@@ -103,25 +103,33 @@ def solve_contact(problem, scheme="hermite-simpson", intervals=None, mesh=None, 
         # the loose relaxations on the mesh given: free steps there end more often where an interval shrinks to
         # its bound to hold a spurious stick phase (block T = 2: 11/20 random starts against 18/20)
         fixed = transcription(problem, scheme, intervals, mesh, relaxation=steps_eps[0], **dict(options, free_steps=False))
-        first = _homotopy(fixed, guess, [e for e in steps_eps if e > FREE_FROM], solver, **run)
+        first, values = _homotopy(fixed, guess, [e for e in steps_eps if e > FREE_FROM], solver, **run)
         if first.success:
-            second = _homotopy(tr, first.trajectory, [e for e in steps_eps if e <= FREE_FROM], solver, **run)
+            # the same mesh: every block of the fixed NLP starts where it ended (the trajectory's columns leave
+            # out the sliding-speed bounds γ, which a guess of 0 made infeasible by the sliding speed itself), and
+            # IPOPT starts warm, as between the steps of one homotopy
+            second, _ = _homotopy(tr, first.trajectory, [e for e in steps_eps if e <= FREE_FROM], solver, blocks=values, **run)
             steps = first.contact["steps"] + second.contact["steps"]
             return dataclasses.replace(second, iterations=first.iterations + second.iterations,
                                        build_seconds=first.build_seconds + second.build_seconds,
                                        solve_seconds=first.solve_seconds + second.solve_seconds,
                                        contact=dict(second.contact, steps=steps))
-    return _homotopy(tr, guess, steps_eps, solver, **run)
+    return _homotopy(tr, guess, steps_eps, solver, **run)[0]
 
 
-def _homotopy(tr, guess, steps_eps, solver, ipopt, verbose, expand, progress, checkpoint) -> SolveResult:
-    """One homotopy over ``steps_eps`` on the transcription ``tr``, warm-started solve by solve."""
-    warm = tr.warm_start(guess)
+def _homotopy(tr, guess, steps_eps, solver, ipopt, verbose, expand, progress, checkpoint, blocks=None):
+    """One homotopy over ``steps_eps`` on the transcription ``tr``, warm-started solve by solve; returns the
+    SolveResult and the last iterate's blocks ``{name: values}``.  ``blocks``: blocks of a solution of a looser
+    relaxation on the same mesh, which the first solve starts from, warm, as the later ones do."""
     solver_opts = solver.options(ipopt, verbose)
     if solver.name == "ipopt":
-        solver_opts = {**solver_opts, **CONTACT_IPOPT, **(ipopt or {})}
+        solver_opts = {**solver_opts, **CONTACT_IPOPT, **(WARM if blocks else {}), **(ipopt or {})}
+    warm = tr.warm_start(guess)
     start = _time.perf_counter()
     nlp = tr.build(warm)
+    for name, b in nlp.layout.blocks.items():
+        if blocks and name in blocks and np.shape(blocks[name]) == b.guess.shape:
+            b.guess[:] = np.clip(blocks[name], b.lower, b.upper)
     to_trajectory = lambda w: tr.trajectory(nlp, w, dict(status="checkpoint", success=False))  # noqa: E731
     steps, build_total, solve_total, iterations = [], 0.0, 0.0, 0
     for k, eps in enumerate(steps_eps):
@@ -145,7 +153,7 @@ def _homotopy(tr, guess, steps_eps, solver, ipopt, verbose, expand, progress, ch
     traj = res.trajectory
     traj.metadata.update(contact_schedule=info["schedule"], impacts=info["impacts"], complementarity=info["complementarity"],
                          homotopy=steps)
-    return with_contact_accuracy(tr, nlp, dataclasses.replace(res, iterations=iterations, contact=info))
+    return with_contact_accuracy(tr, nlp, dataclasses.replace(res, iterations=iterations, contact=info)), nlp.layout.unpack(o.w)
 
 
 def contact_report(nlp, g, traj, steps) -> dict:
