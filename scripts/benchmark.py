@@ -860,6 +860,8 @@ def main(argv=None):
     ap.add_argument("--fatrop-case", nargs=3, metavar=("PROBLEM", "N", "BACKEND"), help=argparse.SUPPRESS)
     ap.add_argument("--contact", action="store_true",
                     help="contact-implicit problems: iterations and seconds per problem (scripts/contact_starts.py)")
+    ap.add_argument("--contact-scaling", action="store_true", help="contact-implicit solves at 20, 50, 100, 200 intervals: "
+                    "iterations and CPU seconds (scripts/contact_scaling.py; --sizes to choose)")
     ap.add_argument("--compiled", action="store_true", help="compiled point functions vs the SX virtual machine, first and second "
                     "run (scripts/compiled.py; --cases to choose)")
     ap.add_argument("--cases", nargs="+", help="with --compiled: cases of scripts/compiled.py CASES (default all)")
@@ -878,6 +880,9 @@ def main(argv=None):
         import compiled
         print(json.dumps(compiled.case(*args.compiled_case)))
         return None
+    if args.contact_scaling:
+        import contact_scaling
+        return contact_scaling.table(args.sizes or contact_scaling.SIZES)
     if args.compiled:
         import compiled
         return compiled.table(args.cases)

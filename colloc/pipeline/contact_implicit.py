@@ -49,6 +49,10 @@ WARM = {"bound_push": 1e-9, "bound_frac": 1e-9, "mu_init": 1e-6}
 #: IPOPT options of every step: MUMPS's permuting scaling (MC64, IPOPT's default), which colloc's defaults turn
 #: off; the complementarity rows are degenerate and without it the pushed block took 813 iterations, not 395.
 CONTACT_IPOPT = {"mumps_permuting_scaling": 7}
+#: Grid sequencing: a mesh of more than ``SEQUENCE_ABOVE`` intervals first solves the whole homotopy on every
+#: k-th of its mesh points (k = 4, 5, 3 or 2, at least ``COARSE_MIN`` intervals left), then only the steps with
+#: ε ≤ ``SEQUENCE_FROM`` on the mesh itself, starting from the coarse solution (docs/performance.md).
+SEQUENCE_ABOVE, COARSE_MIN, SEQUENCE_FROM = 40, 10, 1e-4
 #: Gap below which a contact counts as closed, and sliding speed above which it slides, in the schedule.
 GAP_TOLERANCE, SLIDE_TOLERANCE = CLOSED_GAP, 1e-4
 
@@ -89,6 +93,10 @@ def solve_contact(problem, scheme="hermite-simpson", intervals=None, mesh=None, 
     converge; the result is that step's.  With ``free_steps`` the steps with
     ε > ``FREE_FROM`` (1e-3) are solved on the mesh given and the rest, warm-started
     from there, with the interval lengths free; ``result.contact["steps"]`` lists both.
+    A mesh of more than ``SEQUENCE_ABOVE`` (40) intervals is solved by grid sequencing:
+    the whole homotopy on a coarse mesh (every k-th mesh point), then the steps with
+    ε ≤ ``SEQUENCE_FROM`` on the mesh given, from the coarse solution; should those fail,
+    the whole homotopy on the mesh given.
     """
     steps_eps = schedule(relaxation, complementarity_tolerance, relaxation_factor)
     solver = get_backend(backend)
@@ -99,22 +107,52 @@ def solve_contact(problem, scheme="hermite-simpson", intervals=None, mesh=None, 
                           f"IPOPT between solves); got backend='{solver.name}'" + (" and `fatrop=` options." if fatrop is not None else "."))
     tr = transcription(problem, scheme, intervals, mesh, relaxation=steps_eps[0], **options)
     run = dict(ipopt=ipopt, verbose=verbose, expand=expand, progress=progress, checkpoint=checkpoint)
+    return _sequenced(problem, scheme, tr, guess, steps_eps, solver, run, options)[0]
+
+
+def _sequenced(problem, scheme, tr, guess, steps_eps, solver, run, options):
+    """:func:`_solve` on ``tr``, by way of a coarse mesh when it has more than ``SEQUENCE_ABOVE`` intervals.
+
+    At 100 and 200 intervals the steps of a loose ε on the mesh itself crawl (pushed block, T = 2: 118 and 877
+    iterations at ε = 0.1, and at 200 the ε = 1e-3 step ended infeasible), while the coarse mesh's homotopy is
+    cheap and its solution, subdivided, is already near the fine one's at a small ε.
+    """
+    k = _coarse_factor(tr.mesh) if tr.mesh.size - 1 > SEQUENCE_ABOVE else None
+    fine_eps = [e for e in steps_eps if e <= SEQUENCE_FROM * (1 + 1e-9)]
+    if k and fine_eps and len(fine_eps) < len(steps_eps):
+        coarse_tr = transcription(problem, scheme, None, tr.mesh[::k], relaxation=steps_eps[0], **options)
+        coarse, values, grid = _sequenced(problem, scheme, coarse_tr, guess, steps_eps, solver, run, options)
+        if coarse.success:
+            fine_tr = transcription(problem, scheme, None, tr.mesh, relaxation=fine_eps[0], **options)
+            fine, values, fine_grid = _homotopy(fine_tr, None, fine_eps, solver, blocks=_fine_blocks(values, grid, k), **run)
+            if fine.success:
+                steps = [dict(s, intervals=grid.num_intervals) for s in coarse.contact["steps"]] + fine.contact["steps"]
+                return dataclasses.replace(fine, iterations=coarse.iterations + fine.iterations,
+                                           build_seconds=coarse.build_seconds + fine.build_seconds,
+                                           solve_seconds=coarse.solve_seconds + fine.solve_seconds,
+                                           contact=dict(fine.contact, steps=steps)), values, fine_grid
+    return _solve(problem, scheme, tr, guess, steps_eps, solver, run, options)
+
+
+def _solve(problem, scheme, tr, guess, steps_eps, solver, run, options):
+    """The homotopy on ``tr``'s mesh; with free steps its loose steps on the fixed mesh first (see :func:`solve_contact`)."""
     if getattr(tr, "free_steps", None) and steps_eps[0] > FREE_FROM >= steps_eps[-1]:
         # the loose relaxations on the mesh given: free steps there end more often where an interval shrinks to
         # its bound to hold a spurious stick phase (block T = 2: 11/20 random starts against 18/20)
-        fixed = transcription(problem, scheme, intervals, mesh, relaxation=steps_eps[0], **dict(options, free_steps=False))
-        first, values = _homotopy(fixed, guess, [e for e in steps_eps if e > FREE_FROM], solver, **run)
+        fixed = transcription(problem, scheme, None, tr.mesh, relaxation=steps_eps[0], **dict(options, free_steps=False))
+        first, values, _ = _homotopy(fixed, guess, [e for e in steps_eps if e > FREE_FROM], solver, **run)
         if first.success:
             # the same mesh: every block of the fixed NLP starts where it ended (the trajectory's columns leave
             # out the sliding-speed bounds γ, which a guess of 0 made infeasible by the sliding speed itself), and
             # IPOPT starts warm, as between the steps of one homotopy
-            second, _ = _homotopy(tr, first.trajectory, [e for e in steps_eps if e <= FREE_FROM], solver, blocks=values, **run)
+            second, values, grid = _homotopy(tr, first.trajectory, [e for e in steps_eps if e <= FREE_FROM], solver,
+                                             blocks=values, **run)
             steps = first.contact["steps"] + second.contact["steps"]
             return dataclasses.replace(second, iterations=first.iterations + second.iterations,
                                        build_seconds=first.build_seconds + second.build_seconds,
                                        solve_seconds=first.solve_seconds + second.solve_seconds,
-                                       contact=dict(second.contact, steps=steps))
-    return _homotopy(tr, guess, steps_eps, solver, **run)[0]
+                                       contact=dict(second.contact, steps=steps)), values, grid
+    return _homotopy(tr, guess, steps_eps, solver, **run)
 
 
 def _homotopy(tr, guess, steps_eps, solver, ipopt, verbose, expand, progress, checkpoint, blocks=None):
@@ -127,6 +165,7 @@ def _homotopy(tr, guess, steps_eps, solver, ipopt, verbose, expand, progress, ch
     warm = tr.warm_start(guess)
     start = _time.perf_counter()
     nlp = tr.build(warm)
+    blocks = blocks(nlp) if callable(blocks) else blocks
     for name, b in nlp.layout.blocks.items():
         if blocks and name in blocks and np.shape(blocks[name]) == b.guess.shape:
             b.guess[:] = np.clip(blocks[name], b.lower, b.upper)
@@ -153,7 +192,59 @@ def _homotopy(tr, guess, steps_eps, solver, ipopt, verbose, expand, progress, ch
     traj = res.trajectory
     traj.metadata.update(contact_schedule=info["schedule"], impacts=info["impacts"], complementarity=info["complementarity"],
                          homotopy=steps)
-    return with_contact_accuracy(tr, nlp, dataclasses.replace(res, iterations=iterations, contact=info)), nlp.layout.unpack(o.w)
+    return with_contact_accuracy(tr, nlp, dataclasses.replace(res, iterations=iterations, contact=info)), nlp.layout.unpack(o.w), nlp.grid
+
+
+def _coarse_factor(mesh):
+    """``k`` such that every ``k``-th point of ``mesh`` makes the coarse mesh of grid sequencing, or None: the
+    first of 4, 5, 3, 2 that divides the number of intervals and leaves at least ``COARSE_MIN`` of them."""
+    n = mesh.size - 1
+    return next((k for k in (4, 5, 3, 2) if n % k == 0 and n // k >= COARSE_MIN), None)
+
+
+def _fine_blocks(values, coarse, k):
+    """``nlp -> blocks``: the blocks of an NLP with ``k`` intervals in each of the ``coarse`` grid's, from its
+    solved blocks ``values``.
+
+    Grid points: their coarse interval's values at its nodes, linear in between, the interval ending on its own
+    end values (free steps: ``zm``, ``um``).  Intervals: their coarse interval's forces; fractions divided by
+    ``k``.  Impulses and pre-impact speeds: the coarse ones at coarse mesh points (``Π = P/h̄`` times ``k``, the
+    same impulse), none in between.
+    """
+    def blocks(nlp):
+        grid, nodes = nlp.grid, coarse.scheme.nodes
+        n, stride = grid.num_intervals, grid.stride
+        p = np.arange(grid.num_points)
+        i = np.minimum(p // stride, n - 1)
+        at_point = (i // k, ((i % k) + grid.scheme.nodes[p - stride * i]) / k)
+        inner = np.arange(n - 1)
+        at_end, boundary = (inner // k, ((inner % k) + 1.0) / k), inner % k == k - 1
+        out = {name: values[name] for name in ("tf", "p") if name in values}
+        for name, end in (("x", None), ("z", "zm"), ("u", "um"), ("lam", None)):
+            A = np.array(values[name], dtype=float)[:, coarse.nodes_of_intervals]  # (rows, interval, node)
+            if end in values and coarse.num_intervals > 1:
+                A[:, :-1, -1] = values[end]
+            out[name] = _linear(A, nodes, *at_point)
+            if end in values and n > 1:
+                out[end] = _linear(A, nodes, *at_end)
+        for name in ("cn", "cbp", "cbm", "cg", "steps"):
+            if name in values:
+                out[name] = np.asarray(values[name])[:, np.arange(n) // k] / (k if name == "steps" else 1.0)
+        if np.size(values.get("vm", ())) and n > 1:  # impacts at the inner mesh points
+            out["vm"] = out["x"][nlp.contact.speed_rows][:, grid.mesh_points[1:-1]]
+            out["vm"][:, boundary] = values["vm"]
+            for name, scale in (("pn", k), ("pbp", k), ("pbm", k), ("pg", 1.0)):
+                out[name] = np.zeros((np.shape(values[name])[0], n - 1))
+                out[name][:, boundary] = scale * np.asarray(values[name])
+        return out
+    return blocks
+
+
+def _linear(A, nodes, interval, s):
+    """Values at local times ``s`` of ``interval`` (arrays), linear between the node values ``A[:, interval, node]``."""
+    j = np.clip(np.searchsorted(nodes, s, side="right") - 1, 0, nodes.size - 2)
+    t = (s - nodes[j]) / (nodes[j + 1] - nodes[j])
+    return (1 - t) * A[:, interval, j] + t * A[:, interval, j + 1]
 
 
 def contact_report(nlp, g, traj, steps) -> dict:
