@@ -322,3 +322,36 @@ def test_a_contact_implicit_solve_refuses_fatrop_instead_of_running_ipopt(option
     problem = load("pushed_block").build()
     with pytest.raises(cl.OptionError, match="contact='implicit' is solved with backend='ipopt' only"):
         cl.solve(problem, intervals=4, contact="implicit", **options)
+
+
+def test_free_steps_lagrangian_hessian_has_the_exact_sparsity(block):
+    # colloc's point-by-point Hessian is a structural superset of the exact one; with free steps the quadrature
+    # weights and grid times are linear in the fractions, and a dense map there coupled every fraction with every
+    # grid point (nonzeros growing as N²). The exact pattern is CasADi's own, of the SX-expanded Lagrangian.
+    from colloc.transcription.derivatives import structured
+
+    nlp = build_nlp(block.build(duration=2.0), intervals=12, contact="implicit", impacts=False, free_steps=True, relaxation=0.1)
+    ours = structured(nlp, nlp.mapped)["hess_lag"].sparsity_out(0)
+    expanded = ca.Function("fg", [nlp.w], [nlp.f, nlp.g]).expand()
+    w = expanded.sx_in(0)
+    f, g = expanded(w)
+    lam = ca.SX.sym("lam", g.numel())
+    exact = ca.triu(ca.hessian(f + ca.dot(lam, g), w)[0]).sparsity()
+    assert ours.nnz() == exact.nnz()
+    assert ours.is_subset(exact)
+
+
+@pytest.mark.slow
+def test_grid_sequencing_keeps_the_block_optimum(block):
+    # 44 intervals: the homotopy runs on every 4th mesh point (11 intervals) first, then ε ≤ 1e-4 on the mesh
+    # itself from the subdivided coarse solution; the optima are the derived J* (measured push cost error < 1e-6)
+    from colloc.pipeline.contact_implicit import SEQUENCE_ABOVE
+
+    assert 44 > SEQUENCE_ABOVE
+    for duration in (2.0, 4.0):
+        res = cl.solve(block.build(duration=duration), intervals=44, contact="implicit", impacts=False, ipopt=IPOPT)
+        assert res.success
+        assert res.objective - res.terms["steps"] == pytest.approx(block.optimum(duration), abs=1e-5)
+        coarse = [s for s in res.contact["steps"] if s.get("intervals") == 11]
+        assert coarse and coarse[-1]["relaxation"] == pytest.approx(1e-8)
+        assert res.contact["steps"][-1]["relaxation"] == pytest.approx(1e-8) and "intervals" not in res.contact["steps"][-1]
