@@ -343,15 +343,15 @@ def test_free_steps_lagrangian_hessian_has_the_exact_sparsity(block):
 
 @pytest.mark.slow
 def test_grid_sequencing_keeps_the_block_optimum(block):
-    # 44 intervals: the homotopy runs on every 4th mesh point (11 intervals) first, then ε ≤ 1e-4 on the mesh
+    # 44 intervals: the homotopy runs on every 2nd mesh point (22 intervals) first, then ε ≤ 1e-4 on the mesh
     # itself from the subdivided coarse solution; the optima are the derived J* (measured push cost error < 1e-6)
-    from colloc.pipeline.contact_implicit import SEQUENCE_ABOVE
+    from colloc.pipeline.contact_implicit import SEQUENCE_ABOVE, _coarse_factor
 
-    assert 44 > SEQUENCE_ABOVE
+    assert 44 > SEQUENCE_ABOVE and _coarse_factor(np.linspace(0, 1, 45)) == 2
     for duration in (2.0, 4.0):
         res = cl.solve(block.build(duration=duration), intervals=44, contact="implicit", impacts=False, ipopt=IPOPT)
         assert res.success
         assert res.objective - res.terms["steps"] == pytest.approx(block.optimum(duration), abs=1e-5)
-        coarse = [s for s in res.contact["steps"] if s.get("intervals") == 11]
+        coarse = [s for s in res.contact["steps"] if s.get("intervals") == 22]
         assert coarse and coarse[-1]["relaxation"] == pytest.approx(1e-8)
         assert res.contact["steps"][-1]["relaxation"] == pytest.approx(1e-8) and "intervals" not in res.contact["steps"][-1]

@@ -197,9 +197,13 @@ def _homotopy(tr, guess, steps_eps, solver, ipopt, verbose, expand, progress, ch
 
 def _coarse_factor(mesh):
     """``k`` such that every ``k``-th point of ``mesh`` makes the coarse mesh of grid sequencing, or None: the
-    first of 4, 5, 3, 2 that divides the number of intervals and leaves at least ``COARSE_MIN`` of them."""
+    first of 4, 5, 3, 2 that divides the number of intervals and leaves at least ``COARSE_MIN`` of them, an even
+    number if one does (the coarse mesh then keeps the mid-horizon point, where a symmetric guess puts its event:
+    the ball's dip to the ground, whose impulse is seeded on the mesh point nearest to it, found no bounce on
+    25 intervals and found it on 20)."""
     n = mesh.size - 1
-    return next((k for k in (4, 5, 3, 2) if n % k == 0 and n // k >= COARSE_MIN), None)
+    ks = [k for k in (4, 5, 3, 2) if n % k == 0 and n // k >= COARSE_MIN]
+    return next((k for k in ks if (n // k) % 2 == 0), ks[0] if ks else None)
 
 
 def _fine_blocks(values, coarse, k):
