@@ -228,20 +228,24 @@ def _fine_blocks(values, coarse, k):
         inner = np.arange(n - 1)
         at_end, boundary = (inner // k, ((inner % k) + 1.0) / k), inner % k == k - 1
         out = {name: values[name] for name in ("tf", "p") if name in values}
-        for name, end in (("x", None), ("z", "zm"), ("u", "um"), ("lam", None)):
+        for name, end in (("x", None), ("z", "zm"), ("u", "um"), ("lam", None), ("cg3", None)):
+            if name not in values:
+                continue
             A = np.array(values[name], dtype=float)[:, coarse.nodes_of_intervals]  # (rows, interval, node)
             if end in values and coarse.num_intervals > 1:
                 A[:, :-1, -1] = values[end]
             out[name] = _linear(A, nodes, *at_point)
             if end in values and n > 1:
                 out[end] = _linear(A, nodes, *at_end)
-        for name in ("cn", "cbp", "cbm", "cg", "steps"):
+        for name in ("cn", "cbp", "cbm", "cg", "cf3", "steps"):
             if name in values:
                 out[name] = np.asarray(values[name])[:, np.arange(n) // k] / (k if name == "steps" else 1.0)
         if np.size(values.get("vm", ())) and n > 1:  # impacts at the inner mesh points
             out["vm"] = out["x"][nlp.contact.speed_rows][:, grid.mesh_points[1:-1]]
             out["vm"][:, boundary] = values["vm"]
-            for name, scale in (("pn", k), ("pbp", k), ("pbm", k), ("pg", 1.0)):
+            for name, scale in (("pn", k), ("pbp", k), ("pbm", k), ("pg", 1.0), ("pf3", k), ("pg3", 1.0)):
+                if name not in values:
+                    continue
                 out[name] = np.zeros((np.shape(values[name])[0], n - 1))
                 out[name][:, boundary] = scale * np.asarray(values[name])
         return out
