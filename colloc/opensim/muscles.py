@@ -37,6 +37,9 @@ class OpenSimMuscle(DeGrooteFregly2016Muscle):
     def __init__(self, name, body, path, params):
         self.osim = dict(params)
         self._given_path = path
+        #: ``(active, position in ground)`` of each path point, SX in q (:class:`colloc.opensim.paths.Path`);
+        #: empty for a function-based path.  What an animation draws as the muscle's line.
+        self.path_points = path.points
         lo, hi = params["min_control"], params["max_control"]
         minimum = max(0.0, lo) if max(0.0, lo) < 1.0 else 0.0
         super().__init__(
