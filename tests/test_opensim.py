@@ -129,10 +129,27 @@ def test_colloc_info_lists_what_was_read(capsys, tmp_path):
     assert cli.main(["info", str(ZOO)]) == 0
     out = capsys.readouterr().out
     assert "joints: FreeJoint 1, BallJoint 1, UniversalJoint 1, GimbalJoint 1, PlanarJoint 1, SliderJoint 1, PinJoint 1, WeldJoint 1, CustomJoint 1" in out
-    assert "forces: CoordinateActuator 1" in out and "controls: model.pin_motor" in out and "markers: 1" in out
+    assert "forces: CoordinateActuator 1" in out and "controls (1): model.pin_motor" in out and "markers: 1" in out
     path, text = _edited(tmp_path, '<CoordinateActuator name="pin_motor">', '<Foo2Force name="f"/><CoordinateActuator name="pin_motor">')
     assert cli.main(["info", str(path)]) == 2
     assert f"Force `Foo2Force` `f` (line {_line(text, '<Foo2Force')} of `edited.osim`) is not supported" in capsys.readouterr().err
+
+
+def test_colloc_info_lists_replaced_muscles_under_their_replacement_and_every_control(capsys):
+    """leg6dof9musc's Thelen muscles and gait10dof18musc's Millard muscles are built as DeGroote–Fregly
+    muscles (Moco's replacement) and listed so; every muscle's excitation and every actuator is a control."""
+    cases = [("leg6dof9musc.osim", "forces: DeGrooteFregly2016Muscle 9 (replacing Thelen2003Muscle 9)", 9),
+             ("gait10dof18musc_subject01.osim", "forces: DeGrooteFregly2016Muscle 18 (replacing Millard2012EquilibriumMuscle 18)", 18),
+             ("2D_gait.osim", "forces: SmoothSphereHalfSpaceForce 4, CoordinateActuator 1, DeGrooteFregly2016Muscle 18\n", 19)]
+    for stem, forces, num_controls in cases:
+        assert cli.main(["info", str(ROOT / "models" / "opensim" / stem)]) == 0
+        out = capsys.readouterr().out
+        assert forces in out, out
+        model = co.load(ROOT / "models" / "opensim" / stem)
+        controls = [v.name for c in model.components for v in c.variables if v.kind == "control"]
+        assert len(controls) == num_controls
+        assert f"controls ({num_controls}): {', '.join(controls)}\n" in out
+    assert "hamstrings_r.excitation" in controls and "model.lumbarAct" in controls
 
 
 def test_animate_draws_the_bodies_upright(tmp_path):

@@ -7,6 +7,7 @@ import math
 
 from ..errors import ModelError
 from ..model.muscle import DeGrooteFregly2016Muscle, active_force_length
+from .document import force_path
 from .muscle_parameters import (DGF, REPLACEABLE, component_name, effective_damping, muscle_parameters,
                                 tendon_compliance)
 
@@ -118,16 +119,6 @@ def build_muscle(skeleton, element, path):
     for symbol, opensim in names.items():
         skeleton.opensim_names[muscle.variable(symbol).name] = opensim
     return [muscle]
-
-
-def force_path(model_element, element):
-    """OpenSim's absolute path of a force: ``/forceset/<name>`` in the ForceSet, ``/<name>`` among the
-    model's own components (where Moco's 2D_gait.osim keeps its muscles: Moco names their states
-    ``/hamstrings_r/activation``)."""
-    forceset = model_element.find("ForceSet")
-    members = forceset.find("objects") if forceset is not None and forceset.find("objects") is not None else forceset
-    inside = members is not None and any(child is element for child in members)
-    return f"/forceset/{element.get('name')}" if inside else f"/{element.get('name')}"
 
 
 def _register():
