@@ -86,13 +86,11 @@ def test_mirrored_stride_swaps_sides(gait):
 
 
 def moco_names(trajectory, osim):
-    """States and controls under Moco's names (the lumbar actuator sits among the model's components)."""
+    """States and controls under Moco's names (the lumbar actuator, among the model's components, is
+    ``/lumbarAct``)."""
     keep = [n for n in trajectory.names if trajectory.kinds[n] in ("state", "control")]
-    renamed = to_opensim(cl.Trajectory(trajectory.time, {n: trajectory[n] for n in keep},
-                                       {n: trajectory.kinds[n] for n in keep}), osim)
-    fix = {n: n.replace("/forceset/lumbarAct", "/lumbarAct") for n in renamed.names}
-    return cl.Trajectory(renamed.time, {fix[n]: renamed[n] for n in renamed.names},
-                         {fix[n]: k for n, k in renamed.kinds.items()})
+    return to_opensim(cl.Trajectory(trajectory.time, {n: trajectory[n] for n in keep},
+                                    {n: trajectory.kinds[n] for n in keep}), osim)
 
 
 @pytest.mark.slow

@@ -129,10 +129,27 @@ def test_colloc_info_lists_what_was_read(capsys, tmp_path):
     assert cli.main(["info", str(ZOO)]) == 0
     out = capsys.readouterr().out
     assert "joints: FreeJoint 1, BallJoint 1, UniversalJoint 1, GimbalJoint 1, PlanarJoint 1, SliderJoint 1, PinJoint 1, WeldJoint 1, CustomJoint 1" in out
-    assert "forces: CoordinateActuator 1" in out and "controls: model.pin_motor" in out and "markers: 1" in out
+    assert "forces: CoordinateActuator 1" in out and "controls (1): model.pin_motor" in out and "markers: 1" in out
     path, text = _edited(tmp_path, '<CoordinateActuator name="pin_motor">', '<Foo2Force name="f"/><CoordinateActuator name="pin_motor">')
     assert cli.main(["info", str(path)]) == 2
     assert f"Force `Foo2Force` `f` (line {_line(text, '<Foo2Force')} of `edited.osim`) is not supported" in capsys.readouterr().err
+
+
+def test_colloc_info_lists_replaced_muscles_under_their_replacement_and_every_control(capsys):
+    """leg6dof9musc's Thelen muscles and gait10dof18musc's Millard muscles are built as DeGroote–Fregly
+    muscles (Moco's replacement) and listed so; every muscle's excitation and every actuator is a control."""
+    cases = [("leg6dof9musc.osim", "forces: DeGrooteFregly2016Muscle 9 (replacing Thelen2003Muscle 9)", 9),
+             ("gait10dof18musc_subject01.osim", "forces: DeGrooteFregly2016Muscle 18 (replacing Millard2012EquilibriumMuscle 18)", 18),
+             ("2D_gait.osim", "forces: SmoothSphereHalfSpaceForce 4, CoordinateActuator 1, DeGrooteFregly2016Muscle 18\n", 19)]
+    for stem, forces, num_controls in cases:
+        assert cli.main(["info", str(ROOT / "models" / "opensim" / stem)]) == 0
+        out = capsys.readouterr().out
+        assert forces in out, out
+        model = co.load(ROOT / "models" / "opensim" / stem)
+        controls = [v.name for c in model.components for v in c.variables if v.kind == "control"]
+        assert len(controls) == num_controls
+        assert f"controls ({num_controls}): {', '.join(controls)}\n" in out
+    assert "hamstrings_r.excitation" in controls and "model.lumbarAct" in controls
 
 
 def test_animate_draws_the_bodies_upright(tmp_path):
@@ -191,3 +208,36 @@ def test_point_velocity_is_the_rate_of_its_position_along_the_kinematics():
     h = 1e-6
     fd = (np.array(f(q + h * qdot, v)[0]) - np.array(f(q - h * qdot, v)[0])).ravel() / (2 * h)
     np.testing.assert_allclose(vel, fd, atol=1e-8)
+
+
+@pytest.mark.parametrize("stem, planar, num_muscles", [("2D_gait", True, 18), ("gait10dof18musc_subject01", True, 18),
+                                                       ("leg6dof9musc", False, 9)])
+def test_animation_draws_every_muscle_path_in_2d_for_a_planar_model(stem, planar, num_muscles):
+    """2D_gait's and gait10dof18musc's joints all turn about z and slide in x–y (planar models): their scene
+    is a 2-D axes in x–y; leg6dof9musc's ankle turns about an oblique axis, so it is drawn in 3-D.  Either
+    way one line per muscle, through its path points in ground."""
+    from colloc.viz.animation import RobotScene, muscle_paths
+
+    model = co.load(ROOT / "models" / "opensim" / f"{stem}.osim")
+    t = np.linspace(0.0, 0.4, 4)
+    kinds = {v.name: v.kind for c in model.components for v in c.variables if v.kind in ("state", "control")}
+    cols = {n: 0.3 * np.sin(3 * t + i) for i, n in enumerate(kinds)}
+    traj = cl.Trajectory(t, cols, kinds, metadata={"scheme": "trapezoidal"})
+    paths = muscle_paths(model.components)
+    muscles = [c for c in model.components if hasattr(c, "path_points")]
+    assert len(paths) == len(muscles) == num_muscles
+    scene = RobotScene(traj, [model.body], t, muscles=paths)
+    assert scene.planar is planar and scene.ax.name == ("rectilinear" if planar else "3d")
+    scene.show(2)
+    lines = {line.get_label(): line for line in scene.ax.get_lines()}
+    assert set(scene.muscle_lines) == set(paths) and all(lines[m] is scene.muscle_lines[m] for m in paths)
+    muscle = muscles[0]
+    where = ca.Function("p", [model.body.q], [ca.horzcat(*[p for _, p in muscle.path_points])])
+    q = ca.DM([cols[f"model.{c}"][2] for c in model.skeleton.coordinates])
+    expected = np.asarray(where(q)).T
+    drawn = scene.muscle_lines[muscle.name]
+    got = np.column_stack(drawn.get_data() if planar else drawn.get_data_3d())
+    if planar:
+        np.testing.assert_allclose(got, expected[:, :2], atol=1e-12)
+    else:
+        np.testing.assert_allclose(got, expected @ model.body.display_rotation.T, atol=1e-12)

@@ -282,3 +282,5 @@ def test_sto_with_muscle_states_is_read_by_opensim(tmp_path, stem):
     assert set(ref["state_names"]) == expected_states
     assert {names[m.variable(m.activation).name] for m in muscles} <= set(ref["state_names"])
     assert {names[m.variable(m.excitation).name] for m in muscles} <= set(ref["control_names"])
+    controls = {names[v.name] for v in variables if v.kind == "control"}
+    assert controls == set(ref["control_names"]) and controls <= set(ref["actuators"])  # Moco's names: actuator paths

@@ -3,7 +3,8 @@
 OpenSim's ``CoordinateActuator::computeActuation`` is ``getControl(s) *
 getOptimalForce()``, applied to the coordinate's mobility.  The control is a
 control of the multibody named after the actuator, bounded by ``min_control``
-and ``max_control`` (Moco's default control bounds).
+and ``max_control`` (Moco's default control bounds); its OpenSim name is the actuator's path, as Moco names
+the control: ``/forceset/<name>`` in the ForceSet, ``/<name>`` among the model's ``<components>``.
 """
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import casadi as ca
 import numpy as np
 
 from ..errors import ModelError
-from .document import node_text, where
+from .document import force_path, node_text, where
 from .registry import register_force
 
 
@@ -32,7 +33,7 @@ def coordinate_actuator(skeleton, el, path):
     tau = ca.SX.zeros(len(skeleton.speeds), 1)
     tau[skeleton.speeds.index(f"{coord}_speed")] = force * u
     skeleton.add_generalized_force(name, tau)
-    skeleton.opensim_names[f"{skeleton.name}.{name}"] = f"/forceset/{name}"
+    skeleton.opensim_names[f"{skeleton.name}.{name}"] = force_path(skeleton.spec.model, el)
     return []
 
 

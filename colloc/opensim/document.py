@@ -108,5 +108,15 @@ def objects(el, tag):
     inner = holder.find("objects")
     return list(inner) if inner is not None else list(holder)
 
+def force_path(model_element, element):
+    """OpenSim's absolute path of a force: ``/forceset/<name>`` in the ForceSet, ``/<name>`` among the
+    model's own components (where Moco's 2D_gait.osim keeps its muscles and its ``lumbarAct``: Moco names
+    their states ``/hamstrings_r/activation`` and the actuator's control ``/lumbarAct``)."""
+    forceset = model_element.find("ForceSet")
+    members = forceset.find("objects") if forceset is not None and forceset.find("objects") is not None else forceset
+    inside = members is not None and any(child is element for child in members)
+    return f"/forceset/{element.get('name')}" if inside else f"/{element.get('name')}"
 
-__all__ = ["Node", "parse", "where", "node_text", "floats", "is_true", "names", "objects"]
+
+
+__all__ = ["Node", "parse", "where", "node_text", "floats", "is_true", "names", "objects", "force_path"]

@@ -18,7 +18,7 @@ URDF joints) and a :class:`OsimBody` multibody component whose mass matrix
 * ``add_generalized_force(source, tau)``: a generalised force in v-space
   (shape (nv, 1)); ``add_control(name, bounds)``: a control of the multibody;
 * ``opensim_names``: ``{colloc variable name: OpenSim name}`` (``model.hip_flexion_r`` ->
-  ``/jointset/hip_r/hip_flexion_r/value``, a control -> ``/forceset/<actuator>``), which
+  ``/jointset/hip_r/hip_flexion_r/value``, a control -> the actuator's path ``/forceset/<actuator>`` or ``/<actuator>``), which
   force elements extend with their own states (``/forceset/<muscle>/activation``).
 
 Frames are fixed on tree bodies: ``placement[path] = (tree body, R, p)``.

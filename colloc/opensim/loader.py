@@ -19,7 +19,7 @@ from . import registry
 from .document import floats, is_true, names, node_text, objects, parse, where
 from .functions import function_child, read_function
 from .kinematics import Skeleton
-from .muscle_parameters import check_muscle_option
+from .muscle_parameters import DGF, REPLACEABLE, check_muscle_option
 from .spec import check_names, read_skeleton
 
 #: Constraint types colloc reads.
@@ -97,18 +97,35 @@ class OsimModel:
         for j in spec.joints:
             joints[j.kind] = joints.get(j.kind, 0) + 1
         kinds = lambda pairs: ", ".join(f"{k} {n}" for k, n in _count(pairs).items()) or "none"
+        controls = [v.name for c in self.components for v in c.variables if v.kind == "control"]
         lines = [
             f"OpenSim model `{spec.name}` ({os.path.basename(self.path)}, file version {spec.version}) as component `{sk.name}`",
             f"  bodies: {len(spec.bodies)} ({sum(b.mass for b in spec.bodies.values()):.4g} kg), frames: {len(spec.frames)}, gravity {[float(g) for g in spec.gravity]}",
             f"  joints: {', '.join(f'{k} {n}' for k, n in joints.items())}",
             f"  coordinates ({len(sk.coordinates)}): {', '.join(sk.coordinates)}",
             f"  constraints: {kinds(self.constraints)}",
-            f"  forces: {kinds(self.forces)}",
-            f"  controls: {', '.join(v.name for v in sk.body.variables if v.kind == 'control') or 'none'}",
+            f"  forces: {self._forces_read()}",
+            f"  controls ({len(controls)}): {', '.join(controls) or 'none'}",
             f"  markers: {len(self.markers)}",
             f"  ignored (no effect on the dynamics): {', '.join(f'{k} {n}' for k, n in self.ignored.items()) or 'none'}",
         ]
         return "\n".join(lines)
+
+
+    def _forces_read(self):
+        """Force elements by the type they are built as: a replaced muscle under its replacement,
+        ``DeGrooteFregly2016Muscle 9 (replacing Thelen2003Muscle 9)``."""
+        replaced = getattr(self.skeleton, "muscles", "degroote") == "degroote"
+        built, sources = {}, {}
+        for kind, _ in self.forces:
+            as_built = DGF if replaced and kind in REPLACEABLE else kind
+            built[as_built] = built.get(as_built, 0) + 1
+            if as_built != kind:
+                sources.setdefault(as_built, {})[kind] = sources.get(as_built, {}).get(kind, 0) + 1
+        def entry(kind, n):
+            note = ", ".join(f"{k} {m}" for k, m in sources.get(kind, {}).items())
+            return f"{kind} {n}" + (f" (replacing {note})" if note else "")
+        return ", ".join(entry(k, n) for k, n in built.items()) or "none"
 
 
 def info(path) -> int:

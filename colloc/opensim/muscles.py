@@ -7,6 +7,7 @@ import math
 
 from ..errors import ModelError
 from ..model.muscle import DeGrooteFregly2016Muscle, active_force_length
+from .document import force_path
 from .muscle_parameters import (DGF, REPLACEABLE, component_name, effective_damping, muscle_parameters,
                                 tendon_compliance)
 
@@ -37,6 +38,9 @@ class OpenSimMuscle(DeGrooteFregly2016Muscle):
     def __init__(self, name, body, path, params):
         self.osim = dict(params)
         self._given_path = path
+        #: ``(active, position in ground)`` of each path point, SX in q (:class:`colloc.opensim.paths.Path`);
+        #: empty for a function-based path.  What an animation draws as the muscle's line.
+        self.path_points = path.points
         lo, hi = params["min_control"], params["max_control"]
         minimum = max(0.0, lo) if max(0.0, lo) < 1.0 else 0.0
         super().__init__(
@@ -115,16 +119,6 @@ def build_muscle(skeleton, element, path):
     for symbol, opensim in names.items():
         skeleton.opensim_names[muscle.variable(symbol).name] = opensim
     return [muscle]
-
-
-def force_path(model_element, element):
-    """OpenSim's absolute path of a force: ``/forceset/<name>`` in the ForceSet, ``/<name>`` among the
-    model's own components (where Moco's 2D_gait.osim keeps its muscles: Moco names their states
-    ``/hamstrings_r/activation``)."""
-    forceset = model_element.find("ForceSet")
-    members = forceset.find("objects") if forceset is not None and forceset.find("objects") is not None else forceset
-    inside = members is not None and any(child is element for child in members)
-    return f"/forceset/{element.get('name')}" if inside else f"/{element.get('name')}"
 
 
 def _register():

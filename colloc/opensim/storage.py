@@ -3,7 +3,8 @@
 colloc names a coordinate ``model.hip_flexion_r`` and its speed
 ``model.hip_flexion_r_speed``; OpenSim names them by state path,
 ``/jointset/hip_r/hip_flexion_r/value`` and ``…/speed``, and an actuator's control
-by the actuator's path, ``/forceset/<actuator>`` (``MocoTrajectory``'s columns).
+by the actuator's path, ``/forceset/<actuator>`` or, for one among the model's ``<components>``,
+``/<actuator>`` (``MocoTrajectory``'s columns).
 :func:`to_opensim` renames a trajectory's columns by
 ``OsimModel.skeleton.opensim_names``, :func:`from_opensim` renames back, and
 :func:`write_sto` writes the renamed trajectory in ``MocoTrajectory``'s layout

@@ -515,7 +515,7 @@ def _point_positions(traj, groups, times):
 
 
 def animate(trajectory, model_or_points, path, fps=30, speed=1.0, dpi=80):
-    """Write a GIF of a planar multibody motion (of the link frames in 3-D for URDF models).
+    """Write a GIF of a planar multibody motion (URDF/OpenSim models: :class:`~colloc.viz.animation.RobotScene`).
 
     Each body is drawn as a polyline through its points in declaration order
     (so declare a chain's pivot, joints and tip in that order), with the full
@@ -558,10 +558,10 @@ def animate(trajectory, model_or_points, path, fps=30, speed=1.0, dpi=80):
         raise OptionError("The trajectory spans no time; there is nothing to animate.")
     frames = max(2, int(round(trajectory.duration / speed * fps)) + 1)
     times = np.linspace(trajectory.time[0], trajectory.time[-1], frames)
-    from .animation import robot_bodies, write_planar_gif, write_robot_gif  # URDF models: their link frames in 3-D
+    from .animation import muscle_paths, robot_bodies, write_planar_gif, write_robot_gif  # URDF and OpenSim models: their link frames
 
     if robot_bodies(model_or_points):
-        return write_robot_gif(trajectory, robot_bodies(model_or_points), times, fps, path, dpi)
+        return write_robot_gif(trajectory, robot_bodies(model_or_points), times, fps, path, dpi, muscle_paths(model_or_points))
     groups = model_points(model_or_points)
     positions = _point_positions(trajectory, groups, times)
     write_planar_gif(positions, times, fps, path, dpi, ground=_has_contacts(model_or_points))

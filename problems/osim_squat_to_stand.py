@@ -1,0 +1,138 @@
+"""Squat to stand of Moco's 2-D gait model, its feet fixed to the floor, with the least muscle effort.
+
+The model is opensim-core's ``example2DWalking/2D_gait.osim`` read by :func:`colloc.opensim.load`:
+10 coordinates (planar pelvis, hips, knees, ankles, lumbar) and 18 DeGroote–Fregly muscles with rigid
+tendons and activation dynamics.  Its four contact spheres are left out: both feet are instead held at
+their place on the floor by holonomic constraints, as Moco's ``exampleSquatToStand`` welds its foot to
+the ground, so the body is a closed chain (floor – left leg – pelvis – right leg – floor) with four
+degrees of freedom.  The model has no trunk muscles: its own ``lumbarAct`` torque actuator (±150 N·m)
+moves the lumbar joint; no other reserve or residual actuator is added
+(the legs' nine muscles a side move the hips, knees and ankles on their own).
+
+Objective
+    minimize J = ∫₀ᵀ (Σ_m e_m² + (τ_lumbar / 150 N·m)²) dt, T = 1 s: the controls' sum of squares
+    (Moco's ``MocoControlGoal``), the lumbar torque as a fraction of its bound
+States
+    ``model.<coordinate>``, ``model.<coordinate>_speed`` (10 + 10), ``<muscle>.activation`` (18)
+Controls
+    ``<muscle>.excitation`` ∈ [0.01, 1] (18), ``model.lumbarAct`` ∈ [−150, 150] N·m
+Multipliers
+    ``model.foot_l.lambda_*``, ``model.foot_r.lambda_*``: the floor's forces on each foot
+Constraints
+    each calcaneus's origin (x, y) and the height of a point ``FORE`` ahead of it on the foot held where
+    the standing pose puts them (3 rows a foot: a planar weld); at t = 0 the ``SQUAT`` pose, at t = T the
+    ``STAND`` pose (knees 0.3 rad bent: with both legs straight the two feet's constraint rows are
+    dependent — a squeezing force along both legs is undetermined — and the multipliers are not unique;
+    with knees 0.1 rad bent IPOPT still failed, with 0.3 rad it converges),
+    each at rest; both are given for the right leg and the lumbar joint, the left leg and the pelvis
+    following from the feet; muscle activation dynamics and the skeleton's equations of motion.
+
+The squat is a half squat (knees 0.75 rad) with the trunk leaning 0.3 rad forward, for two reasons.
+2D_gait's paths have conditional points: the gastrocnemius's switches at knee −0.785 rad and the
+iliopsoas's at hip 0.785 rad, where the path length jumps; a motion across a switch makes the NLP
+non-smooth, and IPOPT then ends in restoration failures (measured with knees at 1.0 and 1.4 rad).
+And the centre of mass must lie over the foot: with the trunk upright the half squat puts it 9 cm
+behind the heel, the ankle muscles must hold the whole body from falling backwards through the weld,
+and tibialis anterior, rectus femoris and vasti saturate (activation 1) without converging.
+
+Check (``REFERENCE`` and tests/test_osim_squat.py): there is no published optimum for this problem, so
+what is checked is what the problem prescribes, measured on the result: the pelvis height at T equals
+that of the standing pose the feet were placed for (``measure``), both feet stay where they were placed
+at every grid point, every activation and excitation stays within its bounds, and ``colloc verify`` of
+the file ``colloc solve`` writes passes (the controls re-integrated reproduce the states).
+
+Source: model from opensim-core (``OpenSim/Examples/Moco/example2DWalking/2D_gait.osim``, Apache 2.0;
+M. Afschrift, A. Falisse); the problem follows Moco's ``exampleSquatToStand`` (a predictive squat to
+stand, least control effort, foot welded to the floor, T = 1 s), here on a two-legged model.
+"""
+import pathlib
+
+import casadi as ca
+
+import colloc as cl
+from colloc.opensim import load
+
+MODEL = pathlib.Path(__file__).resolve().parent.parent / "models" / "opensim" / "2D_gait.osim"
+SOLVE = dict(scheme="hermite-simpson", intervals=10)
+DURATION = 1.0
+LUMBAR_SCALE = 150.0
+#: The squat and the standing pose on the right side (rad); the left leg follows from the feet.
+SQUAT = dict(hip_flexion_r=0.75, knee_angle_r=-0.75, ankle_angle_r=0.3, lumbar=0.0)
+STAND = dict(hip_flexion_r=0.15, knee_angle_r=-0.3, ankle_angle_r=0.15, lumbar=0.0)
+#: Pelvis height (m) at which the feet are placed, in the standing pose.
+STANDING_HEIGHT = 0.93
+#: Distance (m) ahead of the calcaneus's origin of the point whose height fixes the foot's angle.
+FORE = 0.15
+
+#: No published optimum: the check is that the final pose is the standing pose (module docstring).
+REFERENCE = dict(value=STANDING_HEIGHT, source="the standing pose the feet were placed for: pelvis height at t = T (module docstring)",
+                 tolerance=1e-6, quantity="measure: pelvis height at the final time")
+
+
+def model():
+    """The model without its contact spheres: the feet are held by constraints instead."""
+    kinds = dict((name, kind) for kind, name in load(MODEL, forces=True).forces)
+    return load(MODEL, forces=[name for name, kind in kinds.items() if kind != "SmoothSphereHalfSpaceForce"])
+
+
+def _foot_points(sk, side):
+    """Ground (x, y) of the calcaneus's origin and the height of the point ``FORE`` ahead of it."""
+    heel = sk.point_position(f"calcn_{side}", [0.0, 0.0, 0.0])
+    fore = sk.point_position(f"calcn_{side}", [FORE, 0.0, 0.0])
+    return ca.vertcat(heel[0], heel[1], fore[1])
+
+
+def _mirrored(sk, right):
+    """Every coordinate: ``right`` on both legs, the pelvis upright at ``STANDING_HEIGHT``, others 0."""
+    out = {c: (STANDING_HEIGHT if c == "pelvis_ty" else 0.0) for c in sk.coordinates}
+    for name, value in right.items():
+        out[name] = out[name.replace("_r", "_l")] = value
+    return out
+
+
+def pose(sk, right):
+    """The whole pose: ``right`` on both legs, the pelvis placed (Newton) so that the feet are where the
+    standing pose, at pelvis height ``STANDING_HEIGHT`` with its trunk upright, puts them."""
+    out, standing = _mirrored(sk, right), _mirrored(sk, STAND)
+    feet = ca.Function("feet", [sk.q], [_foot_points(sk, "r")])
+    jac = ca.Function("J", [sk.q], [ca.jacobian(_foot_points(sk, "r"), sk.q)])
+    target = feet(ca.DM([standing[c] for c in sk.coordinates]))
+    pelvis = [sk.coordinates.index(c) for c in ("pelvis_tilt", "pelvis_tx", "pelvis_ty")]
+    for _ in range(30):
+        q = ca.DM([out[c] for c in sk.coordinates])
+        residual = feet(q) - target
+        if float(ca.norm_inf(residual)) < 1e-13:
+            break
+        step = ca.solve(jac(q)[:, pelvis], -residual)
+        for k, i in enumerate(pelvis):
+            out[sk.coordinates[i]] += float(step[k])
+    return out
+
+
+def build(duration=DURATION):
+    """Squat to stand in ``duration`` seconds, least Σe² (module docstring)."""
+    osim = model()
+    sk = osim.skeleton
+    muscles = osim.components[1:]
+    squat, stand = pose(sk, SQUAT), pose(sk, STAND)
+    q_stand = ca.DM([stand[c] for c in sk.coordinates])
+    for side in ("l", "r"):
+        points = _foot_points(sk, side)
+        sk.body.holonomic(f"foot_{side}", points - ca.Function("p", [sk.q], [points])(q_stand), multiplier_bounds=(-1e4, 1e4))
+    prob = cl.Problem(osim.components, t0=0.0, tf=duration, name="osim_squat_to_stand")
+    lumbar = next(v.symbol for v in sk.body.variables if v.name == f"{sk.name}.lumbarAct")
+    prob.minimize(integral=sum(m.excitation ** 2 for m in muscles) + (lumbar / LUMBAR_SCALE) ** 2)
+    prob.initial({sk.coordinate(c): squat[c] for c in SQUAT})
+    prob.final({sk.coordinate(c): stand[c] for c in STAND})
+    prob.initial({sk.speed(c): 0.0 for c in SQUAT})
+    prob.final({sk.speed(c): 0.0 for c in STAND})
+    guess = {sk.coordinate(c): (squat[c], stand[c]) for c in sk.coordinates}
+    guess.update({m.activation: 0.1 for m in muscles})
+    guess.update({m.excitation: 0.1 for m in muscles})
+    prob.guess(guess)
+    return prob
+
+
+def measure(result):
+    """Pelvis height at the final time (m)."""
+    return float(result.trajectory.final("model.pelvis_ty"))
