@@ -96,7 +96,8 @@ def moco_names(trajectory, osim):
 @pytest.mark.slow
 def test_moco_evaluates_the_same_objective(gait, problem, tmp_path):
     """Moco's goals (MocoTrack's state tracking, MocoControlGoal, MocoContactTrackingGoal) on colloc's
-    coarse solution equal colloc's terms: the two problems have the same objective (measured 2e-14)."""
+    coarse solution equal colloc's terms: the two problems have the same objective (measured 3e-10 and
+    better; colloc's contact forces equal OpenSim's to 1e-9, tests/test_osim_forces.py, hence 1e-8)."""
     if importlib.util.find_spec("opensim") is None:
         pytest.skip("needs the opensim package")
     intervals = 5
@@ -111,5 +112,5 @@ def test_moco_evaluates_the_same_objective(gait, problem, tmp_path):
     theirs = json.loads((tmp_path / f"moco_gait_N{intervals}.json").read_text())
     mine = terms(problem, result.trajectory, intervals)
     for name in ("state_tracking", "control_effort", "contact"):
-        assert mine[name] == pytest.approx(theirs["terms"][name], rel=1e-10), name
-    assert result.objective == pytest.approx(theirs["objective"], rel=1e-10)
+        assert mine[name] == pytest.approx(theirs["terms"][name], rel=1e-8), name
+    assert result.objective == pytest.approx(theirs["objective"], rel=1e-8)
