@@ -71,7 +71,7 @@ import numpy as np
 
 from .checks import Check, basic_checks, solution_checks, _dynamics
 from ..errors import FileFormatError
-from ..model.contact import contacts_of
+from ..transcription.contacts import contact_bodies
 
 #: Factor between the Gronwall estimate of the scheme's error and the tolerance of the whole-horizon comparison.
 SAFETY = 10.0
@@ -193,7 +193,7 @@ def check_contact_file(problem, traj, tolerance, dynamics_tolerance) -> tuple[li
     from .limits import checks as between_grid_points
     from .verify import interval_errors
 
-    spatial = [c.name for body in problem.model.components for c in contacts_of(body) if c.num_tangents > 1]
+    spatial = [c.name for _, contacts in contact_bodies(problem.model) for c in contacts if c.num_tangents > 1]
     if spatial:  # the interval checks read one friction column per contact; 3-D friction has two
         raise FileFormatError(f"`colloc verify` does not check contact-implicit files with 3-D friction yet (contact "
                               f"`{spatial[0]}` has two tangents); the event-driven simulator (colloc.simulate_events) "
