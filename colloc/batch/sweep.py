@@ -130,18 +130,20 @@ def solve_chained(previous, script, params, index=0, path=None, options=None) ->
 
 
 def _solve(script, params, index, path, options, guess):
+    from ..pipeline.options import SolveOptions
     from ..pipeline.script import load_problem
-    from ..pipeline.solve import solve
+    from ..pipeline.solve import run_pipeline
 
     row = dict(index=index, params=dict(params), status="error", success=False, objective=math.nan,
                iterations=0, seconds=math.nan, warm_start=None, file="", message="")
     kwargs = dict(options or {})
     stop = kwargs.pop(STOP_OPTION, None)
     try:
-        _, problem = load_problem(script, params)
         if guess is not None:  # the neighbour's trajectory replaces a guess the script's SOLVE may give
             kwargs["guess"] = guess
-        result = solve(problem, **kwargs)
+        options = SolveOptions.of(**kwargs)
+        _, problem = load_problem(script, params)
+        result = run_pipeline(problem, options)
     except Exception as e:  # a bad point is a row, not the end of the sweep
         row["message"] = str(e) if isinstance(e, CollocError) else f"{type(e).__name__}: {e}"
         return row, None
@@ -434,22 +436,19 @@ def _check_timeout(timeout):
 
 def check_solve_options(kwargs):
     """Check the solve() arguments every point shares, as solve() would, before any point runs."""
-    import inspect
-
     from ..discretization.mesh import make_mesh
     from ..discretization.schemes import get_scheme
-    from ..solvers.ipopt import ipopt_options
-    from ..pipeline.solve import solve
+    from ..pipeline.options import SolveOptions
+    from ..solvers import get_backend
     from ..transcription import make_options
 
-    names = {n for n, p in inspect.signature(solve).parameters.items() if p.kind is not p.VAR_KEYWORD}
-    scheme = kwargs.get("scheme", "hermite-simpson")
-    if scheme != "midpoint-vi":
-        get_scheme(scheme)
-        make_options(**{k: v for k, v in kwargs.items() if k not in names})
-    if kwargs.get("intervals") is not None or kwargs.get("mesh") is not None:
-        make_mesh(kwargs.get("intervals"), kwargs.get("mesh"))
-    ipopt_options(kwargs.get("ipopt"))
+    options = SolveOptions.of(**kwargs)
+    if options.scheme != "midpoint-vi" and options.contact is None:
+        get_scheme(options.scheme)
+        make_options(**options.transcription)
+    if options.intervals is not None or options.mesh is not None:
+        make_mesh(options.intervals, options.mesh)
+    get_backend(options.backend).options(options.solver_options(), options.verbose)
 
 
 def read_summary(path) -> list:

@@ -24,7 +24,6 @@ naming a file that holds the traceback).
 from __future__ import annotations
 
 import argparse
-import inspect
 import math
 import os
 import re
@@ -39,12 +38,14 @@ from ..results.files import writable_folder
 from ..transcription.nlp import BLOCK_LEGEND, TERM_LEGEND, bound_note
 from ..batch.outputs import ResultSlot, result_name, write_optima, write_or_rescue
 from ..viz.plot import animate, bounds_to_record, model_points, plot_refinement, plot_trajectory, plot_violations, save_figure
+from ..discretization.mesh import DEFAULT_INTERVALS
 from ..discretization.schemes import get_scheme
 from ..solvers import BACKENDS
 from .streams import crash_report, guarded_stdout, sigterm_interrupts
 from ..pipeline.cluster import check_cluster
 from ..pipeline.script import literal, load_problem, parse_assignments, recorded_params, solve_defaults, split_assignments
-from ..pipeline.solve import build_nlp, solve
+from ..pipeline.options import SolveOptions
+from ..pipeline.solve import build_nlp, run_pipeline
 from ..results.trajectory import Trajectory
 from ..transcription.guess import check_times
 
@@ -54,7 +55,7 @@ EXIT_CODES = ("Exit codes: 0 solved (verify: passed); 1 not converged, files sti
               "point did not solve); 2 bad input: problem script, file or option, one sentence on stderr; 130 interrupted "
               "(Ctrl-C or SIGTERM; what was done is written); 70 internal error in colloc: one line on stderr naming a file "
               "that holds the full traceback.")
-DEFAULT_SCHEME, DEFAULT_INTERVALS = "hermite-simpson", 50
+DEFAULT_SCHEME = SolveOptions.scheme  # the field's default
 
 
 def main(argv=None) -> int:
@@ -227,8 +228,7 @@ def _run_solve(args) -> int:
         slot.check_targets()
         guess = _read_guess(args.guess)
         module, problem = load_problem(args.problem, params)
-        kwargs = _solve_arguments(module, args)
-        _backend_options(kwargs, args)
+        options = _options(module, args, guess, slot)
         if args.animate:
             model_points(problem)  # no points: say so before the solve, not after
     except BaseException:
@@ -236,15 +236,12 @@ def _run_solve(args) -> int:
         if created:
             _remove_empty(folder)
         raise
-    _reporting_arguments(kwargs, args, guess)
     with slot:
         for note in slot.notes:
             print(f"note: {note}", file=sys.stderr)
         slot.notes.clear()
-        if args.checkpoint_every is not None:
-            kwargs["checkpoint"] = (slot.unconverged_path, args.checkpoint_every)
         try:
-            result = solve(problem, **kwargs)
+            result = run_pipeline(problem, options)
         except BaseException:
             slot.release()
             if created:
@@ -278,6 +275,17 @@ def _run_solve(args) -> int:
     if result.status.value == "interrupted" or any(s["status"] == "interrupted" for s in result.starts or []):
         return EXIT_INTERRUPTED  # Ctrl-C or SIGTERM: the iterate (or the best start) is written, the exit says why
     return EXIT_SOLVED if result.success else EXIT_NOT_CONVERGED
+
+
+def _options(module, args, guess, slot) -> SolveOptions:
+    """The script's ``SOLVE`` with the flags of ``colloc solve`` applied, every option checked once (before the
+    transcription is built)."""
+    kwargs = _solve_arguments(module, args)
+    _backend_options(kwargs, args)
+    _reporting_arguments(kwargs, args, guess)
+    if args.checkpoint_every is not None:
+        kwargs["checkpoint"] = (slot.unconverged_path, args.checkpoint_every)
+    return SolveOptions.of(**kwargs)
 
 
 def _reporting_arguments(kwargs, args, guess):
@@ -384,11 +392,9 @@ def _run_info(args) -> int:
     if str(args.problem).lower().endswith(".osim"):
         return opensim.info(args.problem)
     module, problem = load_problem(args.problem, parse_assignments(args.params, "--set"))
-    kwargs = _solve_arguments(module, args)
-    solve_names = {n for n, p in inspect.signature(solve).parameters.items() if p.kind is not p.VAR_KEYWORD}
-    settings = {k: v for k, v in kwargs.items() if k in ("scheme", "intervals", "mesh") or k not in solve_names}
-    nlp = build_nlp(problem, **settings)
-    scheme = kwargs.get("scheme", DEFAULT_SCHEME)
+    options = SolveOptions.of(**_solve_arguments(module, args))
+    nlp = build_nlp(problem, options.replace(guess=None))
+    scheme = options.scheme
     if isinstance(problem, MultiPhaseProblem):
         print(problem.summary())
         intervals = sum(sub.grid.num_intervals for sub in nlp.nlps)
@@ -396,7 +402,7 @@ def _run_info(args) -> int:
         return EXIT_SOLVED
     print(problem.summary())
     if scheme != "midpoint-vi":
-        _print_rows(problem, settings.get("mode", "default"))
+        _print_rows(problem, options.transcription.get("mode", "default"))
     print(f"NLP ({get_scheme(scheme).name if scheme != 'midpoint-vi' else scheme}, {nlp.mesh.size - 1} intervals): "
           f"{nlp.layout.size} variables, {nlp.rows.size} constraints")
     if scheme == "midpoint-vi":

@@ -11,13 +11,17 @@ from ..errors import OptionError
 MAX_INTERVALS = 1_000_000
 
 
+#: Intervals of a uniform mesh when a solve gives neither ``intervals`` nor ``mesh`` (every pipeline's one default).
+DEFAULT_INTERVALS = 50
+
+
 def make_mesh(intervals=None, mesh=None) -> np.ndarray:
     """A uniform mesh of ``intervals`` intervals, or a checked user mesh.
 
     Parameters
     ----------
     intervals : int, optional
-        Number of uniform intervals (≥ 1).
+        Number of uniform intervals (≥ 1; default :data:`DEFAULT_INTERVALS`, 50).
     mesh : sequence of float, optional
         Normalised mesh points, strictly increasing from 0 to 1.  Give either
         ``intervals`` or ``mesh``, not both.
@@ -42,7 +46,7 @@ def make_mesh(intervals=None, mesh=None) -> np.ndarray:
             raise OptionError(f"The mesh has {m.size - 1} intervals; colloc builds at most {MAX_INTERVALS:,}.")
         return m
     if intervals is None:
-        intervals = 50
+        intervals = DEFAULT_INTERVALS
     if isinstance(intervals, bool) or not isinstance(intervals, (int, np.integer)):
         raise OptionError(f"`intervals` must be a whole number ≥ 1; got {intervals!r}.")
     if intervals < 1:

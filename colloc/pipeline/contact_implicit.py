@@ -34,14 +34,13 @@ import numpy as np
 
 from ..solvers import get_backend
 from .contact_accuracy import with_contact_accuracy
+from . import driver
 from .driver import result as make_result
-from .driver import transcription
 from ..errors import OptionError
+from .options import FACTOR, RELAXATION, TOLERANCE, SolveOptions  # noqa: F401 - the homotopy's defaults, re-exported
 from ..results.trajectory import SolveResult, Trajectory
 from ..transcription.contacts import CLOSED_GAP, COMPLEMENTARITY
 
-#: Homotopy defaults: first ε, last ε, factor between solves.
-RELAXATION, TOLERANCE, FACTOR = 1e-1, 1e-8, 0.1
 #: With free steps, the homotopy's steps with a larger ε are solved on the mesh given, the rest with free steps.
 FREE_FROM = 1e-3
 #: IPOPT options of the warm-started steps of the homotopy (the user's ``ipopt`` overrides them).
@@ -82,12 +81,10 @@ def set_relaxation(nlp, eps):
             b.lower[np.isfinite(b.lower)] = -eps
 
 
-def solve_contact(problem, scheme="hermite-simpson", intervals=None, mesh=None, guess=None, ipopt=None, verbose=False,
-                  expand=True, progress=None, checkpoint=None, backend="ipopt", fatrop=None, relaxation=RELAXATION,
-                  complementarity_tolerance=TOLERANCE, relaxation_factor=FACTOR, **options) -> SolveResult:
+def solve_contact(problem, options: SolveOptions | None = None, **keywords) -> SolveResult:
     """Solve a problem with ``contact="implicit"`` by the relaxation homotopy (module docstring).
 
-    Arguments as :func:`colloc.solve`, plus ``relaxation`` (first ε, default 1e-1),
+    ``options`` and keywords as :func:`colloc.solve`, with ``relaxation`` (first ε, default 1e-1),
     ``complementarity_tolerance`` (last ε, default 1e-8) and ``relaxation_factor``
     (default 0.1).  The homotopy stops early at the first step that does not
     converge; the result is that step's.  With ``free_steps`` the steps with
@@ -98,19 +95,16 @@ def solve_contact(problem, scheme="hermite-simpson", intervals=None, mesh=None, 
     ε ≤ ``SEQUENCE_FROM`` on the mesh given, from the coarse solution; should those fail,
     the whole homotopy on the mesh given.
     """
-    steps_eps = schedule(relaxation, complementarity_tolerance, relaxation_factor)
-    solver = get_backend(backend)
-    if solver.name != "ipopt" or fatrop is not None:
-        # the homotopy warm-starts IPOPT between relaxations (its bound push and barrier are set for it), and free
-        # steps couple every stage through the horizon, which FATROP's stage-wise form cannot hold
-        raise OptionError("contact='implicit' is solved with backend='ipopt' only (its relaxation homotopy warm-starts "
-                          f"IPOPT between solves); got backend='{solver.name}'" + (" and `fatrop=` options." if fatrop is not None else "."))
-    tr = transcription(problem, scheme, intervals, mesh, relaxation=steps_eps[0], **options)
-    run = dict(ipopt=ipopt, verbose=verbose, expand=expand, progress=progress, checkpoint=checkpoint)
-    return _sequenced(problem, scheme, tr, guess, steps_eps, solver, run, options)[0]
+    o = SolveOptions.of(options, **keywords)
+    if o.contact is None:
+        o = o.replace(contact="implicit")
+    o.refuse(("starts",), "The contact homotopy solves from one guess; `{name}` goes to colloc.solve, which runs each start.")
+    steps_eps = schedule(*o.homotopy())
+    tr = driver.transcription(problem, o.replace(relaxation=steps_eps[0]))
+    return _sequenced(problem, o, tr, steps_eps, get_backend(o.backend))[0]
 
 
-def _sequenced(problem, scheme, tr, guess, steps_eps, solver, run, options):
+def _sequenced(problem, o, tr, steps_eps, solver):
     """:func:`_solve` on ``tr``, by way of a coarse mesh when its steps are free and it has more than ``SEQUENCE_ABOVE``
     intervals.
 
@@ -124,49 +118,48 @@ def _sequenced(problem, scheme, tr, guess, steps_eps, solver, run, options):
     k = _coarse_factor(tr.mesh) if free and tr.mesh.size - 1 > SEQUENCE_ABOVE else None
     fine_eps = [e for e in steps_eps if e <= SEQUENCE_FROM * (1 + 1e-9)]
     if k and fine_eps and len(fine_eps) < len(steps_eps):
-        coarse_tr = transcription(problem, scheme, None, tr.mesh[::k], relaxation=steps_eps[0], **options)
-        coarse, values, grid = _sequenced(problem, scheme, coarse_tr, guess, steps_eps, solver, run, options)
+        coarse_tr = driver.transcription(problem, o.replace(intervals=None, mesh=tr.mesh[::k], relaxation=steps_eps[0]))
+        coarse, values, grid = _sequenced(problem, o, coarse_tr, steps_eps, solver)
         if coarse.success:
-            fine_tr = transcription(problem, scheme, None, tr.mesh, relaxation=fine_eps[0], **options)
-            fine, values, fine_grid = _homotopy(fine_tr, None, fine_eps, solver, blocks=_fine_blocks(values, grid, k), **run)
+            fine_tr = driver.transcription(problem, o.replace(intervals=None, mesh=tr.mesh, relaxation=fine_eps[0]))
+            fine, values, fine_grid = _homotopy(fine_tr, o.replace(guess=None), fine_eps, solver, blocks=_fine_blocks(values, grid, k))
             if fine.success:
                 steps = [dict(s, intervals=grid.num_intervals) for s in coarse.contact["steps"]] + fine.contact["steps"]
                 return dataclasses.replace(fine, iterations=coarse.iterations + fine.iterations,
                                            build_seconds=coarse.build_seconds + fine.build_seconds,
                                            solve_seconds=coarse.solve_seconds + fine.solve_seconds,
                                            contact=dict(fine.contact, steps=steps)), values, fine_grid
-    return _solve(problem, scheme, tr, guess, steps_eps, solver, run, options)
+    return _solve(problem, o, tr, steps_eps, solver)
 
 
-def _solve(problem, scheme, tr, guess, steps_eps, solver, run, options):
+def _solve(problem, o, tr, steps_eps, solver):
     """The homotopy on ``tr``'s mesh; with free steps its loose steps on the fixed mesh first (see :func:`solve_contact`)."""
     if getattr(tr, "free_steps", None) and steps_eps[0] > FREE_FROM >= steps_eps[-1]:
         # the loose relaxations on the mesh given: free steps there end more often where an interval shrinks to
         # its bound to hold a spurious stick phase (block T = 2: 11/20 random starts against 18/20)
-        fixed = transcription(problem, scheme, None, tr.mesh, relaxation=steps_eps[0], **dict(options, free_steps=False))
-        first, values, _ = _homotopy(fixed, guess, [e for e in steps_eps if e > FREE_FROM], solver, **run)
+        fixed = driver.transcription(problem, o.replace(intervals=None, mesh=tr.mesh, relaxation=steps_eps[0], free_steps=False))
+        first, values, _ = _homotopy(fixed, o, [e for e in steps_eps if e > FREE_FROM], solver)
         if first.success:
             # the same mesh: every block of the fixed NLP starts where it ended (the trajectory's columns leave
             # out the sliding-speed bounds γ, which a guess of 0 made infeasible by the sliding speed itself), and
             # IPOPT starts warm, as between the steps of one homotopy
-            second, values, grid = _homotopy(tr, first.trajectory, [e for e in steps_eps if e <= FREE_FROM], solver,
-                                             blocks=values, **run)
+            second, values, grid = _homotopy(tr, o.replace(guess=first.trajectory), [e for e in steps_eps if e <= FREE_FROM],
+                                             solver, blocks=values)
             steps = first.contact["steps"] + second.contact["steps"]
             return dataclasses.replace(second, iterations=first.iterations + second.iterations,
                                        build_seconds=first.build_seconds + second.build_seconds,
                                        solve_seconds=first.solve_seconds + second.solve_seconds,
                                        contact=dict(second.contact, steps=steps)), values, grid
-    return _homotopy(tr, guess, steps_eps, solver, **run)
+    return _homotopy(tr, o, steps_eps, solver)
 
 
-def _homotopy(tr, guess, steps_eps, solver, ipopt, verbose, expand, progress, checkpoint, blocks=None):
-    """One homotopy over ``steps_eps`` on the transcription ``tr``, warm-started solve by solve; returns the
-    SolveResult and the last iterate's blocks ``{name: values}``.  ``blocks``: blocks of a solution of a looser
-    relaxation on the same mesh, which the first solve starts from, warm, as the later ones do."""
-    solver_opts = solver.options(ipopt, verbose)
-    if solver.name == "ipopt":
-        solver_opts = {**solver_opts, **CONTACT_IPOPT, **(WARM if blocks else {}), **(ipopt or {})}
-    warm = tr.warm_start(guess)
+def _homotopy(tr, options, steps_eps, solver, blocks=None):
+    """One homotopy over ``steps_eps`` on the transcription ``tr``, warm-started solve by solve from ``options.guess``;
+    returns the SolveResult and the last iterate's blocks ``{name: values}``.  ``blocks``: blocks of a solution of a
+    looser relaxation on the same mesh, which the first solve starts from, warm, as the later ones do."""
+    ipopt = options.ipopt
+    solver_opts = {**solver.options(ipopt, options.verbose), **CONTACT_IPOPT, **(WARM if blocks else {}), **(ipopt or {})}
+    warm = tr.warm_start(options.guess)
     start = _time.perf_counter()
     nlp = tr.build(warm)
     blocks = blocks(nlp) if callable(blocks) else blocks
@@ -177,7 +170,7 @@ def _homotopy(tr, guess, steps_eps, solver, ipopt, verbose, expand, progress, ch
     steps, build_total, solve_total, iterations = [], 0.0, 0.0, 0
     for k, eps in enumerate(steps_eps):
         set_relaxation(nlp, eps)
-        sol, stats, build_s, solve_s = solver.run(nlp, solver_opts, expand, progress, checkpoint, to_trajectory, start)
+        sol, stats, build_s, solve_s = solver.run(nlp, solver_opts, options.expand, options.progress, options.checkpoint, to_trajectory, start)
         build_total, solve_total = build_total + build_s, solve_total + solve_s
         o = solver.outcome(nlp, sol, stats, nlp.terms)
         iterations += o.iterations

@@ -17,7 +17,8 @@ import time as _time
 
 from .accuracy import check_tolerance, with_accuracy
 from .phase_accuracy import with_phase_accuracy
-from ..solvers import BACKENDS, get_backend
+from ..solvers import get_backend
+from .options import SolveOptions
 from ..errors import OptionError, ProblemError
 from ..transcription.nonfinite import HINT, describe, rows_at, trial_points
 from ..model.problem import Problem
@@ -32,53 +33,56 @@ from ..transcription.midpoint_vi import MidpointVITranscription
 from ..transcription.phases import MultiPhase
 
 
-def transcription(problem, scheme="hermite-simpson", intervals=None, mesh=None, **options) -> Transcription:
-    """The transcription of ``problem`` with these settings, every one of them checked (nothing is built)."""
+def transcription(problem, options: SolveOptions | None = None, **keywords) -> Transcription:
+    """The transcription of ``problem`` with these settings (``options`` and keywords of :func:`colloc.solve`), every
+    one of them checked (nothing is built)."""
+    o = SolveOptions.of(options, **keywords)
     if isinstance(problem, Problem):
         problem.validate()
-        if options.get("contact") is not None and scheme == MIDPOINT_VI:
-            return ContactVITranscription(problem, intervals, mesh, **options)
-        if options.get("contact") is not None:
-            return ContactCollocation(problem, scheme, intervals, mesh, **options)
-        if scheme == MIDPOINT_VI:
-            return MidpointVITranscription(problem, intervals, mesh, **options)
-        return Collocation(problem, scheme, intervals, mesh, **options)
-    if options.get("contact") is not None:
+        rows = {} if o.relaxation is None else dict(relaxation=o.relaxation)  # the complementarity rows' ε
+        if o.contact is not None and o.scheme == MIDPOINT_VI:
+            return ContactVITranscription(problem, o.intervals, o.mesh, **o.transcription, **rows)
+        if o.contact is not None:
+            return ContactCollocation(problem, o.scheme, o.intervals, o.mesh, **o.transcription, **rows)
+        if o.scheme == MIDPOINT_VI:
+            return MidpointVITranscription(problem, o.intervals, o.mesh, **o.transcription)
+        return Collocation(problem, o.scheme, o.intervals, o.mesh, **o.transcription)
+    if o.contact is not None:
         raise OptionError(f"contact='implicit' solves a single-phase colloc.Problem; got {type(problem).__name__} (its phases fix the contact schedule already).")
     make = getattr(problem, "transcription", None)
     if not callable(make):
         raise ProblemError(f"solve() takes a colloc.Problem or MultiPhaseProblem; got {type(problem).__name__}.")
-    return make(scheme=scheme, intervals=intervals, mesh=mesh, **options)
+    return make(scheme=o.scheme, intervals=o.intervals, mesh=o.mesh, **o.transcription)
 
 
-def build_nlp(problem, scheme="hermite-simpson", intervals=None, mesh=None, guess=None, **options):
+def build_nlp(problem, options: SolveOptions | None = None, **keywords):
     """The NLP ``colloc.solve`` would hand to IPOPT, with its layout and labelled rows (nothing is solved).
 
-    Arguments as :func:`colloc.solve`.  Returns the NLP (``nlp.layout.size``
-    variables, ``nlp.rows.size`` constraints, ``nlp.rows.labels()``).
+    Arguments as :func:`colloc.solve` (or ``options``); only the transcription's and the guess are used.
+    Returns the NLP (``nlp.layout.size`` variables, ``nlp.rows.size`` constraints, ``nlp.rows.labels()``).
     """
-    tr = transcription(problem, scheme, intervals, mesh, **options)
-    return tr.build(tr.warm_start(guess))
+    o = SolveOptions.of(options, **keywords)
+    tr = transcription(problem, o)
+    return tr.build(tr.warm_start(o.guess))
 
 
-def run(problem, scheme="hermite-simpson", intervals=None, mesh=None, guess=None, ipopt=None, verbose=False, expand=False,
-        progress=None, checkpoint=None, backend="ipopt", fatrop=None, accuracy=None, **options):
-    """Solve ``problem`` once on one mesh; arguments as :func:`colloc.solve` (no ``refine``)."""
-    tolerance = check_tolerance(accuracy)
-    solver = get_backend(backend)
-    given = dict.fromkeys(BACKENDS) | {"ipopt": ipopt, "fatrop": fatrop}  # each backend's own options by its name
-    for other, value in given.items():
-        if other != solver.name and value is not None:
-            raise OptionError(f"`{other}=` options do not apply to backend='{solver.name}'; pass them as {solver.name}={{...}}.")
-    tr = transcription(problem, scheme, intervals, mesh, **options)
-    solver.check(tr, progress, checkpoint)
-    warm = tr.warm_start(guess)
-    solver_opts = solver.options(given[solver.name], verbose)
+def run(problem, options: SolveOptions | None = None, **keywords):
+    """Solve ``problem`` once on one mesh; ``options`` and keywords as :func:`colloc.solve` (no ``refine``,
+    ``starts``, or contact homotopy options, which :func:`colloc.pipeline.solve.run_pipeline` routes elsewhere)."""
+    o = SolveOptions.of(options, **keywords)
+    o.refuse(("refine", "starts", "relaxation", "complementarity_tolerance", "relaxation_factor"),
+             "One run solves once on one mesh; `{name}` selects another pipeline: pass it to colloc.solve.")
+    tolerance = check_tolerance(o.accuracy)
+    solver = get_backend(o.backend)
+    tr = transcription(problem, o)
+    solver.check(tr, o.progress, o.checkpoint)
+    warm = tr.warm_start(o.guess)
+    solver_opts = solver.options(o.solver_options(), o.verbose)
 
     start = _time.perf_counter()
     nlp = tr.build(warm)
     to_trajectory = lambda w: tr.trajectory(nlp, w, dict(status="checkpoint", success=False))  # noqa: E731
-    sol, stats, build_seconds, solve_seconds = solver.run(nlp, solver_opts, expand, progress, checkpoint, to_trajectory, start)
+    sol, stats, build_seconds, solve_seconds = solver.run(nlp, solver_opts, o.expand, o.progress, o.checkpoint, to_trajectory, start)
     assess = with_phase_accuracy if isinstance(tr, MultiPhase) else with_accuracy
     res = assess(tr, nlp, sol, result(tr, nlp, sol, stats, build_seconds, solve_seconds, solver), tolerance)
     short = horizon_note(problem) if not res.success and res.status != Status.INTERRUPTED else ""

@@ -42,8 +42,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..solvers import BACKENDS
 from ..errors import OptionError
+from .options import SolveOptions
 
 #: Perturbation amplitude, as a fraction of each variable's scale.
 SPREAD = 0.3
@@ -55,7 +55,7 @@ STATE_RTOL = 1e-3
 _said_serial = False
 
 
-def perturbed_guesses(problem, starts, seed=0, scheme="hermite-simpson", intervals=None, mesh=None, guess=None, **options):
+def perturbed_guesses(problem, starts, seed=0, options: SolveOptions | None = None, **keywords):
     """``starts`` guess trajectories: the problem's own guess, then ``starts − 1`` perturbations of it.
 
     Parameters
@@ -65,8 +65,8 @@ def perturbed_guesses(problem, starts, seed=0, scheme="hermite-simpson", interva
     starts : int
     seed : int
         Start ``k`` uses ``numpy.random.default_rng([seed, k])``.
-    scheme, intervals, mesh, guess, **options
-        As :func:`colloc.solve`; the guesses live on that grid.
+    options : SolveOptions, optional
+        As :func:`colloc.solve` (its keywords update them); the guesses live on that grid, around ``guess``.
 
     Returns
     -------
@@ -75,8 +75,9 @@ def perturbed_guesses(problem, starts, seed=0, scheme="hermite-simpson", interva
     """
     from .driver import transcription
 
-    tr = transcription(problem, scheme, intervals, mesh, **options)
-    nlp = tr.build(tr.warm_start(guess))
+    o = SolveOptions.of(options, **keywords)
+    tr = transcription(problem, o)
+    nlp = tr.build(tr.warm_start(o.guess))
     layout = nlp.layout
     tau = nlp.grid.tau if nlp.grid is not None else np.asarray(nlp.mesh, dtype=float)  # midpoint-vi: mesh points only
     base = layout.unpack(layout.vector("guess"))
@@ -147,23 +148,18 @@ def _same(a, b, objective_rtol, state_rtol) -> bool:
     return True
 
 
-def solve_starts(problem, starts, seed=0, scheduler=None, workers=None, progress=None, **kwargs):
-    """Solve ``problem`` from ``starts`` guesses; the best converged result, with every optimum found.
+def solve_starts(problem, options: SolveOptions | None = None, **keywords):
+    """Solve ``problem`` from ``options.starts`` guesses; the best converged result, with every optimum found.
 
     Parameters
     ----------
     problem : Problem
-    starts : int
-        Number of guesses (at least 1); start 0 is the unperturbed guess.
-    seed : int
-        Seed of the perturbations (module docstring); the same seed gives the same guesses.
-    scheduler : str or dask.distributed.Client, optional
-        A running Dask scheduler; default: a local cluster of ``workers`` processes (2).
-    workers : int, optional
-    progress : callable, optional
-        Called with ``(start, result_or_message)`` as each start finishes.
-    **kwargs
-        Arguments of :func:`colloc.solve` shared by every start.
+    options : SolveOptions, optional
+        As :func:`colloc.solve` (its keywords update them): ``starts`` guesses (at least 1; start 0 is the
+        unperturbed guess), ``seed`` of the perturbations (module docstring; the same seed gives the same
+        guesses), ``scheduler`` (a running Dask scheduler, or a ``dask.distributed.Client``; default: a local
+        cluster of ``workers`` processes, 2), ``progress`` (a callable, called with ``(start,
+        result_or_message)`` as each start finishes); the rest is shared by every start.
 
     Returns
     -------
@@ -175,35 +171,28 @@ def solve_starts(problem, starts, seed=0, scheduler=None, workers=None, progress
     """
     from .phases import MultiPhaseProblem
 
-    if isinstance(starts, bool) or not isinstance(starts, int) or starts < 1:
-        raise OptionError(f"`starts` must be a positive whole number; got {starts!r}.")
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise OptionError(f"`seed` must be a whole number ≥ 0; got {seed!r}.")
+    o = SolveOptions.of(options, **keywords)
+    if o.starts is None:
+        o = o.replace(starts=1)
     if isinstance(problem, MultiPhaseProblem):
         raise OptionError("`starts` takes a single-phase colloc.Problem; give a multi-phase problem its guesses phase by phase.")
-    for key in ("checkpoint", "refine"):
-        if kwargs.pop(key, None) is not None:
-            raise OptionError(f"`{key}` cannot be combined with `starts`; solve the best start again with it.")
     source = getattr(problem, "source", None)  # (script, params) of a problem loaded from a script
-    cluster = "scheduler" if scheduler is not None else "workers" if workers is not None else None
+    cluster = "scheduler" if o.scheduler is not None else "workers" if o.workers is not None else None
     if cluster and source is None:
         raise OptionError(f"Dask workers rebuild the problem from its script: load it with colloc.pipeline.script.load_problem(path, params) "
                           f"to use `{cluster}`, or leave `{cluster}` out to solve the starts in this process.")
-    kwargs.pop("progress", None)
-    scheme = kwargs.pop("scheme", "hermite-simpson")
-    intervals, mesh, guess = kwargs.pop("intervals", None), kwargs.pop("mesh", None), kwargs.pop("guess", None)
-    transcription_options = {k: v for k, v in kwargs.items() if k not in {*BACKENDS, "verbose", "expand", "backend"}}
     began = _time.perf_counter()
-    guesses = perturbed_guesses(problem, starts, seed, scheme, intervals, mesh, guess, **transcription_options)
-    shared = dict(kwargs, scheme=scheme, intervals=intervals, mesh=mesh)
-    if source is not None and starts > 1 and (_dask_available() or cluster):  # a cluster asked for without Dask: say so
-        outcomes = _on_dask(source, guesses, shared, scheduler, workers, progress)
+    guesses = perturbed_guesses(problem, o.starts, o.seed, o)
+    progress = o.progress or None
+    shared = o.replace(starts=None, seed=0, scheduler=None, workers=None, progress=None, guess=None)
+    if source is not None and o.starts > 1 and (_dask_available() or cluster):  # a cluster asked for without Dask: say so
+        outcomes = _on_dask(source, guesses, shared, o.scheduler, o.workers, progress)
     else:
-        if source is not None and starts > 1:
+        if source is not None and o.starts > 1:
             _say_serial("Dask is not installed, so the starts run one after another in this process "
                         '(python -m pip install "colloc[sweep]" runs them in parallel).')
         outcomes = _in_process(problem, guesses, shared, progress)
-    return _combine(outcomes, seed, _time.perf_counter() - began)
+    return _combine(outcomes, o.seed, _time.perf_counter() - began)
 
 
 def _dask_available() -> bool:
@@ -235,7 +224,7 @@ def _in_process(problem, guesses, shared, progress):
 
     outcomes = []
     for k, g in enumerate(guesses):
-        res = run(problem, guess=g, **shared)  # Ctrl-C ends this start's IPOPT run with its iterate
+        res = run(problem, shared, guess=g)  # Ctrl-C ends this start's IPOPT run with its iterate
         outcomes.append((k, res))
         if progress is not None:
             progress(k, res)
@@ -245,7 +234,7 @@ def _in_process(problem, guesses, shared, progress):
     return outcomes
 
 
-def solve_start(script, params, guess, options) -> object:
+def solve_start(script, params, guess, options: SolveOptions) -> object:
     """One start on a Dask worker: rebuild the problem from ``script`` and solve it from ``guess``.
 
     Returns the SolveResult (without IPOPT's statistics), or :class:`Failed`
@@ -257,7 +246,7 @@ def solve_start(script, params, guess, options) -> object:
 
     try:
         _, problem = load_problem(script, params)
-        res = run(problem, guess=guess, **options)
+        res = run(problem, options, guess=guess)
     except Exception as e:  # noqa: BLE001  one bad start is an outcome, not the end of the others
         return Failed("error", str(e) if isinstance(e, CollocError) else f"{type(e).__name__}: {e}")
     return dataclasses.replace(res, stats={})

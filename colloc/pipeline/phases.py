@@ -449,11 +449,10 @@ class MultiPhaseProblem:
 
 
 # -- solving -----------------------------------------------------------------------------------
-def solve_phases(problem, scheme="hermite-simpson", intervals=None, mesh=None, guess=None, ipopt=None,
-                 verbose=False, expand=False, progress=None, checkpoint=None, **options):
+def solve_phases(problem, options=None, **keywords):
     """Solve a :class:`MultiPhaseProblem` as one NLP with IPOPT (``colloc.solve`` does the same).
 
-    Arguments as :func:`colloc.solve`; ``scheme``, ``intervals``, ``mesh``
+    ``options`` (:class:`colloc.pipeline.options.SolveOptions`) and keywords as :func:`colloc.solve`; ``scheme``, ``intervals``, ``mesh``
     and the transcription ``options`` are defaults for phases that do not set
     their own.  ``guess`` is a :class:`MultiPhaseResult`, a
     :class:`PhasedTrajectory`, a file written from one (it has a ``phase``
@@ -467,7 +466,7 @@ def solve_phases(problem, scheme="hermite-simpson", intervals=None, mesh=None, g
     """
     if not isinstance(problem, MultiPhaseProblem):
         raise ProblemError(f"solve_phases() takes a colloc MultiPhaseProblem; got {type(problem).__name__}.")
-    return run(problem, scheme, intervals, mesh, guess, ipopt, verbose, expand, progress, checkpoint, **options)
+    return run(problem, options, **keywords)
 
 
 def _same_state_levels(ka, kb, trials=3) -> bool:

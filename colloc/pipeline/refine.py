@@ -27,8 +27,8 @@ import numpy as np
 from . import accuracy, refine_vi
 from .phase_accuracy import phase_errors
 from .driver import run, transcription
-from ..solvers import BACKENDS
 from ..errors import OptionError
+from .options import REFINEMENT, SolveOptions
 from ..discretization.interpolant import Interpolant
 from .local_error import estimate_errors, local_errors, oscillation_errors  # noqa: F401 - re-exported
 from ..discretization.mesh import make_mesh
@@ -76,17 +76,7 @@ def refine_mesh(mesh, errors, tolerance, order, max_pieces=8) -> np.ndarray:
     return np.concatenate(points)
 
 
-def _check(tolerance, max_iterations, max_intervals, max_pieces, objective_tolerance=1e-4):
-    for name, value in (("tolerance", tolerance), ("objective_tolerance", objective_tolerance)):
-        if isinstance(value, bool) or not (isinstance(value, (int, float)) and 0 < value < math.inf):
-            raise OptionError(f"Refinement `{name}` must be a positive number; got {value!r}.")
-    for name, value, low in (("max_iterations", max_iterations, 1), ("max_intervals", max_intervals, 1), ("max_pieces", max_pieces, 2)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-            raise OptionError(f"Refinement `{name}` must be a whole number ≥ {low}; got {value!r}.")
-
-
-def solve_adaptive(problem, scheme="hermite-simpson", intervals=None, tolerance=1e-6, max_iterations=10,
-                   max_intervals=2000, mesh=None, guess=None, max_pieces=8, objective_tolerance=1e-4, **solve_kwargs):
+def solve_adaptive(problem, options: SolveOptions | None = None, **keywords):
     """Solve ``problem`` on a sequence of meshes refined where the local error is largest.
 
     Each mesh iteration solves with the pipeline of :func:`colloc.solve`
@@ -106,29 +96,21 @@ def solve_adaptive(problem, scheme="hermite-simpson", intervals=None, tolerance=
     Parameters
     ----------
     problem : Problem or MultiPhaseProblem
-    scheme : str
-        Any scheme of :data:`colloc.SCHEMES` (or ``radau-d``); for a multi-phase
-        problem, the default of phases that set none.
-    intervals : int, optional
-        Uniform intervals of the first mesh (default 10 unless ``mesh`` is given;
-        phases that set their own keep theirs).
+    options : SolveOptions, optional
+        The solve's options (:mod:`colloc.pipeline.options`); keywords of :func:`colloc.solve` update them, and
+        the refinement options below may be given as keywords too (or as ``refine=`` of :func:`colloc.solve`).
+        ``intervals`` or ``mesh`` give the first mesh (default :func:`colloc.make_mesh`'s; phases that set
+        their own keep theirs), ``guess`` warm-starts the first solve, and the rest reaches every solve.
     tolerance : float
         Largest accepted relative local error ``ε_k`` of an interval (Betts' measure, dimensionless).
     max_iterations : int
         Most solves (mesh iterations), the first one included.
     max_intervals : int
         Refinement stops rather than solve a mesh with more intervals than this (all phases together).
-    mesh : sequence of float, optional
-        First mesh (normalised points, 0 … 1).
-    guess : Trajectory, SolveResult or path, optional
-        Warm start of the first solve.
     max_pieces : int
         Most pieces one interval is split into per iteration.
     objective_tolerance : float
         Largest accepted relative change of the objective between the last two meshes (default 1e-4).
-    **solve_kwargs
-        Passed to every solve (``ipopt``, ``verbose``, transcription options
-        such as ``mode`` or ``constraint_method``).
 
     Returns
     -------
@@ -147,16 +129,19 @@ def solve_adaptive(problem, scheme="hermite-simpson", intervals=None, tolerance=
         refinement (its last iterate is refined and warm-starts the next mesh)
         unless its error estimate is not finite.
     """
-    if "refine" in solve_kwargs:
+    if "refine" in keywords:
         raise OptionError("solve_adaptive() refines already; do not pass `refine` to it.")
-    _check(tolerance, max_iterations, max_intervals, max_pieces, objective_tolerance)
-    if intervals is None and mesh is None:
-        intervals = 10
-    meshes = _Meshes(problem, scheme, intervals, mesh, solve_kwargs)
-    records, result, reason, notes = [], None, None, []
-    for iteration in range(max_iterations):
+    settings = {k: keywords.pop(k) for k in REFINEMENT if k in keywords}
+    o = SolveOptions.of(options, **keywords)
+    o = o.replace(refine={**(o.refine or {}), **settings})
+    o.refuse(("starts",), "Mesh refinement solves from one guess; `{name}` cannot be combined with `refine`.")
+    settings = o.refinement()
+    tolerance, max_intervals, objective_tolerance = settings["tolerance"], settings["max_intervals"], settings["objective_tolerance"]
+    meshes = _Meshes(problem, o)
+    records, result, reason, notes, guess = [], None, None, [], o.guess
+    for iteration in range(settings["max_iterations"]):
         start = _time.perf_counter()
-        result = run(problem, scheme=scheme, mesh=meshes.current, guess=guess, **solve_kwargs)
+        result = run(problem, o.replace(refine=None, intervals=None, mesh=meshes.current, guess=guess))
         errors = meshes.errors(result)
         max_error = max((float(e.max()) for e in errors if e.size), default=0.0)
         records.append(dict(
@@ -172,17 +157,20 @@ def solve_adaptive(problem, scheme="hermite-simpson", intervals=None, tolerance=
             reason = f"the solve ended `{result.status.value}` with non-finite values, so there is no error estimate to refine by"
             break
         if not meshes.variational:  # the variational integrator has no interior controls
-            notes += _tie_midpoint_controls(problem, result, solve_kwargs)
+            tied = _tie_midpoint_controls(problem, result, o)
+            if tied:
+                notes.append(tied)
+                o = o.replace(control_interpolation="linear")
         # every interval is under the tolerance but the objective still moves: split the worst ones further
-        new = meshes.refined(errors, tolerance if max_error > tolerance else max_error / 10.0, max_pieces)
+        new = meshes.refined(errors, tolerance if max_error > tolerance else max_error / 10.0, settings["max_pieces"])
         if sum(m.size - 1 for m in new) > max_intervals:
             reason = f"the next mesh would have {sum(m.size - 1 for m in new)} intervals, more than max_intervals={max_intervals}"
             break
-        reason = f"max_iterations={max_iterations} mesh iterations were used"
+        reason = f"max_iterations={settings['max_iterations']} mesh iterations were used"
         meshes.advance(new)
         guess = result.trajectory
     result.trajectory.metadata["refinement"] = records
-    warnings = _refined_warnings(problem, result, solve_kwargs) + notes
+    warnings = _refined_warnings(problem, result, o) + notes
     if reason is not None:
         warnings.append(_unfinished(records[-1], tolerance, objective_tolerance, reason))
         result = _unresolved(result, records[-1])
@@ -225,7 +213,7 @@ def _unresolved(result, last):
     return dataclasses.replace(result, accuracy=acc)
 
 
-def _refined_warnings(problem, result, solve_kwargs) -> list:
+def _refined_warnings(problem, result, o) -> list:
     """The last mesh's warnings, with the fixes they propose fitted to a refined solve (refinement is in use)."""
     if not isinstance(problem, Problem) or result.trajectory.metadata.get("scheme") in (None, refine_vi.SCHEME):
         out = [w for w in result.warnings if not w.startswith(accuracy.HEAD)]  # refinement is in use: not the fix
@@ -233,42 +221,42 @@ def _refined_warnings(problem, result, solve_kwargs) -> list:
         return out + ([note] if note else [])
     itp = Interpolant(result.trajectory)
     out = [w for w in result.warnings if "oscillates from grid point to grid point" not in w and not w.startswith(accuracy.HEAD)]
-    out += oscillation.warnings(result.trajectory, itp.grid, control_interpolation=solve_kwargs.get("control_interpolation", "free"),
+    out += oscillation.warnings(result.trajectory, itp.grid, control_interpolation=o.transcription.get("control_interpolation", "free"),
                                 refining=True, sources=control_sources(problem.model))
     note = accuracy.warning(result.accuracy, refined=True) if result.success else None
     return out + ([note] if note else [])
 
 
-def _tie_midpoint_controls(problem, result, solve_kwargs) -> list:
-    """Constrain interior controls on the following meshes if a control chatters and the user left them free.
+def _tie_midpoint_controls(problem, result, o) -> str:
+    """The note that interior controls are constrained on the following meshes, because a control chatters and the
+    user left them free (``""``: they are not).
 
     A chattering control (a singular arc) does not go away as the mesh is
     refined with free midpoint controls: the discretisation keeps exploiting it
     (catalyst mixing still chatters on 1,900 Hermite–Simpson intervals).  Tying
     each interior control to the line between the interval's end controls
-    (``control_interpolation="linear"``) removes it.  Updates ``solve_kwargs``;
-    returns the note for the result's warnings (none if nothing changed).
+    (``control_interpolation="linear"``) removes it.
     """
-    if "control_interpolation" in solve_kwargs or not isinstance(problem, Problem):
-        return []
+    if "control_interpolation" in o.transcription or not isinstance(problem, Problem):
+        return ""
     itp = Interpolant(result.trajectory)
     if itp.grid.stride < 2 or not oscillating_intervals(result.trajectory, itp.grid):
-        return []
-    solve_kwargs["control_interpolation"] = "linear"
-    return [f"a control chattered on the {itp.num_intervals}-interval mesh, so the following meshes tie interior "
+        return ""
+    return (f"a control chattered on the {itp.num_intervals}-interval mesh, so the following meshes tie interior "
             "controls to the line between the interval's end controls (control_interpolation='linear'); pass "
-            "control_interpolation='free' to keep them free"]
+            "control_interpolation='free' to keep them free")
 
 
 class _Meshes:
     """The current mesh of every phase (one for a single-phase problem), its error estimate and its refinement."""
 
-    def __init__(self, problem, scheme, intervals, mesh, solve_kwargs):
-        self.problem, self.options = problem, _options(solve_kwargs)
+    def __init__(self, problem, o):
+        self.problem, self.options = problem, o.transcription
+        scheme, intervals, mesh = o.scheme, o.intervals, o.mesh
         self.phased = not isinstance(problem, Problem)
         self.variational = not self.phased and scheme == refine_vi.SCHEME
         if self.phased:
-            settings = transcription(problem, scheme, intervals, mesh, **self.options).phase_settings()
+            settings = transcription(problem, o).phase_settings()
             self.orders, self.meshes = [error_order(s) for s, _, _ in settings], [m for _, m, _ in settings]
         elif self.variational:
             self.orders, self.meshes = [refine_vi.ORDER], [make_mesh(intervals, mesh)]
@@ -303,12 +291,6 @@ class _Meshes:
 
     def advance(self, new):
         self.meshes = list(new)
-
-
-def _options(solve_kwargs) -> dict:
-    """The transcription options among the keyword arguments of a solve."""
-    run_names = {*BACKENDS, "backend", "verbose", "expand", "progress", "checkpoint", "accuracy"}  # solver options by backend name
-    return {k: v for k, v in solve_kwargs.items() if k not in run_names}
 
 
 def summary(records) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from ..solvers.ipopt import DEFAULT_IPOPT, ipopt_options  # noqa: F401 - colloc's IPOPT defaults, re-exported
 from .contact_implicit import solve_contact
 from .driver import build_nlp, run  # noqa: F401 - build_nlp re-exported
-from ..errors import OptionError, did_you_mean
+from .options import SolveOptions
 from .refine import solve_adaptive
 from ..results.trajectory import SolveResult
 
@@ -86,6 +86,10 @@ def solve(problem, scheme="hermite-simpson", intervals=None, mesh=None, guess=No
     workers : int, optional
         Multi-start: processes of the local Dask cluster (default 2).
 
+    accuracy : float or False, optional
+        The relative objective error the result's accuracy record accepts (default 1e-4,
+        :mod:`colloc.pipeline.accuracy`); False: no estimate.
+
     **options
         Transcription options: ``mode`` (``"default"``, ``"implicit"``,
         ``"explicit"``), ``constraint_method`` (``"bordalba2023"``,
@@ -113,28 +117,21 @@ def solve(problem, scheme="hermite-simpson", intervals=None, mesh=None, guess=No
     iteration; the result is flagged ``Status.INTERRUPTED`` and holds the last
     iterate.
     """
-    if starts is not None:
+    return run_pipeline(problem, SolveOptions.of(
+        scheme=scheme, intervals=intervals, mesh=mesh, guess=guess, ipopt=ipopt, verbose=verbose, expand=expand,
+        progress=progress, checkpoint=checkpoint, refine=refine, backend=backend, fatrop=fatrop, starts=starts, seed=seed,
+        scheduler=scheduler, workers=workers, **options))
+
+
+def run_pipeline(problem, options: SolveOptions) -> SolveResult:
+    """The pipeline ``options`` select, given ``options`` by keyword: multi-start, the contact homotopy, adaptive
+    refinement or one run (each refuses by name what it cannot take)."""
+    if options.starts is not None:
         from .multistart import solve_starts
 
-        return solve_starts(problem, starts, seed, scheduler, workers, progress=progress if callable(progress) else None,
-                            scheme=scheme, intervals=intervals, mesh=mesh, guess=guess, ipopt=ipopt, verbose=verbose,
-                            expand=expand, checkpoint=checkpoint, refine=refine, backend=backend, fatrop=fatrop, **options)
-    if scheduler is not None or workers is not None:
-        raise OptionError("`scheduler` and `workers` go with `starts` (multi-start); a single solve runs in this process.")
-    if options.get("contact") is not None:
-        if refine is not None:
-            raise OptionError("`refine` does not combine with contact='implicit' yet; solve on a finer mesh (intervals=...) instead.")
-        return solve_contact(problem, scheme=scheme, intervals=intervals, mesh=mesh, guess=guess, ipopt=ipopt, verbose=verbose,
-                             expand=expand, progress=progress, checkpoint=checkpoint, backend=backend, fatrop=fatrop, **options)
-    if refine is not None:
-        if not isinstance(refine, dict):
-            raise OptionError(f"`refine` must be a dict such as {{'tolerance': 1e-6}}; got {type(refine).__name__}.")
-        allowed = ("tolerance", "max_iterations", "max_intervals", "max_pieces", "objective_tolerance")
-        for key in refine:
-            if key not in allowed:
-                raise OptionError(f"Unknown refinement option `{key}`.{did_you_mean(key, allowed)} Known: {', '.join(allowed)}.")
-        return solve_adaptive(problem, scheme, 50 if intervals is None and mesh is None else intervals, mesh=mesh, guess=guess,
-                              ipopt=ipopt, verbose=verbose, expand=expand, progress=progress, checkpoint=checkpoint,
-                              backend=backend, fatrop=fatrop, **options, **refine)
-    return run(problem, scheme, intervals, mesh, guess, ipopt, verbose, expand, progress, checkpoint, backend=backend,
-               fatrop=fatrop, **options)
+        return solve_starts(problem, options=options)
+    if options.contact is not None:
+        return solve_contact(problem, options=options)
+    if options.refine is not None:
+        return solve_adaptive(problem, options=options)
+    return run(problem, options=options)

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from ..transcription.discrete_mechanics import FORCING, SCHEME, ConvergenceError, MidpointVI, simulate
 from .driver import run
+from .options import SolveOptions
 from ..model.problem import Problem
 from ..errors import ProblemError
 from ..results.trajectory import SolveResult
 from ..transcription.midpoint_vi import transcribe_midpoint_vi
 
 
-def solve_midpoint_vi(problem, intervals=None, mesh=None, guess=None, ipopt=None, verbose=False, expand=False,
-                      progress=None, checkpoint=None, **options) -> SolveResult:
+def solve_midpoint_vi(problem, options: SolveOptions | None = None, **keywords) -> SolveResult:
     """Solve ``problem`` by discrete mechanics and optimal control (DMOC) with the midpoint rule.
 
     The NLP is :func:`colloc.transcription.midpoint_vi.transcribe_midpoint_vi`
@@ -26,8 +26,8 @@ def solve_midpoint_vi(problem, intervals=None, mesh=None, guess=None, ipopt=None
     ----------
     problem : Problem
         Its model must be Lagrangian (see :class:`MidpointVI`).
-    intervals, mesh, guess, ipopt, verbose, expand, progress, checkpoint
-        As in :func:`colloc.solve`.
+    options : SolveOptions, optional
+        As :func:`colloc.solve` (its keywords update them; ``scheme`` is ``"midpoint-vi"``).
     forcing : {"midpoint", "trep"}, optional
         Split of the discrete forcing (default ``"midpoint"``, second order).
 
@@ -40,7 +40,7 @@ def solve_midpoint_vi(problem, intervals=None, mesh=None, guess=None, ipopt=None
     """
     if not isinstance(problem, Problem):
         raise ProblemError(f"solve() takes a colloc.Problem; got {type(problem).__name__}.")
-    return run(problem, SCHEME, intervals, mesh, guess, ipopt, verbose, expand, progress, checkpoint, **options)
+    return run(problem, SolveOptions.of(options, **keywords).replace(scheme=SCHEME))
 
 
 __all__ = ["MidpointVI", "ConvergenceError", "simulate", "solve_midpoint_vi", "transcribe_midpoint_vi", "FORCING"]
