@@ -201,3 +201,18 @@ def test_every_exception_class_is_defined_in_errors():
               for node in ast.walk(ast.parse(path.read_text())) if isinstance(node, ast.ClassDef)
               and any(getattr(b, "id", getattr(b, "attr", "")).endswith(("Error", "Exception")) for b in node.bases)]
     assert not strays, f"exception classes outside colloc/errors.py: {strays}"
+
+
+def test_every_public_option_is_walked_through_every_pipeline():
+    """tests/test_options.py walks each option of a solve through each pipeline (its value reaches its consumer or
+    it is refused by name); here: that walk names every field of SolveOptions, and every pipeline."""
+    import dataclasses
+
+    from colloc.pipeline.options import SolveOptions
+
+    tree = ast.parse((PACKAGE.parent / "tests" / "test_options.py").read_text())
+    tables = {t.id: node.value for node in tree.body if isinstance(node, ast.Assign) for t in node.targets if isinstance(t, ast.Name)}
+    walked = {k.value for k in tables["WALK"].keys}
+    assert walked == {f.name for f in dataclasses.fields(SolveOptions)}
+    pipelines = {k.value for k in tables["PIPELINES"].keys}
+    assert {"collocation", "midpoint-vi", "multi-phase", "contact", "refine", "multi-start", "sweep", "cli"} <= pipelines

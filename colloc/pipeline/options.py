@@ -87,6 +87,8 @@ class SolveOptions:
     def _check_contact(self, solver):
         if self.refine is not None:
             raise OptionError("`refine` does not combine with contact='implicit' yet; solve on a finer mesh (intervals=...) instead.")
+        if self.starts is not None:
+            raise OptionError("`starts` does not combine with contact='implicit' yet: each start would need its own homotopy.")
         if self.accuracy is not None:
             raise OptionError("`accuracy` does not apply to contact='implicit': its accuracy record bounds the smooth "
                               "intervals only and estimates no objective error.")
@@ -100,6 +102,8 @@ class SolveOptions:
         if self.starts is None:
             if self.scheduler is not None or self.workers is not None:
                 raise OptionError("`scheduler` and `workers` go with `starts` (multi-start); a single solve runs in this process.")
+            if self.given("seed"):
+                raise OptionError(f"`seed` ({self.seed!r}) seeds the perturbed guesses of `starts` (multi-start); a single solve has none.")
             return
         if isinstance(self.starts, bool) or not isinstance(self.starts, (int, np.integer)) or self.starts < 1:
             raise OptionError(f"`starts` must be a positive whole number; got {self.starts!r}.")
