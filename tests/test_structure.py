@@ -216,3 +216,23 @@ def test_every_public_option_is_walked_through_every_pipeline():
     assert walked == {f.name for f in dataclasses.fields(SolveOptions)}
     pipelines = {k.value for k in tables["PIPELINES"].keys}
     assert {"collocation", "midpoint-vi", "multi-phase", "contact", "refine", "multi-start", "sweep", "cli"} <= pipelines
+
+
+#: The one place below the command line that writes to the terminal: the per-iteration lines a caller asks for
+#: with ``progress=True`` (a callable ``progress`` receives them instead).
+PRINTS = {("colloc.solvers.ipopt", "_report")}
+
+
+def test_nothing_outside_the_command_line_prints():
+    """Reports are returned as strings (or passed to a ``progress`` callable) and colloc/cli prints them."""
+    strays = []
+    for name, path in _modules().items():
+        if name.startswith("colloc.cli"):
+            continue
+        tree = ast.parse(path.read_text())
+        for func in [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))] + [tree]:
+            body = func.body if func is not tree else [n for n in tree.body if not isinstance(n, (ast.FunctionDef, ast.ClassDef))]
+            calls = [c for stmt in body for c in ast.walk(stmt) if isinstance(c, ast.Call) and getattr(c.func, "id", None) == "print"]
+            if calls and (name, getattr(func, "name", None)) not in PRINTS:
+                strays += [f"{name}:{c.lineno}" for c in calls]
+    assert not strays, f"print() outside colloc/cli: {sorted(set(strays))}"

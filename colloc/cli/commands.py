@@ -353,11 +353,11 @@ def _run_verify(args) -> int:
             raise OptionError("`--plot` draws single-phase simulations only; `colloc verify` of a multi-phase file prints each phase's errors.")
         from ..simulate.verify_phases import verify_file
 
-        return EXIT_SOLVED if verify_file(problem, traj, args.tolerance, args.dynamics_tolerance) else EXIT_NOT_CONVERGED
+        return _verdict(*verify_file(problem, traj, args.tolerance, args.dynamics_tolerance))
     if traj.metadata.get("contact") == "implicit":
         from ..pipeline.contact_implicit import verify_file as verify_contact_file
 
-        return EXIT_SOLVED if verify_contact_file(problem, traj, args.tolerance, args.dynamics_tolerance) else EXIT_NOT_CONVERGED
+        return _verdict(*verify_contact_file(problem, traj, args.tolerance, args.dynamics_tolerance))
     if traj.metadata.get("scheme") == "midpoint-vi":
         raise OptionError(f"`{args.file}` is a midpoint-vi solution; verify integrates collocation interpolants. "
                           "Re-simulate it with colloc.simulate instead.")
@@ -387,10 +387,17 @@ def _run_verify(args) -> int:
     return EXIT_SOLVED if sim["verified"] else EXIT_NOT_CONVERGED
 
 
+def _verdict(passed, report) -> int:
+    """Print a verification's report; its exit code."""
+    print(report)
+    return EXIT_SOLVED if passed else EXIT_NOT_CONVERGED
+
+
 def _run_info(args) -> int:
     from ..pipeline.phases import MultiPhaseProblem
     if str(args.problem).lower().endswith(".osim"):
-        return opensim.info(args.problem)
+        print(opensim.info(args.problem))
+        return EXIT_SOLVED
     module, problem = load_problem(args.problem, parse_assignments(args.params, "--set"))
     options = SolveOptions.of(**_solve_arguments(module, args))
     nlp = build_nlp(problem, options.replace(guess=None))

@@ -128,10 +128,9 @@ class OsimModel:
         return ", ".join(entry(k, n) for k, n in built.items()) or "none"
 
 
-def info(path) -> int:
-    """Print what colloc reads from the model file at ``path`` (``colloc info MODEL.osim``); returns 0."""
-    print(load(path).summary())
-    return 0
+def info(path) -> str:
+    """What colloc reads from the model file at ``path`` (``colloc info MODEL.osim`` prints it)."""
+    return load(path).summary()
 
 
 def _count(pairs):

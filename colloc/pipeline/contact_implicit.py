@@ -355,22 +355,23 @@ def report_contact(sim) -> str:
     return "\n".join(lines)
 
 
-def verify_file(problem, traj, tolerance, dynamics_tolerance) -> bool:
+def verify_file(problem, traj, tolerance, dynamics_tolerance) -> tuple[bool, str]:
     """``colloc verify`` of a contact-implicit file: every check of a single-phase file with the file's contact
     forces, the event-driven re-simulation over the whole horizon, Newton's law at each impulse and each impact
-    time found again (:func:`colloc.simulate.contact_checks.check_contact_file`); prints them and returns whether all pass."""
+    time found again (:func:`colloc.simulate.contact_checks.check_contact_file`); whether all pass, and their
+    report (``colloc verify`` prints it)."""
     from ..simulate.checks import check_columns
     from ..simulate.checks import report as checks_report
     from ..simulate.contact_checks import check_contact_file
 
     check_columns(problem, traj)
     checks, info = check_contact_file(problem, traj, tolerance, dynamics_tolerance)
-    print(checks_report(checks, tolerance=tolerance, dynamics_tolerance=dynamics_tolerance))
+    lines = [checks_report(checks, tolerance=tolerance, dynamics_tolerance=dynamics_tolerance)]
     if info:
-        print(report_contact(info["simulation"]))
+        lines.append(report_contact(info["simulation"]))
     failed = [c for c in checks if not c.passed]
     if failed:
-        print(f"verification failed: {failed[0].name}: {failed[0].message}" + (f" (and {len(failed) - 1} more)." if len(failed) > 1 else "."))
+        lines.append(f"verification failed: {failed[0].name}: {failed[0].message}" + (f" (and {len(failed) - 1} more)." if len(failed) > 1 else "."))
     else:
-        print("verified: every check passed, and the event-driven simulation follows the file over the whole horizon.")
-    return not failed
+        lines.append("verified: every check passed, and the event-driven simulation follows the file over the whole horizon.")
+    return not failed, "\n".join(lines)

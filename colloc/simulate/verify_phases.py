@@ -228,9 +228,10 @@ def _connection(mp, connection, locals_, tol) -> Check:
     return Check(f"connection:{c.name}", worst == 0.0, worst, tol, text)
 
 
-def verify_file(mp, traj, tolerance=TOLERANCE, dynamics_tolerance=DYNAMICS_TOLERANCE) -> bool:
+def verify_file(mp, traj, tolerance=TOLERANCE, dynamics_tolerance=DYNAMICS_TOLERANCE) -> tuple[bool, str]:
     """``colloc verify`` of a multi-phase file: per-phase checks, phase-by-phase simulation with the jump
-    maps, then event-driven re-simulation, each printed; whether everything passed.
+    maps, then event-driven re-simulation; whether everything passed, and the report of each (``colloc verify``
+    prints it).
 
     The checks are those of a single-phase file, per phase (time, horizon, finite values, boundary
     conditions, bounds, path and endpoint constraints, each interval simulated alone), with the phases'
@@ -246,32 +247,30 @@ def verify_file(mp, traj, tolerance=TOLERANCE, dynamics_tolerance=DYNAMICS_TOLER
 
     problem = mp
     checks = check_phases(problem, traj, tolerance, dynamics_tolerance, interval_errors)
-    print(checks_report(checks, tolerance, dynamics_tolerance))
+    lines = [checks_report(checks, tolerance, dynamics_tolerance)]
     failed = [c for c in checks if not c.passed]
     if any(c.name.endswith(("/time", "/horizon", "/finite")) or c.name in ("phases", "junctions") for c in failed):
         # nothing more can be judged (and a simulation would say nothing)
-        print(f"verification failed: {failed[0].name}: {failed[0].message}.")
-        return False
+        return False, "\n".join(lines + [f"verification failed: {failed[0].name}: {failed[0].message}."])
     sim = verify_phases(problem, traj)
-    print(report_phases(sim))
+    lines.append(report_phases(sim))
     ok = sim["success"] and not failed
     if any(phase.guards for phase in problem.phases):
         try:
             events = resimulate_phases(problem, traj)
         except (CollocError, ImportError) as e:
-            print(f"event-driven re-simulation skipped: {e}")
+            lines.append(f"event-driven re-simulation skipped: {e}")
         else:
-            print("event-driven re-simulation (guards found by root-finding, jumps re-applied):")
-            print(format_resimulation(events))
+            lines += ["event-driven re-simulation (guards found by root-finding, jumps re-applied):", format_resimulation(events)]
             missing = [r["name"] for r in events["phases"] if r["event"] is not None and not math.isfinite(r["time_found"])]
             if missing:
-                print(f"verification failed: the guard of phase `{missing[0]}` is never reached in re-simulation.")
+                lines.append(f"verification failed: the guard of phase `{missing[0]}` is never reached in re-simulation.")
                 ok = False
     if failed:
-        print(f"verification failed: {failed[0].name}: {failed[0].message}" + (f" (and {len(failed) - 1} more)." if len(failed) > 1 else "."))
+        lines.append(f"verification failed: {failed[0].name}: {failed[0].message}" + (f" (and {len(failed) - 1} more)." if len(failed) > 1 else "."))
     if ok:
-        print("verified: every check passed, every phase simulated, every event found.")
-    return ok
+        lines.append("verified: every check passed, every phase simulated, every event found.")
+    return ok, "\n".join(lines)
 
 
 def report_phases(result) -> str:

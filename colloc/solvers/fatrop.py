@@ -26,8 +26,8 @@ from __future__ import annotations
 
 import contextlib
 import signal
-import sys
 import threading
+import warnings
 import time as _time
 
 import casadi as ca
@@ -174,8 +174,7 @@ class _StopRequest:
     @interrupted.setter
     def interrupted(self, value):
         if value and not self._interrupted:
-            print("colloc: stopping when FATROP returns (it cannot be stopped between iterations; max_iter bounds it)",
-                  file=sys.stderr, flush=True)
+            warnings.warn("stopping when FATROP returns (it cannot be stopped between iterations; max_iter bounds it)", stacklevel=2)
         self._interrupted = bool(value)
 
 
