@@ -236,3 +236,26 @@ def test_nothing_outside_the_command_line_prints():
             if calls and (name, getattr(func, "name", None)) not in PRINTS:
                 strays += [f"{name}:{c.lineno}" for c in calls]
     assert not strays, f"print() outside colloc/cli: {sorted(set(strays))}"
+
+
+def test_only_the_transcription_registry_tells_transcriptions_apart_by_scheme_name():
+    """Code that must know whether a scheme or a file is collocation or discrete mechanics reads the declarations
+    of colloc/transcription/registry.py (or a trajectory's ``control_hold``); no other module compares a name with
+    ``"midpoint-vi"``, nor with a constant bound to it."""
+    VI = "midpoint-vi"
+    trees = {name: ast.parse(path.read_text()) for name, path in _modules().items()}
+    aliases = {t.id for tree in trees.values() for node in tree.body if isinstance(node, ast.Assign)
+               and isinstance(node.value, ast.Constant) and node.value.value == VI for t in node.targets if isinstance(t, ast.Name)}
+    aliases |= {a.asname for tree in trees.values() for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+                for a in node.names if a.name in aliases and a.asname}
+
+    def names_vi(node):
+        if isinstance(node, ast.Constant):
+            return node.value == VI
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            return any(names_vi(e) for e in node.elts)
+        return getattr(node, "id", getattr(node, "attr", None)) in aliases
+
+    strays = [f"{name}:{node.lineno}" for name, tree in trees.items() if name != "colloc.transcription.registry"
+              for node in ast.walk(tree) if isinstance(node, ast.Compare) and any(names_vi(n) for n in [node.left, *node.comparators])]
+    assert not strays, f"scheme-name tests outside colloc/transcription/registry.py: {strays}"

@@ -441,9 +441,10 @@ def check_solve_options(kwargs):
     from ..pipeline.options import SolveOptions
     from ..solvers import get_backend
     from ..transcription import make_options
+    from ..transcription.registry import by_scheme
 
     options = SolveOptions.of(**kwargs)
-    if options.scheme != "midpoint-vi" and options.contact is None:
+    if not by_scheme(options.scheme).variational and options.contact is None:
         get_scheme(options.scheme)
         make_options(**options.transcription)
     if options.intervals is not None or options.mesh is not None:

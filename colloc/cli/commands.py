@@ -48,6 +48,7 @@ from ..pipeline.options import SolveOptions
 from ..pipeline.solve import build_nlp, run_pipeline
 from ..results.trajectory import Trajectory
 from ..transcription.guess import check_times
+from ..transcription.registry import by_scheme, of_trajectory
 
 #: The exit-code contract (docs/cli.md "Exit codes", docs/reliability.md).
 EXIT_SOLVED, EXIT_NOT_CONVERGED, EXIT_ERROR, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 70, 130
@@ -358,8 +359,9 @@ def _run_verify(args) -> int:
         from ..pipeline.contact_implicit import verify_file as verify_contact_file
 
         return _verdict(*verify_contact_file(problem, traj, args.tolerance, args.dynamics_tolerance))
-    if traj.metadata.get("scheme") == "midpoint-vi":
-        raise OptionError(f"`{args.file}` is a midpoint-vi solution; verify integrates collocation interpolants. "
+    made_by = of_trajectory(traj)
+    if made_by is not None and made_by.variational:
+        raise OptionError(f"`{args.file}` is a {made_by.name} solution; verify integrates collocation interpolants. "
                           "Re-simulate it with colloc.simulate instead.")
     if recorded and not given:
         print("build parameters from the file: " + ", ".join(f"{k}={v!r}" for k, v in recorded.items()))
@@ -401,18 +403,18 @@ def _run_info(args) -> int:
     module, problem = load_problem(args.problem, parse_assignments(args.params, "--set"))
     options = SolveOptions.of(**_solve_arguments(module, args))
     nlp = build_nlp(problem, options.replace(guess=None))
-    scheme = options.scheme
+    scheme, variational = options.scheme, by_scheme(options.scheme).variational
     if isinstance(problem, MultiPhaseProblem):
         print(problem.summary())
         intervals = sum(sub.grid.num_intervals for sub in nlp.nlps)
         print(f"NLP ({len(nlp.nlps)} phases, {intervals} intervals): {nlp.layout.size} variables, {nlp.rows.size} constraints")
         return EXIT_SOLVED
     print(problem.summary())
-    if scheme != "midpoint-vi":
+    if not variational:
         _print_rows(problem, options.transcription.get("mode", "default"))
-    print(f"NLP ({get_scheme(scheme).name if scheme != 'midpoint-vi' else scheme}, {nlp.mesh.size - 1} intervals): "
+    print(f"NLP ({scheme if variational else get_scheme(scheme).name}, {nlp.mesh.size - 1} intervals): "
           f"{nlp.layout.size} variables, {nlp.rows.size} constraints")
-    if scheme == "midpoint-vi":
+    if variational:
         return EXIT_SOLVED
     blocks = [b for b in nlp.layout.blocks.values() if b.size]
     print(_listing("  variables by block", [f"{b.name} {b.size}" for b in blocks], "none"))

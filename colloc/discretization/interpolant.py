@@ -25,11 +25,14 @@ import numpy as np
 
 from ..errors import FileFormatError, OptionError
 from .grid import Grid
-from .schemes import Scheme, get_scheme, lagrange_basis
+from .schemes import OTHER_SCHEMES, Scheme, get_scheme, lagrange_basis
 
-#: Schemes whose trajectories are not collocation polynomials: states and multipliers are
-#: piecewise linear between the nodes, controls held constant over each interval (zero-order).
-HELD_SCHEMES = ("midpoint-vi",)
+def held(trajectory) -> bool:
+    """Whether ``trajectory`` holds its controls over each interval (``metadata["control_hold"]``, written by the
+    transcription that made it, or declared by the scheme it names): it is no collocation polynomial; states and
+    multipliers are piecewise linear between the nodes, controls constant over each interval (zero-order)."""
+    declared = OTHER_SCHEMES.get(trajectory.metadata.get("scheme"), {}).get("control_hold")
+    return trajectory.metadata.get("control_hold", declared) == "zero-order"
 
 
 def collocation_nodes(scheme: Scheme) -> np.ndarray:
@@ -155,7 +158,7 @@ def sample(trajectory, times) -> dict:
     times = np.clip(np.asarray(times, dtype=float).ravel(), time[0], time[-1])
     name = trajectory.metadata.get("scheme")
     columns = {n: trajectory[n] for n in trajectory.names}
-    if name in HELD_SCHEMES:
+    if held(trajectory):
         return _sample_held(trajectory, columns, times)
     scheme = _known_scheme(name)
     if scheme is None or not Grid.fits(time.size, scheme):

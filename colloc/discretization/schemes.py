@@ -103,6 +103,12 @@ class Scheme:
         """Nodes where the dynamics enter the defects (controls interpolate through these)."""
         return np.arange(self.num_nodes)
 
+    @property
+    def stagewise(self) -> bool:
+        """Whether each mesh point's controls enter one interval's rows only, so that the NLP splits into stages
+        (a stage-wise solver such as FATROP needs that)."""
+        return True
+
     def defects(self, X, F, H):  # pragma: no cover - abstract
         raise NotImplementedError
 
@@ -226,6 +232,10 @@ class LegendreGauss(Scheme):
         super().__init__(f"legendre-gauss-{degree}", 2 * degree, nodes, weights)
 
     @property
+    def stagewise(self) -> bool:
+        return False  # a mesh point's control is tied to both neighbouring intervals (no collocation point at the ends)
+
+    @property
     def collocation_indices(self):
         return np.arange(1, self.num_nodes - 1)
 
@@ -273,12 +283,17 @@ SCHEMES = {"trapezoidal": lambda: Trapezoidal(), "hermite-simpson": lambda: Herm
            **{f"legendre-gauss-{d}": (lambda d=d: LegendreGauss(d)) for d in range(1, 10)}}
 
 
+#: Scheme names that select another transcription than collocation (:mod:`colloc.transcription.registry`), what
+#: each is, and how its trajectories hold controls.
+OTHER_SCHEMES = {"midpoint-vi": dict(control_hold="zero-order", about="the midpoint variational integrator, not a collocation "
+                                     "scheme; it solves single-phase Lagrangian problems only (not multi-phase ones)")}
+
+
 def _make(name):
     if name in SCHEMES:
         return SCHEMES[name]()
-    if name == "midpoint-vi":  # not a collocation scheme: only colloc.solve of a single-phase problem takes it
-        raise OptionError("Scheme `midpoint-vi` is the midpoint variational integrator, not a collocation scheme; "
-                          "it solves single-phase Lagrangian problems only (not multi-phase ones).")
+    if name in OTHER_SCHEMES:  # not a collocation scheme: only colloc.solve of a single-phase problem takes it
+        raise OptionError(f"Scheme `{name}` is {OTHER_SCHEMES[name]['about']}.")
     if name in ("radau", "legendre-gauss"):
         raise OptionError(f"Scheme `{name}` needs a degree: `{name}-d` with d = 1..9, e.g. `{name}-3`.")
     for prefix in ("radau-", "legendre-gauss-"):

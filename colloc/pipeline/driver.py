@@ -1,10 +1,8 @@
 """The one solve pipeline: validate → mesh → guess → build → backend → result.
 
 Every kind of problem goes through :func:`run`: a :class:`colloc.Problem` by
-collocation (:class:`~colloc.transcription.collocation.Collocation`) or by the
-midpoint variational integrator (``scheme="midpoint-vi"``,
-:class:`~colloc.transcription.midpoint_vi.MidpointVITranscription`; with
-``contact="implicit"``, :class:`~colloc.transcription.contact_vi.ContactVITranscription`), and a
+the transcription its scheme selects in :mod:`colloc.transcription.registry` (collocation, or the
+midpoint variational integrator, each with its contact-implicit form), and a
 multi-phase problem by the transcription it names
 (``MultiPhaseProblem.transcription``).  :func:`build_nlp` stops after the
 build (``colloc info``).  Nothing here imports the public ``solve`` module
@@ -17,6 +15,7 @@ import time as _time
 
 from .accuracy import check_tolerance, with_accuracy
 from .phase_accuracy import with_phase_accuracy
+from ..solvers import check as check_backend
 from ..solvers import get_backend
 from .options import SolveOptions
 from ..errors import OptionError, ProblemError
@@ -25,12 +24,8 @@ from ..model.problem import Problem
 from ..model.scale import MAX_MAGNITUDE, horizon_note, large_values
 from ..results.trajectory import Status
 from ..transcription.base import Transcription, slack_warnings
-from ..transcription.collocation import Collocation
-from ..transcription.contact_vi import ContactVITranscription
-from ..transcription.contacts import ContactCollocation
-from ..transcription.midpoint_vi import SCHEME as MIDPOINT_VI
-from ..transcription.midpoint_vi import MidpointVITranscription
 from ..transcription.phases import MultiPhase
+from ..transcription.registry import by_scheme
 
 
 def transcription(problem, options: SolveOptions | None = None, **keywords) -> Transcription:
@@ -40,13 +35,7 @@ def transcription(problem, options: SolveOptions | None = None, **keywords) -> T
     if isinstance(problem, Problem):
         problem.validate()
         rows = {} if o.relaxation is None else dict(relaxation=o.relaxation)  # the complementarity rows' ε
-        if o.contact is not None and o.scheme == MIDPOINT_VI:
-            return ContactVITranscription(problem, o.intervals, o.mesh, **o.transcription, **rows)
-        if o.contact is not None:
-            return ContactCollocation(problem, o.scheme, o.intervals, o.mesh, **o.transcription, **rows)
-        if o.scheme == MIDPOINT_VI:
-            return MidpointVITranscription(problem, o.intervals, o.mesh, **o.transcription)
-        return Collocation(problem, o.scheme, o.intervals, o.mesh, **o.transcription)
+        return by_scheme(o.scheme).make(problem, o.scheme, o.intervals, o.mesh, **o.transcription, **rows)
     if o.contact is not None:
         raise OptionError(f"contact='implicit' solves a single-phase colloc.Problem; got {type(problem).__name__} (its phases fix the contact schedule already).")
     make = getattr(problem, "transcription", None)
@@ -75,7 +64,7 @@ def run(problem, options: SolveOptions | None = None, **keywords):
     tolerance = check_tolerance(o.accuracy)
     solver = get_backend(o.backend)
     tr = transcription(problem, o)
-    solver.check(tr, o.progress, o.checkpoint)
+    check_backend(solver, tr, o.progress, o.checkpoint)
     warm = tr.warm_start(o.guess)
     solver_opts = solver.options(o.solver_options(), o.verbose)
 

@@ -37,6 +37,7 @@ from ..results.oscillation import oscillating_intervals
 from ..model.problem import Problem
 from ..discretization.schemes import Scheme, get_scheme
 from ..transcription.collocation import control_sources
+from ..transcription.registry import by_scheme, of_trajectory
 
 
 def error_order(scheme: Scheme) -> int:
@@ -215,7 +216,8 @@ def _unresolved(result, last):
 
 def _refined_warnings(problem, result, o) -> list:
     """The last mesh's warnings, with the fixes they propose fitted to a refined solve (refinement is in use)."""
-    if not isinstance(problem, Problem) or result.trajectory.metadata.get("scheme") in (None, refine_vi.SCHEME):
+    made_by = of_trajectory(result.trajectory)
+    if not isinstance(problem, Problem) or made_by is None or made_by.variational:
         out = [w for w in result.warnings if not w.startswith(accuracy.HEAD)]  # refinement is in use: not the fix
         note = accuracy.warning(result.accuracy, refined=True) if result.success else None
         return out + ([note] if note else [])
@@ -254,7 +256,7 @@ class _Meshes:
         self.problem, self.options = problem, o.transcription
         scheme, intervals, mesh = o.scheme, o.intervals, o.mesh
         self.phased = not isinstance(problem, Problem)
-        self.variational = not self.phased and scheme == refine_vi.SCHEME
+        self.variational = not self.phased and by_scheme(scheme).variational
         if self.phased:
             settings = transcription(problem, o).phase_settings()
             self.orders, self.meshes = [error_order(s) for s, _, _ in settings], [m for _, m, _ in settings]

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..transcription.discrete_mechanics import SCHEME, ConvergenceError, MidpointVI  # noqa: F401 - SCHEME names what this module refines
+from ..transcription.discrete_mechanics import ConvergenceError, MidpointVI
 
 #: Power of h at which the local error of the midpoint rule shrinks.
 ORDER = 3

@@ -72,13 +72,18 @@ import numpy as np
 from .checks import Check, basic_checks, solution_checks, _dynamics
 from ..errors import FileFormatError
 from ..transcription.contacts import contact_bodies
+from ..transcription.registry import of_trajectory
 
 #: Factor between the Gronwall estimate of the scheme's error and the tolerance of the whole-horizon comparison.
 SAFETY = 10.0
 #: Largest ratio of an interval's local error, as the budget counts it, to the median over all intervals.
 CAP = 1e3
-#: The scheme of files with no collocation interpolant (the discrete Euler–Lagrange equations' nodes).
-VARIATIONAL = "midpoint-vi"
+def _variational(traj) -> bool:
+    """Whether ``traj`` holds the nodes of discrete Euler–Lagrange equations (no collocation interpolant)."""
+    made_by = of_trajectory(traj)
+    return made_by is not None and made_by.variational
+
+
 #: Impulse (relative to max(1, largest impulse)) below which a file's impulse is no impact.
 IMPACT = 1e-6
 
@@ -202,7 +207,7 @@ def check_contact_file(problem, traj, tolerance, dynamics_tolerance) -> tuple[li
     if not all(c.passed for c in checks):
         return checks, {}
     checks += solution_checks(problem, traj, tolerance)
-    if traj.metadata.get("scheme") == VARIATIONAL:
+    if _variational(traj):
         return _variational_checks(problem, traj, checks, dynamics_tolerance)
     setup = interval_contact(problem, traj)
     checks.append(_contact_rows_check(setup["rows"], problem, traj, tolerance))
@@ -231,7 +236,7 @@ def _variational_checks(problem, traj, checks, dynamics_tolerance) -> tuple[list
     name = max(names, key=lambda n: errors[n].max() / limits[n])
     k, ratio = int(np.argmax(errors[name])), float(errors[name].max() / limits[name])
     text = (f"the event-driven simulation stays within {dynamics_tolerance:.0e} × max(1, median |x|) of every state "
-            f"(largest ratio {ratio:.2g}; {VARIATIONAL}: no interval-by-interval error estimate)" if ratio <= 1 else
+            f"(largest ratio {ratio:.2g}; {traj.metadata.get('scheme')}: no interval-by-interval error estimate)" if ratio <= 1 else
             f"`{name}` differs from the event-driven simulation by {errors[name][k]:.3e} at t = {traj.time[k]:.6g}, "
             f"beyond {limits[name]:.1e}")
     over = np.max(np.array(list(errors.values())), axis=0)
@@ -440,7 +445,7 @@ def simulate_file(problem, traj, **options):
     from ..transcription.contacts import END
 
     model, t = problem.model, traj.time
-    if traj.metadata.get("scheme") == VARIATIONAL:  # held controls, sampled (no collocation interpolant)
+    if _variational(traj):  # held controls, sampled (no collocation interpolant)
         dense = np.linspace(t[0], t[-1], 20 * (t.size - 1) + 1)
         sampled = traj.sample(dense)
         controls = {c.name: (lambda s, col=sampled[c.name]: float(np.interp(s, dense, col))) for c in model.controls}

@@ -1,13 +1,16 @@
 """Solver backends: each turns a built NLP into an outcome (running, option checks, status mapping, interrupts).
 
-A backend is a class with three static methods, registered by name in
-:data:`BACKENDS`:
+A backend is a class registered by name in :data:`BACKENDS` with ``name``,
+``capabilities`` (a set of :data:`CAPABILITIES`: what it takes beyond a
+stage-wise single-phase collocation NLP solved without looking at its
+iterations) and four static methods:
 
 * ``options(given, verbose) -> dict`` checks the user's solver options (raising
   :class:`colloc.OptionError` before anything is built) and merges defaults;
-* ``check(transcription, progress, checkpoint)`` refuses, before anything is
-  built, a problem or a request the solver cannot take
-  (:class:`colloc.OptionError`, one sentence);
+* ``refusal(transcription) -> str or None``: why the solver cannot take a
+  problem its capabilities admit (e.g. FATROP and a free final time), or None;
+  :func:`check` reads the capabilities and this, in one place, before anything
+  is built (:class:`colloc.OptionError`, one sentence);
 * ``run(nlp, options, expand, progress, checkpoint, to_trajectory, start)``
   solves, interruptibly, and returns ``(solution, stats, build_seconds,
   solve_seconds)``;
@@ -25,6 +28,21 @@ from .fatrop import FatropBackend
 from .ipopt import IpoptBackend
 
 BACKENDS = {IpoptBackend.name: IpoptBackend, FatropBackend.name: FatropBackend}
+#: What a backend may declare it takes: NLPs without a stage structure (multi-phase, midpoint-vi, contact-implicit:
+#: ``Transcription.stagewise`` false), and a look at every iteration (a progress callable, checkpoints).
+CAPABILITIES = {"coupled": "single-phase collocation only (not multi-phase problems or midpoint-vi)",
+                "iterations": "reports no iterations while it runs, so it takes no `checkpoint` or progress callable"}
+
+
+def check(solver, transcription, progress=None, checkpoint=None) -> None:
+    """Refuse, before anything is built, what backend ``solver`` does not declare it takes, or its
+    ``refusal`` of the problem: one sentence naming the reason."""
+    if (checkpoint is not None or callable(progress)) and "iterations" not in solver.capabilities:
+        raise OptionError(f"backend='{solver.name}' {CAPABILITIES['iterations']}; use backend='ipopt' for those.")
+    why = f"it takes {CAPABILITIES['coupled']}" if not transcription.stagewise and "coupled" not in solver.capabilities else None
+    why = why or solver.refusal(transcription)
+    if why:
+        raise OptionError(f"backend='{solver.name}' cannot solve this problem: {why}; use backend='ipopt' (the default).")
 
 
 def get_backend(name):

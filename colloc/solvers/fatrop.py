@@ -12,7 +12,7 @@ points that two intervals share) and this module declares it to CasADi
 the solution back to colloc's layout, so results look exactly like IPOPT's.
 
 What FATROP cannot take is refused with one sentence before anything is built
-(:func:`check`): multi-phase problems and midpoint-vi, a free final time and
+(its `capabilities` and :func:`refusal`, read by :func:`colloc.solvers.check`): multi-phase problems and midpoint-vi, a free final time and
 parameters (variables of the whole problem: FATROP's CasADi interface has no
 global variables), the Legendre–Gauss schemes (their control penalty couples
 two intervals) and endpoint constraints linking t0 and tf.
@@ -91,27 +91,17 @@ def fatrop_options(given=None, verbose=False) -> dict:
     raise OptionError(f"FATROP refused the options {opts}: {_probe(opts)}")
 
 
-def check(transcription, progress=None, checkpoint=None) -> None:
-    """Refuse, before anything is built, a problem or request FATROP cannot take (one sentence naming the reason)."""
-    if checkpoint is not None or callable(progress):
-        raise OptionError("backend='fatrop' reports no iterations while it runs, so it takes no `checkpoint` or progress "
-                          "callable; use backend='ipopt' for those.")
-    why = _refusal(transcription)
-    if why:
-        raise OptionError(f"backend='fatrop' cannot solve this problem: {why}; use backend='ipopt' (the default).")
-
-
-def _refusal(tr):
-    problem, scheme = getattr(tr, "problem", None), getattr(tr, "scheme", None)
-    if not getattr(tr, "stagewise", False):
-        return "it takes single-phase collocation only (not multi-phase problems or midpoint-vi)"
+def refusal(tr):
+    """Why FATROP cannot take the stage-wise transcription ``tr`` (its problem and scheme), or None; what its
+    capabilities do not say already (:func:`colloc.solvers.check`)."""
+    problem, scheme = tr.problem, tr.scheme
     if problem.free_final_time:
         return ("its final time is free, a variable of the whole problem that would couple every stage "
                 "(FATROP's CasADi interface has no global variables)")
     if problem.model.parameters:
         names = ", ".join(v.name for v in problem.model.parameters)
         return f"it has parameters ({names}), variables of the whole problem that would couple every stage"
-    if scheme.name.startswith("legendre-gauss"):
+    if not scheme.stagewise:
         return f"scheme `{scheme.name}` ties each mesh point's control to both neighbouring intervals; use radau or hermite-simpson"
     for bc in problem.boundaries:
         ends = [problem.endpoint_symbols(w).values() for w in ("t0", "tf")]
@@ -213,7 +203,9 @@ class FatropBackend:
     """FATROP through CasADi on the stage-wise form of the NLP: ``backend="fatrop"``, options in ``fatrop={...}``."""
 
     name = "fatrop"
+    #: What it takes beyond stage-wise single-phase collocation (:data:`colloc.solvers.CAPABILITIES`): nothing.
+    capabilities = frozenset()
     options = staticmethod(fatrop_options)
-    check = staticmethod(check)
+    refusal = staticmethod(refusal)
     run = staticmethod(run_fatrop)
     outcome = staticmethod(outcome)

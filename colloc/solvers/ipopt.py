@@ -517,7 +517,9 @@ class IpoptBackend:
     """IPOPT through CasADi (MUMPS by default): the default backend, ``backend="ipopt"``."""
 
     name = "ipopt"
+    #: IPOPT takes every NLP colloc builds (:data:`colloc.solvers.CAPABILITIES`).
+    capabilities = frozenset({"coupled", "iterations"})
     options = staticmethod(ipopt_options)
-    check = staticmethod(lambda transcription, progress=None, checkpoint=None: None)  # IPOPT takes every NLP colloc builds
+    refusal = staticmethod(lambda transcription: None)
     run = staticmethod(run_ipopt)
     outcome = staticmethod(outcome)

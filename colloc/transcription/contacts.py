@@ -103,8 +103,6 @@ def check_contact_problem(problem, scheme_name, options):
         raise OptionError(f"contact='implicit' does not combine with kinematic constraints yet; `{problem.model.constraints[0].name}` is one.")
     if options.get("mode", "default") == "explicit":
         raise OptionError("contact='implicit' needs the accelerations as variables; use mode='default' or 'implicit', not 'explicit'.")
-    if scheme_name == "midpoint-vi":
-        raise OptionError("contact='implicit' works with the collocation schemes; the contact-implicit midpoint-vi equations are not available.")
 
 
 class ContactRows:

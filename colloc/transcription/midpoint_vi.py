@@ -27,6 +27,7 @@ import numpy as np
 from .discrete_mechanics import FORCING, SCHEME, MidpointVI
 from ..errors import OptionError
 from ..discretization.grid import Grid
+from ..discretization.interpolant import held
 from ..discretization.mesh import make_mesh
 from ..model.component import TIME
 from .nlp import NLP, Layout, Rows
@@ -151,7 +152,7 @@ def _layout(problem, vi, n) -> Layout:
 def _guess(problem, vi, layout, mesh, warm):
     """Guesses from a midpoint-vi trajectory on the same mesh, else by colloc's rules on mesh points and midpoints."""
     n = mesh.size - 1
-    if warm is not None and warm.metadata.get("scheme") == SCHEME and warm.time.size == n + 1 \
+    if warm is not None and held(warm) and warm.time.size == n + 1 \
             and np.allclose((warm.time - warm.time[0]) / warm.duration, mesh, rtol=0, atol=1e-12) \
             and all(name in warm for name in vi.coordinate_names + vi.control_names + vi.multiplier_names):
         for block, cols in (("q", slice(None)), ("u", slice(0, n)), ("lam", slice(None))):

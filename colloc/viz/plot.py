@@ -153,9 +153,9 @@ def control_curve(traj, name, dense_t, dense):
     bang–bang torque at +40 peaked near 50 between Hermite–Simpson points).
     Every other column, and a held (midpoint-vi) control, is the dense sample.
     """
-    from ..discretization.interpolant import HELD_SCHEMES
+    from ..discretization.interpolant import held
 
-    if traj.kinds.get(name) == "control" and traj.metadata.get("scheme") not in HELD_SCHEMES:
+    if traj.kinds.get(name) == "control" and not held(traj):
         return traj.time, traj[name]
     return dense_t, dense[name]
 
