@@ -18,6 +18,7 @@ import pytest
 import colloc as cl
 from colloc.pipeline.options import SolveOptions
 from problems import bouncing_ball, pushed_block
+from test_pipeline import double_integrator  # a Lagrangian model: midpoint-vi takes it too
 
 
 class Reached(BaseException):
@@ -111,39 +112,10 @@ def _spy(monkeypatch, seen):
     wrap(contact_implicit, "schedule", "schedule", lambda *eps: dict(eps=eps))
 
 
-def _double_integrator():
-    """ẋ = v, v̇ = u, rest to rest in 1 s (a Lagrangian model, so midpoint-vi takes it too)."""
-    c = cl.Multibody("mass", coordinates=["x"], speeds=["v"])
-    (x,), (v,) = c.coordinates, c.speeds
-    u = c.control("u", bounds=(-100, 100))
-    c.kinetic_energy = 0.5 * v**2
-    c.potential_energy = 0 * x
-    c.generalized_force = u
-    prob = cl.Problem([c], t0=0.0, tf=1.0, name="di")
-    prob.initial({x: 0.0, v: 0.0})
-    prob.final({x: 1.0, v: 0.0})
-    prob.minimize(integral=u**2)
-    return prob
-
-
 SCRIPT = '''import sys
-import colloc as cl
 
 SOLVE = sys.modules["colloc_option_walk"].SOLVE
-
-
-def build():
-    c = cl.Multibody("mass", coordinates=["x"], speeds=["v"])
-    (x,), (v,) = c.coordinates, c.speeds
-    u = c.control("u", bounds=(-100, 100))
-    c.kinetic_energy = 0.5 * v**2
-    c.potential_energy = 0 * x
-    c.generalized_force = u
-    prob = cl.Problem([c], t0=0.0, tf=1.0, name="di")
-    prob.initial({x: 0.0, v: 0.0})
-    prob.final({x: 1.0, v: 0.0})
-    prob.minimize(integral=u**2)
-    return prob
+build = sys.modules["colloc_option_walk"].build
 '''
 
 
@@ -158,7 +130,7 @@ def _solve(problem, base):
 
 
 def _script(tmp_path, monkeypatch, keywords):
-    monkeypatch.setitem(sys.modules, "colloc_option_walk", types.SimpleNamespace(SOLVE=dict(keywords)))
+    monkeypatch.setitem(sys.modules, "colloc_option_walk", types.SimpleNamespace(SOLVE=dict(keywords), build=double_integrator))
     path = tmp_path / "walk.py"
     path.write_text(SCRIPT)
     return str(path)
@@ -179,12 +151,12 @@ def _sweep_point(keywords, tmp_path, monkeypatch, capsys):
 
 
 PIPELINES = {
-    "collocation": _solve(_double_integrator, {}),
-    "midpoint-vi": _solve(_double_integrator, dict(scheme="midpoint-vi")),
+    "collocation": _solve(double_integrator, {}),
+    "midpoint-vi": _solve(double_integrator, dict(scheme="midpoint-vi")),
     "multi-phase": _solve(lambda: bouncing_ball.build(bounces=1), {}),
     "contact": _solve(pushed_block.build, dict(contact="implicit", impacts=False)),
-    "refine": _solve(_double_integrator, dict(refine={"max_iterations": 1})),
-    "multi-start": _solve(_double_integrator, dict(starts=2)),
+    "refine": _solve(double_integrator, dict(refine={"max_iterations": 1})),
+    "multi-start": _solve(double_integrator, dict(starts=2)),
     "sweep": _sweep_point,
     "cli": _cli,
 }
