@@ -574,7 +574,7 @@ def _backend_options(kwargs, args):
     """Merge --backend, --ipopt and --fatrop into the script's SOLVE defaults (in ``kwargs``)."""
     if args.backend:
         kwargs["backend"] = args.backend
-    if kwargs.get("backend", "ipopt") != "ipopt" and kwargs.get("ipopt") and not args.ipopt:
+    if kwargs.get("backend", SolveOptions.backend) != "ipopt" and kwargs.get("ipopt") and not args.ipopt:
         print(f"note: the script's SOLVE ipopt options do not apply to --backend {kwargs['backend']}", file=sys.stderr)
         kwargs.pop("ipopt")
     kwargs["ipopt"] = _ipopt_options(kwargs.get("ipopt"), args.ipopt)

@@ -113,6 +113,10 @@ def solve(problem, scheme="hermite-simpson", intervals=None, mesh=None, guess=No
 
     Notes
     -----
+    The keywords are gathered once into a :class:`colloc.pipeline.options.SolveOptions` (each option's one
+    default; combinations no pipeline can honour refused by name) and handed to the pipeline they select
+    (:func:`run_pipeline`).
+
     Ctrl-C (SIGINT) or SIGTERM during the solve stops IPOPT after the current
     iteration; the result is flagged ``Status.INTERRUPTED`` and holds the last
     iterate.
