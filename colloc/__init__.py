@@ -30,7 +30,7 @@ __all__ += ["plot"]
 
 from .model.impact import Impact  # noqa: E402
 from .results.phased_trajectory import MultiPhaseResult, PhasedTrajectory  # noqa: E402
-from .pipeline.phases import MultiPhaseProblem, Phase, solve_phases  # noqa: E402
+from .pipeline.multiphase_problem import MultiPhaseProblem, Phase, solve_phases  # noqa: E402
 
 __all__ += ["Impact", "MultiPhaseProblem", "Phase", "solve_phases", "MultiPhaseResult", "PhasedTrajectory"]
 

@@ -55,7 +55,7 @@ import casadi as ca
 
 import colloc as cl
 from colloc.model.impact import Impact
-from colloc.pipeline.phases import MultiPhaseProblem, Phase
+from colloc.pipeline.multiphase_problem import MultiPhaseProblem, Phase
 
 SOLVE = dict(scheme="hermite-simpson", intervals=10, contact="implicit", free_steps=True)
 REFERENCE = dict(value=3.98359237, tolerance=1e-5,

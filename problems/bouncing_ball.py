@@ -34,7 +34,7 @@ import casadi as ca
 
 import colloc as cl
 from colloc.model.impact import Impact
-from colloc.pipeline.phases import MultiPhaseProblem, Phase
+from colloc.pipeline.multiphase_problem import MultiPhaseProblem, Phase
 
 SOLVE = dict(scheme="hermite-simpson", intervals=4)
 

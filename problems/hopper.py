@@ -64,7 +64,7 @@ import numpy as np
 
 import colloc as cl
 from colloc.model.impact import Impact
-from colloc.pipeline.phases import MultiPhaseProblem, Phase
+from colloc.pipeline.multiphase_problem import MultiPhaseProblem, Phase
 
 #: The homotopy starts at ε = 1 (not the default 0.1): from 0.1 the guess's sliding foot ends in gaits
 #: 8–11 % dearer than the two-phase optimum (969.7 at 20 intervals), from 1 within 2–3 % of it.

@@ -30,7 +30,7 @@ Scaling", ASME J. Biomech. Eng. 120(2) 1998: at γ = 0.009 the long
 import casadi as ca
 
 import colloc as cl
-from colloc.pipeline.phases import MultiPhaseProblem, Phase
+from colloc.pipeline.multiphase_problem import MultiPhaseProblem, Phase
 
 SOLVE = dict(scheme="radau-4", intervals=20)
 

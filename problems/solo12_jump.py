@@ -112,7 +112,7 @@ import casadi as ca
 import numpy as np
 
 import colloc as cl
-from colloc.pipeline.phases import MultiPhaseProblem, Phase
+from colloc.pipeline.multiphase_problem import MultiPhaseProblem, Phase
 from colloc.model.urdf import example_robot
 
 SOLVE = dict(scheme="hermite-simpson", intervals=6)

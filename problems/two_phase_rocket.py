@@ -38,7 +38,7 @@ above.
 import math
 
 import colloc as cl
-from colloc.pipeline.phases import MultiPhaseProblem, Phase
+from colloc.pipeline.multiphase_problem import MultiPhaseProblem, Phase
 
 SOLVE = dict(scheme="hermite-simpson", intervals=20)
 

@@ -79,7 +79,7 @@ def test_the_watch_turns_casadi_warnings_into_rows_and_passes_other_text_through
 
 
 def test_a_non_finite_multi_phase_guess_names_the_rows_and_terms_of_each_phase():
-    from colloc.pipeline.phases import MultiPhaseProblem, Phase
+    from colloc.pipeline.multiphase_problem import MultiPhaseProblem, Phase
 
     def phase(name):
         c = cl.Component("m")

@@ -19,7 +19,7 @@ import colloc as cl
 from colloc.errors import ModelError, OptionError, ProblemError
 from colloc.model.impact import Impact
 from colloc.results.phased_trajectory import MultiPhaseResult, PhasedTrajectory
-from colloc.pipeline.phases import MultiPhaseProblem, Phase, solve_phases
+from colloc.pipeline.multiphase_problem import MultiPhaseProblem, Phase, solve_phases
 
 PROBLEMS = Path(__file__).resolve().parents[1] / "problems"
 TIGHT = {"tol": 1e-12, "bound_relax_factor": 1e-14}

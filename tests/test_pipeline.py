@@ -16,7 +16,7 @@ from colloc.transcription import constraints as kc
 from colloc.transcription import make_options
 from colloc.transcription.collocation import Collocation
 from colloc.transcription.midpoint_vi import MidpointVITranscription
-from colloc.transcription.phases import MultiPhase
+from colloc.transcription.multiphase import MultiPhase
 
 
 def double_integrator():

@@ -67,7 +67,7 @@ def test_per_phase_meshes_must_match_the_phases():
 # -- verification phase by phase ---------------------------------------------------------------
 def test_walker_and_rocket_verification_errors_fall_at_fourth_order():
     """Hermite–Simpson is fourth order: forward-simulation error (jump maps applied) shrinks ~16× per halving."""
-    from colloc.simulate.verify_phases import verify_phases
+    from colloc.simulate.multiphase_checks import verify_phases
 
     for stem, key in (("simplest_walker", "periodic"), ("two_phase_rocket", "burn>coast")):
         module = load(stem)
@@ -81,7 +81,7 @@ def test_walker_and_rocket_verification_errors_fall_at_fourth_order():
 
 def test_bouncing_ball_impacts_are_reproduced_by_newtons_law():
     """Free fall is a quadratic that Hermite–Simpson integrates exactly, so every jump error is round-off."""
-    from colloc.simulate.verify_phases import verify_phases
+    from colloc.simulate.multiphase_checks import verify_phases
 
     ball = load("bouncing_ball")
     res = cl.solve(ball.build(), intervals=10, ipopt=TIGHT)

@@ -116,7 +116,7 @@ def test_a_cost_named_like_a_transcription_term_is_refused():
 
 
 def test_a_multi_phase_cost_of_a_taken_name_is_refused():
-    from colloc.pipeline.phases import MultiPhaseProblem, Phase
+    from colloc.pipeline.multiphase_problem import MultiPhaseProblem, Phase
 
     phases = [Phase(integrator()[0], name=n) for n in ("one", "two")]
     mp = MultiPhaseProblem(phases)

@@ -16,7 +16,7 @@ import pytest
 import colloc as cl
 from colloc.errors import ModelError
 from colloc.simulate.events import format_resimulation, resimulate_phases
-from colloc.pipeline.phases import MultiPhaseProblem, Phase, solve_phases
+from colloc.pipeline.multiphase_problem import MultiPhaseProblem, Phase, solve_phases
 
 PROBLEMS = Path(__file__).resolve().parents[1] / "problems"
 TIGHT = {"tol": 1e-12, "bound_relax_factor": 1e-14, "print_level": 0}

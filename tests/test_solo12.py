@@ -147,7 +147,7 @@ def test_colloc_verify_checks_pass_on_the_result_file(jump, tmp_path):
     # the constrained landing from there (measured: IDA_TOO_MUCH_WORK), as an unstable arm drifts in
     # tests/test_urdf_problems.py.
     from colloc.simulate.verify import interval_errors
-    from colloc.simulate.verify_phases import check_phases
+    from colloc.simulate.multiphase_checks import check_phases
 
     module, problem, res, model = jump
     path = tmp_path / "solo12_jump.csv"

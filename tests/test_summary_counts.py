@@ -73,7 +73,7 @@ def test_progress_counts_ipopt_iterations_through_a_restoration_phase(capsys):
 
 def test_a_multi_phase_summary_reports_kinematic_constraints_between_mesh_points_per_phase():
     """The Cartesian pendulum (a rod: x² + y² = 1) split into two phases joined by continuity."""
-    from colloc.pipeline.phases import MultiPhaseProblem, Phase
+    from colloc.pipeline.multiphase_problem import MultiPhaseProblem, Phase
 
     whole = _build("pendulum_cartesian")
     phases = []

@@ -339,7 +339,7 @@ def _run_verify(args) -> int:
     from ..simulate.checks import report as checks_report
     from ..simulate.verify import report, verify
 
-    from ..pipeline.phases import MultiPhaseProblem
+    from ..pipeline.multiphase_problem import MultiPhaseProblem
     from ..results.trajectory import Trajectory
 
     for flag, value in (("--tolerance", args.tolerance), ("--dynamics-tolerance", args.dynamics_tolerance)):
@@ -352,7 +352,7 @@ def _run_verify(args) -> int:
     if isinstance(problem, MultiPhaseProblem):
         if args.plot:
             raise OptionError("`--plot` draws single-phase simulations only; `colloc verify` of a multi-phase file prints each phase's errors.")
-        from ..simulate.verify_phases import verify_file
+        from ..simulate.multiphase_checks import verify_file
 
         return _verdict(*verify_file(problem, traj, args.tolerance, args.dynamics_tolerance))
     if traj.metadata.get("contact") == "implicit":
@@ -396,7 +396,7 @@ def _verdict(passed, report) -> int:
 
 
 def _run_info(args) -> int:
-    from ..pipeline.phases import MultiPhaseProblem
+    from ..pipeline.multiphase_problem import MultiPhaseProblem
     if str(args.problem).lower().endswith(".osim"):
         print(opensim.info(args.problem))
         return EXIT_SOLVED

@@ -24,7 +24,7 @@ from ..model.problem import Problem
 from ..model.scale import MAX_MAGNITUDE, horizon_note, large_values
 from ..results.trajectory import Status
 from ..transcription.base import Transcription, slack_warnings
-from ..transcription.phases import MultiPhase
+from ..transcription.multiphase import MultiPhase
 from ..transcription.registry import by_scheme
 
 

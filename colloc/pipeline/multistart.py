@@ -169,7 +169,7 @@ def solve_starts(problem, options: SolveOptions | None = None, **keywords):
         (``objective``, ``count``, ``starts``, ``trajectory``) and ``starts`` the
         outcome of every start.
     """
-    from .phases import MultiPhaseProblem
+    from .multiphase_problem import MultiPhaseProblem
 
     o = SolveOptions.of(options, **keywords)
     if o.starts is None:

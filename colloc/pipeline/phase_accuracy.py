@@ -1,6 +1,6 @@
 """How far to trust a multi-phase solve: the accuracy record of every phase and the worst of them.
 
-Each phase of a :class:`~colloc.pipeline.phases.MultiPhaseProblem` is a
+Each phase of a :class:`~colloc.pipeline.multiphase_problem.MultiPhaseProblem` is a
 collocation transcription on its own mesh, so each gets the single-phase
 record of :func:`colloc.pipeline.accuracy.assess` on its own clock: Betts'
 largest relative local error and where, and the dual-weighted estimate of its

@@ -39,7 +39,7 @@ def build_problem(module, path, params: dict) -> Problem:
     except SystemExit as e:
         raise UserCodeError(f"`build` in `{path}`{_script_line(e, path)} called exit({e.code!r}); "
                             "`build` must return a colloc.Problem.", user_frames(e)) from None
-    from .phases import MultiPhaseProblem
+    from .multiphase_problem import MultiPhaseProblem
 
     if not isinstance(problem, (Problem, MultiPhaseProblem)):
         raise ProblemError(f"`build` in `{path}` returned {type(problem).__name__}, not a colloc.Problem or MultiPhaseProblem.")

@@ -216,13 +216,13 @@ def _objective(problem, traj, grid, tol) -> Check:
 
 def phases_objective_check(mp, phases, recorded, tol) -> Check:
     """The objective a multi-phase file records against its phases' recomputed cost terms plus the
-    multi-phase Mayer terms (:meth:`colloc.pipeline.phases.MultiPhaseProblem.minimize`) at the file's endpoint values.
+    multi-phase Mayer terms (:meth:`colloc.pipeline.multiphase_problem.MultiPhaseProblem.minimize`) at the file's endpoint values.
 
     ``phases`` are the file's phases on their own clocks.  A Mayer term in an impact's
     impulse or post-impact speed (not stored in the file) is not recomputed: the check says so and passes.
     """
     from ..errors import ProblemError
-    from ..transcription.phases import _Endpoints
+    from ..transcription.multiphase import _Endpoints
 
     def value():
         total = 0.0
@@ -242,7 +242,7 @@ def phases_objective_check(mp, phases, recorded, tol) -> Check:
 
 
 def _endpoint_vector(mp, phases) -> np.ndarray:
-    """The slots of :class:`colloc.transcription.phases._Endpoints` from the file's phases: per phase ``t0``,
+    """The slots of :class:`colloc.transcription.multiphase._Endpoints` from the file's phases: per phase ``t0``,
     ``tf``, the pointwise variables at its first and last row, and each parameter once."""
     out, seen = [], set()
     for ph, traj in zip(mp.phases, phases):

@@ -44,11 +44,11 @@ from ..errors import ModelError, ProblemError, did_you_mean
 from ..model.impact import Impact
 from ..discretization.mesh import make_mesh
 from ..model.component import TIME
-from ..results.phased_trajectory import MultiPhaseResult, PhasedTrajectory  # noqa: F401 - re-exported for colloc.pipeline.phases users
+from ..results.phased_trajectory import MultiPhaseResult, PhasedTrajectory  # noqa: F401 - re-exported for colloc.pipeline.multiphase_problem users
 from ..model.problem import Problem
 from ..discretization.schemes import get_scheme
 from ..transcription import make_options
-from ..transcription.phases import MultiPhase
+from ..transcription.multiphase import MultiPhase
 
 DIRECTIONS = ("decreasing", "increasing", "either")
 
