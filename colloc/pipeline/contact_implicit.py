@@ -114,7 +114,7 @@ def _sequenced(problem, o, tr, steps_eps, solver):
     """
     # with free steps only: on a fixed mesh the fine steps cannot move what the coarse mesh placed (the hopper at
     # 50 intervals ended in a gait 7.6 % dearer, 914.2 against 849.3, and from ε = 1e-2 or 1e-1 not at all)
-    free = getattr(tr, "free_steps", None)
+    free = tr.free_steps
     k = _coarse_factor(tr.mesh) if free and tr.mesh.size - 1 > SEQUENCE_ABOVE else None
     fine_eps = [e for e in steps_eps if e <= SEQUENCE_FROM * (1 + 1e-9)]
     if k and fine_eps and len(fine_eps) < len(steps_eps):
@@ -134,7 +134,7 @@ def _sequenced(problem, o, tr, steps_eps, solver):
 
 def _solve(problem, o, tr, steps_eps, solver):
     """The homotopy on ``tr``'s mesh; with free steps its loose steps on the fixed mesh first (see :func:`solve_contact`)."""
-    if getattr(tr, "free_steps", None) and steps_eps[0] > FREE_FROM >= steps_eps[-1]:
+    if tr.free_steps and steps_eps[0] > FREE_FROM >= steps_eps[-1]:
         # the loose relaxations on the mesh given: free steps there end more often where an interval shrinks to
         # its bound to hold a spurious stick phase (block T = 2: 11/20 random starts against 18/20)
         fixed = driver.transcription(problem, o.replace(intervals=None, mesh=tr.mesh, relaxation=steps_eps[0], free_steps=False))

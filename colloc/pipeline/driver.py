@@ -174,8 +174,7 @@ def _non_finite(tr, nlp, o, stats, traj) -> str:
     import math
 
     events = stats.get("nonfinite_evaluations") or []
-    parts = getattr(tr, "cost_parts", None)
-    cost_parts = (lambda w: parts(nlp, w)) if parts is not None else None
+    cost_parts = lambda w: tr.cost_parts(nlp, w)  # noqa: E731
     row_time, variable_time = _time_labels(nlp, traj)
     row_label = lambda i: row_time(nlp.rows.label(i))  # noqa: E731
     labels = []
@@ -192,7 +191,7 @@ def _non_finite(tr, nlp, o, stats, traj) -> str:
     if rows:
         found.append(f"Constraint {rows} are not finite {where}.".replace("row ", "row ", 1))
     if not all(math.isfinite(v) for v in o.terms.values()) and not any(e.function == "nlp_f" for e in events):
-        terms = cost_parts(o.w) if cost_parts is not None else []
+        terms = cost_parts(o.w)
         names = [k for k, v in o.terms.items() if not math.isfinite(v)]
         found.append(f"The objective is not finite {where}: " + (", ".join(terms) or "cost " + ", ".join(f"`{n}`" for n in names)) + ".")
     if events:

@@ -48,6 +48,9 @@ class Transcription(ABC):
     #: Whether the NLP's layout says which mesh point or interval every variable belongs to (``Block.per``), so
     #: that a stage-wise backend (FATROP) can order it; only single-phase collocation does.
     stagewise = False
+    #: The ratio r of free interval lengths within [h/r, r h] of the mesh given, or None for a fixed mesh (only
+    #: contact-implicit collocation frees them).
+    free_steps = None
 
     def warm_start(self, guess):
         """The user's ``guess`` (Trajectory, SolveResult, path or None) as :meth:`build` takes it."""
@@ -68,6 +71,10 @@ class Transcription(ABC):
     def slacks(self, nlp, w) -> dict:
         """Largest magnitude of each slack block in ``w`` (none by default)."""
         return {}
+
+    def cost_parts(self, nlp, w) -> list:
+        """Sentences naming each cost term's non-finite parts at ``w`` (none by default: where it cannot tell)."""
+        return []
 
     def result(self, nlp, w, trajectory, **fields) -> SolveResult:
         """The SolveResult of a finished run; ``fields`` are the common SolveResult fields."""
