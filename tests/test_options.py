@@ -183,3 +183,33 @@ def test_every_option_reaches_its_consumer_or_is_refused_by_name(option, pipelin
         return
     assert refusal is not None, f"`{option}` given to the {pipeline} pipeline was neither used nor refused"
     assert re.search(rf"\b{name}\b", refusal), f"`{option}` refused by the {pipeline} pipeline without its name: {refusal}"
+
+
+@pytest.mark.parametrize("keywords, match", [
+    (dict(starts=2, progress=True), r"With `starts`, `progress` is a callable receiving \(start, result\)"),
+    (dict(seed=3), r"`seed` \(3\) seeds the perturbed guesses of `starts`"),
+    (dict(contact="implicit", starts=2), "`starts` does not combine with contact='implicit'"),
+    (dict(contact="implicit", accuracy=1e-3), "`accuracy` does not apply to contact='implicit'"),
+    (dict(relaxation_factor=0.5), "`relaxation_factor` is an option of the contact homotopy"),
+    (dict(backend="fatrop", ipopt={"tol": 1e-9}), r"`ipopt=` options do not apply to backend='fatrop'"),
+    (dict(refine={"tolerence": 1e-6}), "Unknown refinement option `tolerence`. Did you mean `tolerance`?"),
+])
+def test_options_no_pipeline_can_honour_are_refused_when_made(keywords, match):
+    with pytest.raises(cl.OptionError, match=match):
+        SolveOptions.of(**keywords)
+
+
+def test_refinement_starts_from_the_intervals_every_solve_starts_from(monkeypatch):
+    from colloc.discretization.mesh import DEFAULT_INTERVALS
+    from colloc.pipeline import refine
+
+    seen = []
+
+    def run(problem, options=None, **keywords):
+        seen.append(options.mesh)
+        raise Reached
+
+    monkeypatch.setattr(refine, "run", run)
+    with pytest.raises(Reached):
+        refine.solve_adaptive(double_integrator())
+    assert np.asarray(seen[0]).size - 1 == DEFAULT_INTERVALS == 50

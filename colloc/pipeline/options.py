@@ -3,7 +3,7 @@
 :func:`colloc.solve` and ``colloc solve`` build one (:meth:`SolveOptions.of`, from the keywords of
 :func:`colloc.solve`) and hand it by keyword to the pipeline it selects
 (:func:`colloc.pipeline.solve.run_pipeline`): one run (:func:`colloc.pipeline.driver.run`), the contact
-homotopy, adaptive refinement or multi-start; sweeps send its keywords to their workers.  A pipeline reads
+homotopy, adaptive refinement or multi-start; sweep points rebuild it from the keywords they are sent.  A pipeline reads
 each option where it is used.  Combinations no pipeline can honour are refused when the object is made
 (``__post_init__``), before anything is built, one sentence naming the option; a pipeline refuses by name the
 options it cannot take (:meth:`SolveOptions.refuse`).
@@ -124,11 +124,6 @@ class SolveOptions:
     def replace(self, **changes) -> "SolveOptions":
         """A copy with ``changes`` (keywords of :func:`colloc.solve`) applied."""
         return SolveOptions.of(self, **changes)
-
-    def keywords(self) -> dict:
-        """The keywords of :func:`colloc.solve` that make this object again (those that differ from the defaults)."""
-        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "transcription" and self.given(f.name)}
-        return {**out, **self.transcription}
 
     def given(self, name) -> bool:
         """Whether option ``name`` (a field, or a transcription option) differs from its default."""
