@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import casadi as ca
 import numpy as np
 
-from ..errors import ProblemError
+from ..errors import ProblemError, did_you_mean
 from ..model.component import TIME, Component
 from ..model.multibody import Multibody
 from ..model.muscle import DeGrooteFregly2016Muscle
@@ -104,9 +104,10 @@ def inverse_problem(motion, muscles, reserves=1.0, reserves_weight=1.0, minimize
     motion : PrescribedMotion
     muscles : list of DeGrooteFregly2016Muscle
         Built with ``body=motion.body`` and ``prescribed_motion=motion.q``.
-    reserves : float or None
-        Optimal force F_opt of each reserve actuator (N or N·m; Moco's ``ModOpAddReserves``), or None
-        for no reserves.
+    reserves : float, dict or None
+        Optimal force F_opt of each reserve actuator (N or N·m; Moco's ``ModOpAddReserves``), or a dict
+        ``{coordinate name: F_opt}`` giving every coordinate its own (as CoordinateActuators added to the
+        model before ``ModOpAddReserves``), or None for no reserves.
     reserves_weight : float
         w_r, MocoInverse's ``reserves_weight``.
     minimize_sum_squared_activations : bool
@@ -135,12 +136,11 @@ def inverse_problem(motion, muscles, reserves=1.0, reserves_weight=1.0, minimize
                            "`Multibody.inverse_dynamics`).")
     components, force = list(muscles), sum((m.generalized_force for m in muscles), ca.SX.zeros(body.num_speeds, 1))
     if reserves is not None:
-        if not reserves > 0:
-            raise ProblemError(f"The reserves' optimal force must be positive; got {reserves!r}.")
+        strength = _reserve_forces(body, reserves)
         actuator = Component("reserves")
         controls = ca.vertcat(*[actuator.control(f"reserve_{c.name().split('.', 1)[1]}") for c in body.coordinates])
         components.append(actuator)
-        force = force + reserves * controls
+        force = force + ca.DM(strength) * controls
     required = _inverse_dynamics(motion)
     t0 = motion.t0 if t0 is None else t0
     tf = motion.tf if tf is None else tf
@@ -160,6 +160,26 @@ def inverse_problem(motion, muscles, reserves=1.0, reserves_weight=1.0, minimize
 
         problem.guess(static_optimization(muscles, np.linspace(t0, tf, 101), required))
     return problem
+
+
+def _reserve_forces(body, reserves):
+    """F_opt of each coordinate's reserve, in the body's coordinate order."""
+    coords = [c.name() for c in body.coordinates]
+    if isinstance(reserves, dict):
+        given = {(k if isinstance(k, str) else k.name()): v for k, v in reserves.items()}
+        unknown = [k for k in given if k not in coords]
+        if unknown:
+            raise ProblemError(f"`{unknown[0]}` in `reserves` is not a coordinate of `{body.name}`.{did_you_mean(unknown[0], coords)}")
+        missing = [c for c in coords if c not in given]
+        if missing:
+            raise ProblemError(f"Coordinate `{missing[0]}` has no reserve optimal force in `reserves`; give every coordinate one.")
+        values = [given[c] for c in coords]
+    else:
+        values = [reserves] * len(coords)
+    for c, v in zip(coords, values):
+        if not (isinstance(v, (int, float)) and v > 0):
+            raise ProblemError(f"The reserves' optimal force must be positive; got {v!r} for `{c}`.")
+    return [float(v) for v in values]
 
 
 def _at(expr, times):

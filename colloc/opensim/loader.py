@@ -47,6 +47,8 @@ class OsimModel:
         ``(type, name)`` of every constraint read (and of every locked coordinate, as ``("locked", name)``).
     ignored : dict
         ``{element type: count}`` of the elements skipped because they change nothing in the dynamics.
+    motion : object or None
+        What ``load(..., motion=f)`` got from ``f(body)`` (the prescribed motion the muscles are on).
     """
 
     path: str
@@ -56,6 +58,7 @@ class OsimModel:
     forces: list = field(default_factory=list)
     constraints: list = field(default_factory=list)
     ignored: dict = field(default_factory=dict)
+    motion: object = None
 
     @property
     def body(self):
@@ -140,7 +143,7 @@ def _count(pairs):
     return out
 
 
-def load(path, name="model", forces=True, exact=False, muscles="degroote"):
+def load(path, name="model", forces=True, exact=False, muscles="degroote", motion=None):
     """Read an OpenSim ``.osim`` model into colloc components.
 
     Parameters
@@ -162,6 +165,14 @@ def load(path, name="model", forces=True, exact=False, muscles="degroote"):
         muscles as Moco's ``ModOpReplaceMusclesWithDeGrooteFregly2016`` makes them
         (:mod:`colloc.opensim.muscle_parameters`); ``"degroote-only"``: refuse any muscle that is not a
         ``DeGrooteFregly2016Muscle``.
+    motion : callable, optional
+        ``motion(body)`` → the coordinates q_ref(t) prescribed from data (MocoInverse's ``PositionMotion``):
+        an SX column of ``colloc.TIME`` alone, shape (nq, 1) in the order of ``body.coordinates``, or an
+        object whose ``q`` is one (:func:`colloc.goals.prescribed_motion`).  Called on the skeleton
+        before any force is built; the muscles are then built on that motion (length, lengthening speed
+        and moment arms functions of time, no force applied to the skeleton: the inverse problem's
+        path constraint carries them), every other force element as usual.  The returned object is
+        kept as ``OsimModel.motion``.
 
     Returns
     -------
@@ -196,6 +207,11 @@ def load(path, name="model", forces=True, exact=False, muscles="degroote"):
     skeleton = Skeleton(spec, name, exact=exact)
     skeleton.muscles = muscles
     out = OsimModel(path, skeleton, [skeleton.body], markers, ignored=ignored)
+    if motion is not None:
+        if not callable(motion):
+            raise ModelError(f"`motion` must be a callable taking the skeleton's multibody; got {type(motion).__name__}.")
+        out.motion = motion(skeleton.body)
+        skeleton.prescribed_motion = getattr(out.motion, "q", out.motion)
     for c in spec.coordinates:
         if c.locked:
             skeleton.body.holonomic(f"{c.name}_locked", skeleton.coordinate(c.name) - c.default)

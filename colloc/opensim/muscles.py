@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import math
 
+import casadi as ca
+
 from ..errors import ModelError
+from ..model.component import TIME
 from ..model.muscle import DeGrooteFregly2016Muscle, active_force_length
 from .document import force_path
 from .muscle_parameters import (DGF, REPLACEABLE, component_name, effective_damping, muscle_parameters,
@@ -27,6 +30,8 @@ class OpenSimMuscle(DeGrooteFregly2016Muscle):
         (a ``FunctionBasedPath`` with ``moment_arm_functions``), else both by AD of the length.
     params : dict
         From :func:`colloc.opensim.muscles.muscle_parameters`.
+    prescribed_motion : casadi.SX, shape (nq, 1), optional
+        q_ref(t) (see :class:`~colloc.DeGrooteFregly2016Muscle`): the muscle on a prescribed motion.
 
     Notes
     -----
@@ -35,7 +40,7 @@ class OpenSimMuscle(DeGrooteFregly2016Muscle):
     activation *is* the excitation (a control, no state), as in OpenSim.
     """
 
-    def __init__(self, name, body, path, params):
+    def __init__(self, name, body, path, params, prescribed_motion=None):
         self.osim = dict(params)
         self._given_path = path
         #: ``(active, position in ground)`` of each path point, SX in q (:class:`colloc.opensim.paths.Path`);
@@ -54,7 +59,7 @@ class OpenSimMuscle(DeGrooteFregly2016Muscle):
             deactivation_time_constant=params["deactivation_time_constant"],
             activation_dynamics_smoothing=params["activation_dynamics_smoothing"],
             fiber_damping=effective_damping(params), tendon_compliance=tendon_compliance(params),
-            minimum_activation=minimum)
+            minimum_activation=minimum, prescribed_motion=prescribed_motion)
         self.variable(self.excitation).bounds = (lo if math.isfinite(lo) else 0.0, hi)
         if not params["ignore_activation_dynamics"]:
             self.variable(self.activation).bounds = (minimum, hi)
@@ -72,7 +77,13 @@ class OpenSimMuscle(DeGrooteFregly2016Muscle):
             super()._path(body)
         else:
             self.moment_arms = path.moment_arms
-        if path.lengthening_speed is not None:
+        if self.prescribed_motion is not None:
+            # on a prescribed motion everything is a function of time: the file's speed function is not needed
+            if path.moment_arms is not None:
+                self.length = ca.substitute(self.length, body.q, self.prescribed_motion)
+                self.moment_arms = ca.substitute(self.moment_arms, body.q, self.prescribed_motion)
+                self.lengthening_speed = ca.jacobian(self.length, TIME)
+        elif path.lengthening_speed is not None:
             self.lengthening_speed = path.lengthening_speed
 
     @property
@@ -111,7 +122,8 @@ def build_muscle(skeleton, element, path):
 
     params = muscle_parameters(element, skeleton.spec.version, getattr(skeleton, "muscles", "degroote"),
                                getattr(element, "sourceline", None))
-    muscle = OpenSimMuscle(component_name(element.get("name")), skeleton.body, muscle_path(element, from_skeleton(skeleton, path)), params)
+    muscle = OpenSimMuscle(component_name(element.get("name")), skeleton.body, muscle_path(element, from_skeleton(skeleton, path)), params,
+                           prescribed_motion=getattr(skeleton, "prescribed_motion", None))
     base = force_path(skeleton.spec.model, element)
     names = {muscle.excitation: base, muscle.activation: f"{base}/activation"}
     if muscle.normalized_tendon_force is not None:
