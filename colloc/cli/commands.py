@@ -180,9 +180,10 @@ def _verify_parser(sub):
     p.add_argument("--plot", metavar="PNG", help="also save the error over time as a figure")
     p.add_argument("--tolerance", metavar="TOL", type=float, default=TOLERANCE,
                    help=f"of the boundary-condition, bound and path checks, times max(1, |bound|) (default {TOLERANCE:g})")
-    p.add_argument("--dynamics-tolerance", metavar="TOL", type=float, default=DYNAMICS_TOLERANCE,
+    p.add_argument("--dynamics-tolerance", metavar="TOL", type=float, default=None,
                    help="of each state's error at the end of every mesh interval simulated alone from the file's state at its start, "
-                        f"times max(1, median |state| over the interval and its neighbours) (default {DYNAMICS_TOLERANCE:g})")
+                        "times max(1, median |state| over the interval and its neighbours) (default: the local error the file's "
+                        f"solve estimated, propagated over one interval, when the file records it; else {DYNAMICS_TOLERANCE:g})")
     p.set_defaults(run=_run_verify)
 
 
@@ -343,22 +344,23 @@ def _run_verify(args) -> int:
     from ..results.trajectory import Trajectory
 
     for flag, value in (("--tolerance", args.tolerance), ("--dynamics-tolerance", args.dynamics_tolerance)):
-        if not (math.isfinite(value) and value > 0):
+        if value is not None and not (math.isfinite(value) and value > 0):
             raise OptionError(f"{flag} must be a positive number; got {value:g}.")
     traj = Trajectory.read(args.file)
     recorded = traj.metadata.get("params") or {}  # a dict: the reader checks the type
     given = parse_assignments(args.params, "--set")
     _, problem = load_problem(args.problem, {**recorded_params(args.problem, args.file, recorded), **given})
+    relative = DYNAMICS_TOLERANCE if args.dynamics_tolerance is None else args.dynamics_tolerance  # phases, contact-implicit
     if isinstance(problem, MultiPhaseProblem):
         if args.plot:
             raise OptionError("`--plot` draws single-phase simulations only; `colloc verify` of a multi-phase file prints each phase's errors.")
         from ..simulate.multiphase_checks import verify_file
 
-        return _verdict(*verify_file(problem, traj, args.tolerance, args.dynamics_tolerance))
+        return _verdict(*verify_file(problem, traj, args.tolerance, relative))
     if traj.metadata.get("contact") == "implicit":
         from ..pipeline.contact_implicit import verify_file as verify_contact_file
 
-        return _verdict(*verify_contact_file(problem, traj, args.tolerance, args.dynamics_tolerance))
+        return _verdict(*verify_contact_file(problem, traj, args.tolerance, relative))
     made_by = of_trajectory(traj)
     if made_by is not None and made_by.variational:
         raise OptionError(f"`{args.file}` is a {made_by.name} solution; verify integrates collocation interpolants. "

@@ -43,7 +43,7 @@ from ..simulate import active_bounds
 from ..simulate import limits
 from ..errors import OptionError
 from ..discretization.interpolant import Interpolant
-from .local_error import estimate_errors, residuals
+from .local_error import estimate_errors, local_errors, residuals
 
 #: Relative objective error above which a result says its mesh does not resolve the solution.  The
 #: published optima colloc's problems are checked against carry 5–6 significant digits, so an error
@@ -110,7 +110,9 @@ def assess(problem, trajectory, rows=None, lam_g=None, tolerance=TOLERANCE, cost
         ``max_error`` (largest ε_k), ``interval`` (its index), ``time`` ([t_k, t_k+1]),
         ``objective_error`` (estimated J* − J_h; NaN without multipliers or without a cost),
         ``relative_objective_error`` (over ``max(|J_h|, 1e-8)``), ``tolerance``, ``resolved`` (bool; None
-        when there is no objective error to judge by) and ``seconds`` (cost of the estimate); None when the
+        when there is no objective error to judge by), ``state_errors`` (``{state: max_k η_ik}``, each state's
+        largest absolute local error ``∫|ẋ̃ − f| dt`` over an interval, :func:`colloc.pipeline.local_error.local_errors`;
+        ``colloc verify`` judges the file's dynamics against it) and ``seconds`` (cost of the estimate); None when the
         solution is not finite (nothing to estimate).  ``costs``: whether the objective has terms (default: whether
         ``problem`` has; a phase of a multi-phase problem may have none of its own while the problem has).
     """
@@ -118,6 +120,7 @@ def assess(problem, trajectory, rows=None, lam_g=None, tolerance=TOLERANCE, cost
     with np.errstate(all="ignore"):
         rs = residuals(problem, trajectory)
         errors = estimate_errors(problem, trajectory, rs=rs)
+        eta, _, labels = local_errors(problem, trajectory, rs=rs)
         if costs is None:
             costs = any(c.integral is not None or c.final is not None for c in problem.costs)
         # without a cost the multipliers weigh nothing the user asked for: no objective error to estimate
@@ -129,9 +132,13 @@ def assess(problem, trajectory, rows=None, lam_g=None, tolerance=TOLERANCE, cost
     relative = abs(dJ) / max(abs(objective), 1e-8) if math.isfinite(dJ) else math.nan
     mesh = Interpolant(trajectory).mesh_times
     resolved = bool(relative <= tolerance) if math.isfinite(relative) else None  # no objective, no verdict
+    # each state's largest absolute local error max_k ∫|ẋ̃ − f| dt: what the file claims of its dynamics,
+    # against which `colloc verify` judges each interval integrated alone (colloc.simulate.error_bounds)
+    state_errors = {label.split(":", 1)[1]: float(np.max(row)) for label, row in zip(labels, eta)
+                    if label.startswith("dynamics:") and row.size and np.all(np.isfinite(row))}
     return dict(max_error=float(errors[k]), interval=k, time=[float(mesh[k]), float(mesh[k + 1])],
                 objective_error=dJ, relative_objective_error=relative, tolerance=float(tolerance), resolved=resolved,
-                seconds=_time.perf_counter() - start)
+                state_errors=state_errors, seconds=_time.perf_counter() - start)
 
 
 #: How the accuracy warning begins (refinement recognises it by this).

@@ -276,7 +276,10 @@ def verify(problem, trajectory, figure=None, tolerance=None, dynamics_tolerance=
     figure : path, optional
         Where to save :func:`plot_simulation` (suffix picks the format, e.g. ``.png``).
     tolerance, dynamics_tolerance : float, optional
-        Of the solution checks (:func:`colloc.simulate.checks.check_solution`; defaults there).
+        Of the solution checks (:func:`colloc.simulate.checks.check_solution`; defaults there).  Without
+        ``dynamics_tolerance`` each interval integrated alone is held to the local error the file's solve
+        estimated, when the file records it (:func:`colloc.simulate.error_bounds.interval_limits`; then
+        ``dynamics_limits`` in the result); else to the default relative tolerance.
     **options
         Passed to :func:`simulate_controls` (``substeps``, ``rtol``, ``atol``).
 
@@ -290,6 +293,7 @@ def verify(problem, trajectory, figure=None, tolerance=None, dynamics_tolerance=
     from .checks import DYNAMICS_TOLERANCE, TOLERANCE, check_solution
     from .limits import checks as between_grid_points
     from .consistency import with_consistency_checks
+    from .error_bounds import interval_limits
 
     if isinstance(trajectory, SolveResult):
         trajectory = trajectory.trajectory
@@ -298,8 +302,10 @@ def verify(problem, trajectory, figure=None, tolerance=None, dynamics_tolerance=
     sim = simulate_controls(problem, trajectory, **options)
     sim["figure"] = None
     tolerance = TOLERANCE if tolerance is None else tolerance
+    limits = interval_limits(problem, trajectory, tolerance) if dynamics_tolerance is None else None
+    sim["dynamics_limits"] = limits
     dynamics_tolerance = DYNAMICS_TOLERANCE if dynamics_tolerance is None else dynamics_tolerance
-    checks = check_solution(problem, trajectory, tolerance, dynamics_tolerance, interval_errors)
+    checks = check_solution(problem, trajectory, tolerance, limits or dynamics_tolerance, interval_errors)
     sim["checks"] = with_consistency_checks(problem, trajectory, checks, tolerance, dynamics_tolerance)
     if all(c.passed for c in sim["checks"][:3]):  # time, horizon, finite: the interpolant can be evaluated
         sim["checks"] += between_grid_points(problem, trajectory)
