@@ -9,6 +9,8 @@ CoordinateActuator of optimal force 100 on each of the pelvis's three coordinate
 (named as ``ModOpAddReserves`` names its reserves), then ``ModOpAddReserves(1)`` on the six others;
 ``MocoInverse`` with the coordinates of ``referenceCoordinates.sto`` (unfiltered), time [0, 0.47] s,
 ``mesh_interval`` 0.02 s (24 intervals) and convergence and constraint tolerances ``--tolerance``.
+``--tendons implicit`` makes every tendon compliant (``ignore_tendon_compliance`` false) with implicit
+dynamics (``ModOpUseImplicitTendonComplianceDynamicsDGF``), MocoInverse's usual setting.
 The study is MocoInverse's own (``MocoInverse.initialize()``), solved with ``MocoStudy.solve`` so that a
 guess can be given (``--guess``: a trajectory in Moco's names on the same grid, e.g. colloc's solution).
 Writes into DIR:
@@ -32,7 +34,7 @@ RESIDUALS = {"pelvis_tilt": 100.0, "pelvis_tx": 100.0, "pelvis_ty": 100.0, "lumb
 CONTACTS = ("contactHeel_r", "contactFront_r", "contactHeel_l", "contactFront_l")
 
 
-def model_of(folder):
+def model_of(folder, tendons="rigid"):
     """2D_gait without the lumbar actuator, with the residual actuators (module notes).
 
     The lumbar actuator is dropped from the file's text (the model keeps its forces in ``<components>``,
@@ -42,6 +44,10 @@ def model_of(folder):
     text = MODEL.read_text()
     text, count = re.subn(r"<CoordinateActuator name=\"lumbarAct\">.*?</CoordinateActuator>", "", text, flags=re.S)
     assert count == 1
+    if tendons == "implicit":  # compliant tendons (their dynamics made implicit by the ModOp in inverse_of)
+        text, count = re.subn(r"<ignore_tendon_compliance>true</ignore_tendon_compliance>",
+                              "<ignore_tendon_compliance>false</ignore_tendon_compliance>", text)
+        assert count == 18
     copy = pathlib.Path(folder) / "2D_gait_no_lumbar_actuator.osim"
     copy.write_text(text)
     model = osim.Model(str(copy))
@@ -61,9 +67,11 @@ def model_of(folder):
     return model
 
 
-def inverse_of(folder, mesh_interval, tolerance, duration=0.47):
+def inverse_of(folder, mesh_interval, tolerance, duration=0.47, tendons="rigid"):
     tool = osim.MocoInverse()
-    processor = osim.ModelProcessor(model_of(folder))
+    processor = osim.ModelProcessor(model_of(folder, tendons))
+    if tendons == "implicit":
+        processor.append(osim.ModOpUseImplicitTendonComplianceDynamicsDGF())
     processor.append(osim.ModOpAddReserves(1.0, math.nan, True))
     tool.setModel(processor)
     tool.setKinematics(osim.TableProcessor(str(DATA / "referenceCoordinates.sto")))
@@ -83,11 +91,13 @@ def main(argv=None):
     parser.add_argument("--mesh-interval", type=float, default=0.02)
     parser.add_argument("--guess", default=None)
     parser.add_argument("--tag", default="moco_inverse")
+    parser.add_argument("--tendons", choices=("rigid", "implicit"), default="rigid",
+                        help="the file's rigid tendons, or compliant ones with implicit dynamics")
     args = parser.parse_args(argv)
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     wall, cpu = time.perf_counter(), time.process_time()
-    tool = inverse_of(out, args.mesh_interval, args.tolerance)
+    tool = inverse_of(out, args.mesh_interval, args.tolerance, tendons=args.tendons)
     study = tool.initialize()
     solver = osim.MocoCasADiSolver.safeDownCast(study.updSolver())
     if args.guess:
@@ -101,7 +111,7 @@ def main(argv=None):
     names = list(solution.getObjectiveTermNames())
     report = {"problem": "gait2d_inverse", "script": "scripts/moco_inverse.py", "opensim": osim.__version__,
               "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "tolerance": args.tolerance,
-              "mesh_interval": args.mesh_interval, "intervals": int(solver.get_num_mesh_intervals()),
+              "mesh_interval": args.mesh_interval, "tendons": args.tendons, "intervals": int(solver.get_num_mesh_intervals()),
               "guess": args.guess, "success": bool(success), "status": solution.getStatus(),
               "objective": solution.getObjective(), "terms": {n: solution.getObjectiveTerm(n) for n in names},
               "iterations": solution.getNumIterations(), "build_wall_s": built_wall - wall,

@@ -1,7 +1,8 @@
 """MocoInverse of Moco's 2-D walking motion (problems/gait2d_inverse.py) against Moco's own solution.
 
 ``tests/data/moco/gait2d_inverse_moco.sto`` is OpenSim Moco 4.6's MocoInverse solution of the same problem
-(``scripts/moco_inverse.py --tolerance 1e-4``, run 2026-11-26; its numbers in the ``.json`` beside it)."""
+(``scripts/moco_inverse.py --tolerance 1e-4 --tendons implicit``, run 2026-11-26; its numbers in the ``.json``
+beside it)."""
 import json
 import pathlib
 import sys
@@ -26,10 +27,13 @@ def problem():
 
 
 def test_prescribed_walk_has_only_muscle_states(problem):
-    """No skeleton states: the 18 activations; controls the 18 excitations and one reserve per coordinate."""
+    """No skeleton states: each muscle's activation and tendon force; controls the 18 excitations and one
+    reserve per coordinate; MocoInverse's goals."""
     states = [v.name for v in problem.model.states]
     controls = [v.name for v in problem.model.controls]
-    assert len(states) == 18 and all(s.endswith(".activation") for s in states)
+    assert sum(s.endswith(".activation") for s in states) == 18
+    assert sum(s.endswith(".normalized_tendon_force") for s in states) == 18 and len(states) == 36
+    assert [c.name for c in problem.costs] == ["excitation_effort", "auxiliary_derivatives"]
     assert sum(c.endswith(".excitation") for c in controls) == 18
     assert sorted(c for c in controls if c.startswith("reserves.")) == sorted(
         f"reserves.reserve_{c}" for c in ("pelvis_tilt", "pelvis_tx", "pelvis_ty", "hip_flexion_l", "hip_flexion_r",
@@ -39,7 +43,7 @@ def test_prescribed_walk_has_only_muscle_states(problem):
 @pytest.mark.slow
 def test_objective_at_mocos_solution_is_mocos(problem):
     """Same NLP as Moco's: colloc's objective at Moco's solution is Moco's (to 1e-9; the file keeps 16
-    digits) and Moco's solution meets colloc's constraints to its own tolerance (1e-4; it reached 1.3e-6)."""
+    digits) and Moco's solution meets colloc's constraints to its own tolerance (1e-4; it reached 1.7e-6)."""
     moco = json.loads(MOCO.with_suffix(".json").read_text())
     traj = inverse.from_moco(MOCO.with_suffix(".sto"), problem)
     assert traj.time.size == 2 * moco["intervals"] + 1
