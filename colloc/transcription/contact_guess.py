@@ -17,7 +17,8 @@ def fill_contact_guess(nlp, columns, time):
     """
     lay, grid, rows = nlp.layout, nlp.grid, nlp.contact
     span = time[-1] - time[0]
-    tm = time[0] + span * 0.5 * (grid.mesh[:-1] + grid.mesh[1:])
+    # each interval's force at its midpoint, or a force at every grid point
+    tm = time[0] + span * (grid.tau if rows.forces == "collocation" else 0.5 * (grid.mesh[:-1] + grid.mesh[1:]))
     for i, c in enumerate(rows.contacts):
         if f"{c.name}.normal_force" in columns:
             lay["cn"].guess[i] = np.maximum(np.interp(tm, time, columns[f"{c.name}.normal_force"]), 0.0)

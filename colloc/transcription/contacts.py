@@ -65,6 +65,8 @@ from .guess import guess_final_time
 from .collocation import Collocation, reconstruct
 from . import friction3d
 from .contact_guess import fill_contact_guess, seed_impacts
+from . import force_points
+from .force_points import BEFORE, FORCES
 
 #: The one contact handling colloc offers besides none.
 CONTACT_MODES = ("implicit",)
@@ -103,6 +105,9 @@ def check_contact_problem(problem, scheme_name, options):
         raise OptionError(f"contact='implicit' does not combine with kinematic constraints yet; `{problem.model.constraints[0].name}` is one.")
     if options.get("mode", "default") == "explicit":
         raise OptionError("contact='implicit' needs the accelerations as variables; use mode='default' or 'implicit', not 'explicit'.")
+    if options.get("contact_forces", "interval") not in FORCES:
+        raise OptionError(f"Unknown contact_forces `{options['contact_forces']}`; choose 'interval' (one force per mesh interval) "
+                          "or 'collocation' (a force at every collocation point).")
 
 
 class ContactRows:
@@ -112,10 +117,12 @@ class ContactRows:
     interval ends that :meth:`add_rows` and :meth:`end_integrands` of the same build read.
     """
 
-    def __init__(self, problem, grid, res_names, relaxation, impacts=True, free_steps=None):
+    def __init__(self, problem, grid, res_names, relaxation, impacts=True, free_steps=None, forces="interval"):
         model = problem.model
         self.grid, self.eps, self.impacts = grid, float(relaxation), bool(impacts)
-        self.free_steps = free_steps  # None, or the ratio r bounding each interval to [h̄_i / r, r h̄_i]
+        # free_steps: None, or the ratio r bounding each interval to [h̄_i / r, r h̄_i]; forces: where the forces
+        # act (colloc.transcription.force_points)
+        self.free_steps, self.forces, self.problem = free_steps, forces, problem
         self.control_names = [c.name for c in model.controls]
         self.res_names = list(res_names)
         state_names = [s.name for s in model.states]
@@ -177,6 +184,15 @@ class ContactRows:
         self.spatial_contacts = [self.contacts[i] for i in self.spatial]
         self.force_map = ca.DM(friction3d.force_map(self.spatial_contacts))
 
+    @property
+    def groups(self):
+        """The forces grouped by their place in their intervals (:func:`colloc.transcription.force_points.force_groups`)."""
+        return force_points.force_groups(self.grid, self.forces, self.free_steps)
+
+    @property
+    def control_bounds(self):
+        return [tuple(self.problem.bounds[c]) for c in self.control_names]
+
     def _public_point(self, x, p, lam, force, gap, yd, sd3):
         """``point`` as readers of a result call it: friction inputs and one sliding speed per frictional contact
         (the speed's norm for a contact with two tangents); the 3-D friction forces are not among its inputs."""
@@ -203,16 +219,27 @@ class ContactRows:
         return self.grid.mesh_points[1:-1] if self.impacts else self.grid.mesh_points[:0]
 
     # -- hooks ---------------------------------------------------------------------------------
-    def add_variables(self, layout):
-        n, ni, starts = self.grid.num_intervals, self.impact_points.size, self.grid.interval_starts
-        layout.add("cn", self._names("normal_force"), n, 0.0, np.inf, col_index=starts)
-        layout.add("cbp", self._names("friction_plus", True), n, 0.0, np.inf, col_index=starts)
-        layout.add("cbm", self._names("friction_minus", True), n, 0.0, np.inf, col_index=starts)
-        layout.add("cg", self._names("sliding_speed", True), n, 0.0, np.inf, col_index=starts)
+    def _force_blocks(self, layout, suffix, ncols, col_index):
+        """The force blocks ``cn, cbp, cbm, cg`` (and ``cf3``), named with ``suffix``, ``ncols`` columns each."""
+        for name, names in (("cn", self._names("normal_force")), ("cbp", self._names("friction_plus", True)),
+                            ("cbm", self._names("friction_minus", True)), ("cg", self._names("sliding_speed", True))):
+            layout.add(name + suffix, names, ncols, 0.0, np.inf, col_index=col_index)
         if self.spatial:
             cs = self.spatial_contacts
             lower = np.concatenate([np.full(len(friction3d.force_names(c)), friction3d.force_lower(c)) for c in cs])[:, None]
-            layout.add("cf3", [n for c in cs for n in friction3d.force_names(c)], n, lower, np.inf, col_index=starts)
+            layout.add("cf3" + suffix, [n for c in cs for n in friction3d.force_names(c)], ncols, lower, np.inf, col_index=col_index)
+
+    def add_variables(self, layout):
+        n, ni, starts = self.grid.num_intervals, self.impact_points.size, self.grid.interval_starts
+        self._force_blocks(layout, "", *force_points.force_columns(self.grid, self.forces))
+        if self.forces == "collocation":
+            idle = force_points.idle_points(self.grid, self.groups)
+            for b in ("cn", "cbp", "cbm", "cg", "cf3"):
+                if b in layout:
+                    layout[b].lower[:, idle] = layout[b].upper[:, idle] = 0.0
+        if self.spatial:
+            cs = self.spatial_contacts
+            lower = np.concatenate([np.full(len(friction3d.force_names(c)), friction3d.force_lower(c)) for c in cs])[:, None]
             layout.add("cg3", [f"{c.name}.slip_speed" for c in cs], self.grid.num_points, 0.0, np.inf)
             layout.add("pf3", [n for c in cs for n in friction3d.force_names(c, "friction_impulse")], ni, lower, np.inf,
                        col_index=self.impact_points)
@@ -222,6 +249,8 @@ class ContactRows:
         layout.add("pbp", self._names("friction_impulse_plus", True), ni, 0.0, np.inf, col_index=self.impact_points)
         layout.add("pbm", self._names("friction_impulse_minus", True), ni, 0.0, np.inf, col_index=self.impact_points)
         layout.add("pg", self._names("impact_sliding_speed", True), ni, 0.0, np.inf, col_index=self.impact_points)
+        if any(gr.suffix == BEFORE for gr in self.groups):  # each interval's own forces at its end
+            self._force_blocks(layout, BEFORE, n - 1, self.grid.mesh_points[1:-1])
         if self.free_steps:
             inner = self.grid.mesh_points[1:-1]
             for name, block in (("zm", "z"), ("um", "u")):
@@ -255,6 +284,8 @@ class ContactRows:
         over the whole next interval; an interval's friction opposes that interval's mean sliding speed.
         """
         g = self.grid
+        if self.forces == "collocation":  # a force at every grid point
+            return np.eye(g.num_points)
         owner = np.minimum(np.arange(g.num_points) // g.stride, g.num_intervals - 1)
         E = np.zeros((g.num_points, g.num_intervals))
         E[np.arange(g.num_points), owner] = 1.0
@@ -300,11 +331,13 @@ class ContactRows:
             return
         _, Xe, _, _ = self._end_values(V, T, X)
         inner = list(range(n - 1))
-        F = self._point.map(n)(Xe, V["p"], V["cn"], V["cbp"], V["cbm"])[0]
+        # the forces each interval ends on: its own (one per interval), or those of block suffix BEFORE (per point)
+        own = (lambda b: V[b + BEFORE]) if self.forces == "collocation" else (lambda b: V[b][:, inner])  # noqa: E731
+        F = self._point.map(n - 1)(Xe[:, inner], V["p"], own("cn"), own("cbp"), own("cbm"))[0]
         if self.spatial:
-            F = F + self.spatial_point.map(n)(Xe, V["p"], ca.mtimes(self.force_map, V["cf3"]))[0]
+            F = F + self.spatial_point.map(n - 1)(Xe[:, inner], V["p"], ca.mtimes(self.force_map, own("cf3")))[0]
         names = [f"{r}.before" for r in self.res_names]
-        rows.add("residual", names, (self._end_res - F)[:, inner], self.grid.mesh_points[1:-1])
+        rows.add("residual", names, self._end_res[:, inner] - F, self.grid.mesh_points[1:-1])
 
     def end_integrands(self, V, T, X, H, LQ):
         """With free steps: the quadrature's correction for the interval ends' own controls, per integral cost
@@ -317,6 +350,8 @@ class ContactRows:
         return ca.mtimes(self._end_L[:, inner] - LQ[:, list(self.grid.mesh_points[1:-1])], w.T)
 
     def _on_grid(self, M):
+        if self.forces == "collocation":  # a force at every grid point
+            return M
         # a column selection, not a product with the dense 0/1 matrix: MX keeps a product's structural zeros,
         # which made every residual row depend on every interval's forces (Jacobian nonzeros growing as N²)
         return M[:, [int(i) for i in np.argmax(self.interpolation, axis=1)]]
@@ -333,18 +368,19 @@ class ContactRows:
         eps, g = self.eps, self.grid
         nc, nf, ng = len(self.contacts), len(self.planar), g.num_points
         gap = self._point.map(ng)(X, V["p"], ca.DM.zeros(nc, ng), ca.DM.zeros(nf, ng), ca.DM.zeros(nf, ng))[1]
-        lam = V["cn"]
         self._end_rows(rows, V, T, X)
         if self.free_steps:
             rows.add("mesh", ["interval.fractions_sum"], ca.sum2(V[STEPS]) - 1.0, [0])
+            force_points.control_hull(rows, g, V["u"], V["um"] if g.num_intervals > 1 else None, self.control_names,
+                                      self.control_bounds)
         rows.add("gap", self._names("gap"), gap, np.arange(ng), 0.0, np.inf)
-        # an interval's force acts only while the contact is closed at every grid point of that interval
-        for j in range(g.scheme.num_nodes):
-            rows.add(COMPLEMENTARITY, self._names(f"gap@{j}*normal_force"), gap[:, list(g.node(j))] * lam, g.node(j), -np.inf, eps)
+        # a force acts only while the contact is closed at every grid point of its interval
+        for gr in self.groups:
+            force_points.complementarity_rows(rows, self._names, gap, V["cn" + gr.suffix][:, gr.cols], g, gr, eps)
         if self.planar:
-            self._interval_friction(rows, lam, X, V)
+            self._interval_friction(rows, X, V)
         if self.spatial:
-            self._spatial_friction(rows, lam, X, V)
+            self._spatial_friction(rows, X, V)
         ip = self.impact_points
         if not ip.size:
             return
@@ -366,36 +402,30 @@ class ContactRows:
             sd3 = self.spatial_point.map(ip.size)(Xi, V["p"], ca.DM.zeros(self.force_map.shape[0], ip.size))[2]
             friction3d.cone_rows(rows, self.spatial_contacts, eps, P[self.spatial, :], V["pf3"], [V["pg3"]], [sd3], [ip], ip, "impulse_")
 
-    def _interval_friction(self, rows, lam, X, V):
-        """Maximal dissipation over each interval: its friction force opposes the sliding at every grid point of it.
+    def _interval_friction(self, rows, X, V):
+        """Maximal dissipation over each interval: its friction forces oppose the sliding at every grid point of it.
 
-        ``γ_i ≥ |ṡ_j|`` for the grid points j of interval i, ``μλ_i − β⁺_i − β⁻_i ≥ 0 ⊥ γ_i`` (an
-        unsaturated cone sticks the whole interval), ``β⁺_i ṡ_j ≤ ε`` and ``−β⁻_i ṡ_j ≤ ε`` (the force
+        ``γ_k ≥ |ṡ_l|`` for the grid points l of the interval of force k, ``μλ_k − β⁺_k − β⁻_k ≥ 0 ⊥ γ_k`` (an
+        unsaturated cone sticks the whole interval), ``β⁺_k ṡ_l ≤ ε`` and ``−β⁻_k ṡ_l ≤ ε`` (the force
         never pushes along the motion).  A force at a single point with the block momentarily at rest
         could otherwise push it forward for the whole interval, and a zero mean speed could hide a wiggle.
         """
-        eps, g, nf = self.eps, self.grid, len(self.planar)
+        g, nf = self.grid, len(self.planar)
         nc, ng = len(self.contacts), g.num_points
         sd = self._point.map(ng)(X, V["p"], ca.DM.zeros(nc, ng), ca.DM.zeros(nf, ng), ca.DM.zeros(nf, ng))[3]
-        bp, bm, gamma = V["cbp"], V["cbm"], V["cg"]
-        cone = ca.repmat(ca.DM(self.mu), 1, g.num_intervals) * lam[self.planar, :] - bp - bm
-        rows.add("friction", self._names("cone", True), cone, g.interval_starts, 0.0, np.inf)
-        rows.add(COMPLEMENTARITY, self._names("cone*sliding_speed", True), cone * gamma, g.interval_starts, -np.inf, eps)
-        for j in range(g.scheme.num_nodes):
-            sj = sd[:, list(g.node(j))]
-            rows.add("friction", self._names(f"slip_plus@{j}", True), gamma + sj, g.node(j), 0.0, np.inf)
-            rows.add("friction", self._names(f"slip_minus@{j}", True), gamma - sj, g.node(j), 0.0, np.inf)
-            rows.add(COMPLEMENTARITY, self._names(f"speed@{j}*friction_plus", True), sj * bp, g.node(j), -np.inf, eps)
-            rows.add(COMPLEMENTARITY, self._names(f"speed@{j}*friction_minus", True), -sj * bm, g.node(j), -np.inf, eps)
+        names = lambda suffix: self._names(suffix, True)  # noqa: E731
+        for gr in self.groups:
+            lam, bp, bm, gamma = (V[b + gr.suffix][:, gr.cols] for b in ("cn", "cbp", "cbm", "cg"))
+            force_points.planar_rows(rows, names, self.mu, lam[self.planar, :], bp, bm, gamma, sd, g, gr, self.eps)
 
-    def _spatial_friction(self, rows, lam, X, V):
-        """3-D cones (:mod:`colloc.transcription.friction3d`): each interval's force against the sliding at every
-        grid point of it, with a sliding speed per grid point."""
-        g, ng = self.grid, self.grid.num_points
+    def _spatial_friction(self, rows, X, V):
+        """3-D cones (:mod:`colloc.transcription.friction3d`): each force against the sliding at every grid point of
+        its interval, with a sliding speed per grid point."""
+        ng = self.grid.num_points
         sd = self.spatial_point.map(ng)(X, V["p"], ca.DM.zeros(self.force_map.shape[0], ng))[2]
-        nodes = [list(g.node(j)) for j in range(g.scheme.num_nodes)]
-        friction3d.cone_rows(rows, self.spatial_contacts, self.eps, lam[self.spatial, :], V["cf3"], [V["cg3"][:, k] for k in nodes],
-                             [sd[:, k] for k in nodes], [g.node(j) for j in range(g.scheme.num_nodes)], g.interval_starts)
+        for gr in self.groups:
+            lam, f3 = V["cn" + gr.suffix][:, gr.cols], V["cf3" + gr.suffix][:, gr.cols]
+            force_points.spatial_rows(rows, self.spatial_contacts, lam[self.spatial, :], f3, V["cg3"], sd, self.grid, gr, self.eps)
 
     def _friction(self, rows, normal, sd, bp, bm, gamma, points, tag):
         if self.planar:
@@ -471,8 +501,9 @@ class ContactCollocation(Collocation):
     """
 
     def __init__(self, problem, scheme="hermite-simpson", intervals=None, mesh=None, contact="implicit", relaxation=1e-6,
-                 impacts=True, free_steps=AUTO, **options):
-        check_contact_problem(problem, scheme if isinstance(scheme, str) else scheme.name, dict(options, contact=contact))
+                 impacts=True, free_steps=AUTO, contact_forces="interval", **options):
+        check_contact_problem(problem, scheme if isinstance(scheme, str) else scheme.name,
+                              dict(options, contact=contact, contact_forces=contact_forces))
         steps = step_ratio(True if free_steps is AUTO else free_steps)
         super().__init__(problem, scheme, intervals, mesh, **options)
         if free_steps is AUTO and self.mesh.size < 3:  # one interval: its length is the horizon
@@ -484,6 +515,7 @@ class ContactCollocation(Collocation):
         if steps and self.mesh.size < 3:
             raise OptionError("`free_steps` needs at least 2 intervals: one interval's length is the horizon.")
         self.relaxation, self.impacts, self.free_steps = float(relaxation), impacts, steps
+        self.contact_forces = contact_forces
 
     def warm_start(self, guess):
         """A warm start without its contact columns (those are sampled onto the contact blocks by :meth:`build`)."""
@@ -503,7 +535,7 @@ class ContactCollocation(Collocation):
         return nlp
 
     def hooks(self, grid, res_names):
-        return ContactRows(self.problem, grid, res_names, self.relaxation, self.impacts, self.free_steps)
+        return ContactRows(self.problem, grid, res_names, self.relaxation, self.impacts, self.free_steps, self.contact_forces)
 
     def trajectory(self, nlp, w, meta=None):
         values = nlp.layout.unpack(w)

@@ -1,0 +1,109 @@
+"""Passive contacts found contact-implicitly: forces at the collocation points, free steps, bounded pushes.
+
+References: the bead in a circular bowl is a pendulum (half period ``2√(R/g) K(sin²(θ₀/2))``,
+``problems/bead_in_bowl.py``); the block sliding to rest stops at ``v₀/(μg)`` (``problems/block_to_rest.py``);
+the least-time push is bang-bang, ``T* = √(2d(1/a₁ + 1/a₂))`` (``problems/least_time_block.py``); the
+event-driven simulator (:func:`colloc.simulate_events`, accurate to 1e-11) is the oracle where no closed form
+exists.  Tolerances follow the schemes' orders: Radau IIA with s = 3 on a closed contact (an index-3 system)
+converges at order 2s − 1 = 5 in positions and s = 3 in speeds (Hairer, Lubich & Roche 1989); a constant
+deceleration and a bang-bang push are integrated exactly by Hermite–Simpson once the switch is on a mesh point,
+so only the solver's and the relaxation's tolerances remain there.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import colloc as cl
+from colloc.errors import OptionError
+from colloc.transcription.force_points import bernstein_matrix
+
+from test_problems import load
+
+IPOPT = {"tol": 1e-10, "print_level": 0}
+
+
+def _simulated_error(traj, body, names, v0):
+    """Largest error of the columns ``names`` of ``traj`` against the event-driven simulation from its initial
+    configuration and speeds ``v0``, on its grid."""
+    q0 = [traj[f"{body.name}.{c}"][0] for c in ("x", "y")]
+    sim = cl.simulate_events(body, float(traj.time[-1]), q0, v0, times=traj.time)
+    return max(float(np.max(np.abs(np.interp(traj.time, sim.time, sim[n]) - traj[n]))) for n in names)
+
+
+@pytest.fixture(scope="module")
+def bowl():
+    return load("bead_in_bowl")
+
+
+def test_bead_in_a_bowl_swings_as_the_pendulum_at_radau_order(bowl):
+    names = ["bead.x", "bead.y", "bead.x_speed", "bead.y_speed"]
+    pos, sim = [], []
+    for n in (10, 20):
+        res = cl.solve(bowl.build(), ipopt=IPOPT, **dict(bowl.SOLVE, intervals=n))
+        assert res.success
+        pos.append(abs(res.trajectory.final("bead.x") + bowl.position(0.5)[0]))
+        sim.append(_simulated_error(res.trajectory, bowl.bead(), names, [0.0, 0.0]))
+    # measured: final x error 2.9e-6 / 9.7e-8 (order 4.9), state error against the simulation 1.3e-3 / 1.6e-4
+    assert pos[0] < 1e-5 and np.log2(pos[0] / pos[1]) > 4.0
+    assert sim[1] < 5e-4 and np.log2(sim[0] / sim[1]) > 2.5
+    # the normal force follows m g (3 cos θ − 2 cos θ₀) (no force at Radau's first point, which no defect uses)
+    traj = res.trajectory
+    theta = np.arctan2(traj["bead.x"], 1.0 - traj["bead.y"])
+    exact = 9.81 * (3 * np.cos(theta) - 2 * np.cos(0.5))
+    assert np.max(np.abs(traj["bead.bowl.normal_force"][1:] - exact[1:])) < 0.05
+
+
+def test_bead_sliding_with_friction_follows_the_event_driven_simulation(bowl):
+    # μ = 0.1 < tan θ₀: it slides down one way over 0.5 s (no reversal); measured 9.5e-5 at 10 intervals
+    body = bowl.bead(friction=0.1)
+    res = cl.solve(bowl.build(friction=0.1, duration=0.5), ipopt=IPOPT, **bowl.SOLVE)
+    assert res.success
+    assert _simulated_error(res.trajectory, body, ["bead.x", "bead.y", "bead.x_speed", "bead.y_speed"], [0.0, 0.0]) < 5e-4
+
+
+@pytest.mark.parametrize("forces", ["interval", "collocation"])
+def test_block_slides_to_rest_at_the_coulomb_stop(forces):
+    br = load("block_to_rest")
+    res = cl.solve(br.build(), ipopt=IPOPT, **dict(br.SOLVE, contact_forces=forces))
+    assert res.success
+    traj = res.trajectory
+    ts, xs = br.stop()
+    # free steps put the stop on a mesh point, where the scheme is exact for the constant deceleration:
+    # measured stop-time errors 2.4e-9 (interval) and 3.5e-8 (collocation)
+    stopped = traj.time[np.argmax(np.abs(traj["block.x_speed"]) < 1e-6)]
+    assert stopped == pytest.approx(ts, abs=1e-6)
+    assert traj.final("block.x") == pytest.approx(xs, abs=1e-6)
+    assert _simulated_error(traj, br.block(), ["block.x", "block.x_speed"], [2.0, 0.0]) < 1e-6
+
+
+def test_least_time_push_is_never_below_the_bang_bang_minimum():
+    lt = load("least_time_block")
+    best = lt.least_time()
+    res = cl.solve(lt.build(), ipopt=IPOPT, **lt.SOLVE)
+    assert res.success
+    T = res.trajectory.duration
+    # before the control-hull rows: 1.1026403 at 20 intervals, 0.34 % below T* (one interval 4× longer hid a
+    # push from +5 to −5 in a quadratic overshooting its bound); now 1.1063832 (relaxation error −3e-8)
+    assert best - 1e-6 <= T <= best + 1e-3
+    push = res.trajectory["block.push"]
+    assert np.max(np.abs(push)) <= 5.0 + 1e-6
+
+
+def test_bernstein_coefficients_bound_the_polynomial():
+    rng = np.random.default_rng(0)
+    s = np.array([0.0, 0.5, 1.0])
+    C = np.linalg.inv(bernstein_matrix(2, s))
+    fine = np.linspace(0, 1, 201)
+    for _ in range(50):
+        values = rng.uniform(-5, 5, 3)
+        coef = C @ values
+        poly = bernstein_matrix(2, fine) @ coef
+        assert coef.min() - 1e-12 <= poly.min() and poly.max() <= coef.max() + 1e-12
+        assert np.allclose(bernstein_matrix(2, s) @ coef, values)
+    assert np.allclose(bernstein_matrix(3, fine).sum(axis=1), 1.0)
+
+
+def test_unknown_force_placement_is_one_sentence():
+    with pytest.raises(OptionError, match="contact_forces"):
+        cl.solve(load("block_to_rest").build(), intervals=4, contact="implicit", contact_forces="knots")
