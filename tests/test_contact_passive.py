@@ -23,10 +23,9 @@ from test_problems import load
 IPOPT = {"tol": 1e-10, "print_level": 0}
 
 
-def _simulated_error(traj, body, names, v0):
-    """Largest error of the columns ``names`` of ``traj`` against the event-driven simulation from its initial
-    configuration and speeds ``v0``, on its grid."""
-    q0 = [traj[f"{body.name}.{c}"][0] for c in ("x", "y")]
+def _simulated_error(traj, body, names, q0, v0):
+    """Largest error of the columns ``names`` of ``traj`` against the event-driven simulation from ``q0, v0``, on
+    its grid."""
     sim = cl.simulate_events(body, float(traj.time[-1]), q0, v0, times=traj.time)
     return max(float(np.max(np.abs(np.interp(traj.time, sim.time, sim[n]) - traj[n]))) for n in names)
 
@@ -43,7 +42,7 @@ def test_bead_in_a_bowl_swings_as_the_pendulum_at_radau_order(bowl):
         res = cl.solve(bowl.build(), ipopt=IPOPT, **dict(bowl.SOLVE, intervals=n))
         assert res.success
         pos.append(abs(res.trajectory.final("bead.x") + bowl.position(0.5)[0]))
-        sim.append(_simulated_error(res.trajectory, bowl.bead(), names, [0.0, 0.0]))
+        sim.append(_simulated_error(res.trajectory, bowl.bead(), names, bowl.position(0.5), [0.0, 0.0]))
     # measured: final x error 2.9e-6 / 9.7e-8 (order 4.9), state error against the simulation 1.3e-3 / 1.6e-4
     assert pos[0] < 1e-5 and np.log2(pos[0] / pos[1]) > 4.0
     assert sim[1] < 5e-4 and np.log2(sim[0] / sim[1]) > 2.5
@@ -59,7 +58,8 @@ def test_bead_sliding_with_friction_follows_the_event_driven_simulation(bowl):
     body = bowl.bead(friction=0.1)
     res = cl.solve(bowl.build(friction=0.1, duration=0.5), ipopt=IPOPT, **bowl.SOLVE)
     assert res.success
-    assert _simulated_error(res.trajectory, body, ["bead.x", "bead.y", "bead.x_speed", "bead.y_speed"], [0.0, 0.0]) < 5e-4
+    names = ["bead.x", "bead.y", "bead.x_speed", "bead.y_speed"]
+    assert _simulated_error(res.trajectory, body, names, bowl.position(0.5), [0.0, 0.0]) < 5e-4
 
 
 @pytest.mark.parametrize("forces", ["interval", "collocation"])
@@ -74,7 +74,7 @@ def test_block_slides_to_rest_at_the_coulomb_stop(forces):
     stopped = traj.time[np.argmax(np.abs(traj["block.x_speed"]) < 1e-6)]
     assert stopped == pytest.approx(ts, abs=1e-6)
     assert traj.final("block.x") == pytest.approx(xs, abs=1e-6)
-    assert _simulated_error(traj, br.block(), ["block.x", "block.x_speed"], [2.0, 0.0]) < 1e-6
+    assert _simulated_error(traj, br.block(), ["block.x", "block.x_speed"], [0.0, 0.0], [2.0, 0.0]) < 1e-6
 
 
 def test_least_time_push_is_never_below_the_bang_bang_minimum():
@@ -107,3 +107,48 @@ def test_bernstein_coefficients_bound_the_polynomial():
 def test_unknown_force_placement_is_one_sentence():
     with pytest.raises(OptionError, match="contact_forces"):
         cl.solve(load("block_to_rest").build(), intervals=4, contact="implicit", contact_forces="knots")
+
+
+def test_rimless_wheel_simulated_from_mid_stance_keeps_the_steady_gait():
+    # McGeer 1990 / Coleman et al. 1997: each landing multiplies the rate by η = (I + ml² cos 2α)/(I + ml²); the
+    # steady gait lands at ω₋ and leaves at ηω₋, a step apart by ∫ dθ/ω(θ) over [γ − α, γ + α]
+    from scipy.integrate import quad
+
+    rw = load("rimless_wheel")
+    alpha, eta, w_minus, w_plus = rw.constants()
+    q0, v0 = rw.initial_state()
+    sim = cl.simulate_events(rw.wheel(), 1.0, q0, v0)
+    landings = [e["time"] for e in sim.metadata["events"] if e["kind"] == "impact"]
+    assert len(landings) == 2
+    for t in landings:
+        before, after = sim["wheel.theta_speed"][sim.time == t]
+        assert before == pytest.approx(w_minus, rel=1e-9) and after == pytest.approx(w_plus, rel=1e-9)
+    g, J, slope = 9.81, 1.1, 0.08
+    step, _ = quad(lambda th: 1.0 / np.sqrt(w_plus**2 + 2 * g / J * (np.cos(slope - alpha) - np.cos(th))), slope - alpha, slope + alpha,
+                   epsabs=1e-13, epsrel=1e-13)
+    assert landings[1] - landings[0] == pytest.approx(step, rel=1e-8)
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="contact-implicit collocation finds the wheel's first landing (0.29257 s against "
+                   "0.29323) but not the stance after it: chains of small impulses, 0.32 off the simulation")
+def test_rimless_wheel_is_found_without_a_schedule():
+    rw = load("rimless_wheel")
+    res = cl.solve(rw.build(), ipopt=IPOPT, **rw.SOLVE)
+    assert res.success
+    assert _simulated_error(res.trajectory, rw.wheel(), ["wheel.x", "wheel.y", "wheel.theta_speed"], *rw.initial_state()) < 1e-2
+
+
+def test_contact_hooks_are_registered_with_their_declarations():
+    from colloc.transcription.contact_hooks import CONTACT_HOOKS
+    from colloc.transcription.contact_vi import ContactVIRows
+    from colloc.transcription.contacts import ContactRows
+
+    assert CONTACT_HOOKS == {"collocation": ContactRows, "midpoint-vi": ContactVIRows}
+    ball = cl.Multibody("ball", coordinates=["y"])
+    bouncy = ball.contact("floor", ball.coordinates[0], restitution=0.5)
+    ContactRows.check([bouncy], "collocation")
+    with pytest.raises(OptionError, match="plastic"):
+        ContactVIRows.check([bouncy], "node")
+    with pytest.raises(OptionError, match="does not apply to the midpoint-vi"):
+        ContactVIRows.check([], "collocation")

@@ -206,9 +206,9 @@ def _build(problem, opts, grid, method, point, meta, layout, hooks, w, V) -> NLP
         _control_interpolation(rows, grid, U, [c.name for c in model.controls])
     method.add_rows(rows, V, T, X)
     if hooks:
-        hooks.add_rows(rows, V, T, X)
+        hooks.add_rows(rows, V, T, X, ends)
 
-    ends_L = hooks.end_integrands(V, T, X, H, LQ) if hooks else None
+    ends_L = hooks.end_integrands(V, T, X, H, LQ, ends) if hooks else None
     terms = _costs(problem, rows, V, tf, t0, T, LQ, W, layout, ends_L)
     terms.update(method.cost_terms(V, X))
     if hooks:

@@ -37,6 +37,14 @@ def as_trajectory(guess):
     raise OptionError(f"`guess` must be a Trajectory, a SolveResult or a file path; got {type(guess).__name__}.")
 
 
+def with_columns(traj, columns, kind):
+    """A new Trajectory: ``traj`` with ``columns`` ``{name: values on its times}`` added as columns of ``kind``."""
+    cols = {n: traj[n] for n in traj.names}
+    cols.update(columns)
+    kinds = dict(traj.kinds, **{n: kind for n in columns})
+    return Trajectory(traj.time, cols, kinds, traj.parameters, traj.metadata)
+
+
 def slack_warnings(slacks) -> list:
     """One warning per slack block that reached its bound (±1e-3)."""
     return [f"the largest constraint slack `{k}` is {v:.2e} (at its bound); refine the mesh" for k, v in slacks.items() if v > 1e-3 * (1 - 1e-9)]

@@ -1,34 +1,42 @@
 """Guesses of the contact-implicit collocation variables: forces and impulses of a warm start, bounces seeded.
 
-Used by :class:`colloc.transcription.contacts.ContactCollocation` when it builds its NLP; they read the
-contact rows (``nlp.contact``, a :class:`~colloc.transcription.contacts.ContactRows`) and fill the layout's
-guesses only.
+Used by :class:`colloc.transcription.contacts.ContactCollocation` and
+:class:`colloc.transcription.contact_vi.ContactVITranscription` when they build their NLP; they read the
+contact rows (``nlp.contact``) and fill the layout's guesses only.
 """
 from __future__ import annotations
 
 import numpy as np
 
 
-def fill_contact_guess(nlp, columns, time):
-    """Contact forces of a warm start, sampled at each interval's midpoint; impulses moved to the nearest impact point.
+def fill_contact_guess(nlp, columns, time, force_times):
+    """Contact forces of a warm start, sampled at ``force_times`` (the times of the force blocks' columns);
+    impulses moved to the nearest impact point (collocation).
 
-    An impulse ``P`` of the warm start becomes ``Π = P/h̄`` at the new impact point nearest in time, and the
-    pre-impact speeds there ``v⁻ = v⁺ − M⁻¹(W_nᵀP)`` from the state guessed at that point.
+    Used by both contact-implicit transcriptions: collocation samples each interval's force at the interval's
+    midpoint (or a force at every grid point), midpoint-vi at its nodes.  An impulse ``P`` of the warm start
+    becomes ``Π = P/h̄`` at the new impact point nearest in time, and the pre-impact speeds there
+    ``v⁻ = v⁺ − M⁻¹(W_nᵀP)`` from the state guessed at that point.
     """
-    lay, grid, rows = nlp.layout, nlp.grid, nlp.contact
-    span = time[-1] - time[0]
-    # each interval's force at its midpoint, or a force at every grid point
-    tm = time[0] + span * (grid.tau if rows.forces == "collocation" else 0.5 * (grid.mesh[:-1] + grid.mesh[1:]))
+    lay, rows = nlp.layout, nlp.contact
     for i, c in enumerate(rows.contacts):
         if f"{c.name}.normal_force" in columns:
-            lay["cn"].guess[i] = np.maximum(np.interp(tm, time, columns[f"{c.name}.normal_force"]), 0.0)
+            lay["cn"].guess[i] = np.maximum(np.interp(force_times, time, columns[f"{c.name}.normal_force"]), 0.0)
         if i in rows.planar and f"{c.name}.friction_force" in columns:
             j = rows.planar.index(i)
-            f = np.interp(tm, time, columns[f"{c.name}.friction_force"])
+            f = np.interp(force_times, time, columns[f"{c.name}.friction_force"])
             lay["cbp"].guess[j], lay["cbm"].guess[j] = np.maximum(f, 0.0), np.maximum(-f, 0.0)
+    if "pn" in lay:
+        _move_impulses(nlp, columns, time)
+
+
+def _move_impulses(nlp, columns, time):
+    """The warm start's impulses at the nearest impact points, with the pre-impact speeds they imply."""
+    lay, grid, rows = nlp.layout, nlp.grid, nlp.contact
     ip = rows.impact_points
     if not ip.size:
         return
+    span = time[-1] - time[0]
     t_ip, hbar, hit = time[0] + span * grid.tau[ip], span / grid.num_intervals, set()
     for i, c in enumerate(rows.contacts):
         P = columns.get(f"{c.name}.impulse")

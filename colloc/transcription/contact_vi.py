@@ -58,6 +58,9 @@ from ..results.trajectory import Trajectory
 from . import friction3d
 from .contacts import CLOSED_GAP, COMPLEMENTARITY, CONTACT_MODES, contact_bodies, friction_rows
 from .midpoint_vi import MidpointVITranscription, transcribe_midpoint_vi
+from .base import as_trajectory, with_columns
+from .contact_guess import fill_contact_guess
+from .contact_hooks import ContactHooks, register
 
 #: Options of a contact-implicit midpoint-vi transcription.
 OPTIONS = ("contact", "relaxation", "impacts", "forcing")
@@ -74,14 +77,7 @@ def check_contact_vi(problem, options):
     bodies = contact_bodies(problem.model)
     if not bodies:
         raise OptionError(f"contact='implicit' needs contacts, but the model of `{problem.name}` declares none; declare them with `body.contact(name, gap, ...)`.")
-    for _, contacts in bodies:
-        for c in contacts:
-            if c.friction > 0 and c.tangent is None:
-                raise OptionError(f"Contact `{c.name}` has friction on a curved surface, whose tangential positions do not exist, but the "
-                                  f"contact-implicit {SCHEME} equations need them (the sliding speed is W_t(q_k+1) Δq/h); use a collocation scheme.")
-            if c.restitution != 0:
-                raise OptionError(f"Contact `{c.name}` has restitution {c.restitution:g}, but the contact-implicit {SCHEME} equations make every impact plastic; "
-                                  "declare it with restitution=0 or use a collocation scheme.")
+    ContactVIRows.check([c for _, cs in bodies for c in cs], "node")
     relaxation = options.get("relaxation", 1e-6)
     if not (isinstance(relaxation, (int, float)) and 0 <= relaxation < np.inf):
         raise OptionError(f"`relaxation` of the complementarity rows must be a number ≥ 0; got {relaxation!r}.")
@@ -89,12 +85,16 @@ def check_contact_vi(problem, options):
         raise OptionError(f"`impacts` must be True or False; got {options['impacts']!r}.")
 
 
-class ContactVIRows:
+@register
+class ContactVIRows(ContactHooks):
     """The contact variables and rows of one contact-implicit midpoint-vi NLP (hooks of :func:`transcribe_midpoint_vi`).
 
     Also what :func:`colloc.pipeline.contact_implicit.contact_report` reads: ``contacts``, ``frictional``,
     ``point`` and :meth:`gaps` (same signatures as :class:`~colloc.transcription.contacts.ContactRows`).
     """
+
+    # impulses at the steps, one per node; the sliding speed needs a tangential position
+    transcription, placements, restitution, curved_friction = SCHEME, ("node",), False, False
 
     def __init__(self, problem, vi, relaxation):
         model = problem.model
@@ -244,16 +244,14 @@ class ContactVITranscription(MidpointVITranscription):
         super().__init__(problem, intervals, mesh, **{k: v for k, v in options.items() if k == "forcing"})
         self.relaxation = float(options.get("relaxation", 1e-6))
 
-    def warm_start(self, guess):
-        traj = super().warm_start(guess)
-        self._contact_guess = traj
-        return traj
-
     def build(self, guess=None):
         rows = ContactVIRows(self.problem, self.vi, self.relaxation)
-        nlp = transcribe_midpoint_vi(self.problem, self.mesh, self.vi, guess, contact=rows)
+        traj = as_trajectory(guess)
+        nlp = transcribe_midpoint_vi(self.problem, self.mesh, self.vi, traj, contact=rows)
         rows.guess(nlp.layout)
-        _fill_contact_guess(nlp, getattr(self, "_contact_guess", None))
+        if traj is not None:  # the forces at the nodes, on the warm start's horizon
+            fill_contact_guess(nlp, {n: traj[n] for n in traj.names}, traj.time,
+                               traj.time[0] + (traj.time[-1] - traj.time[0]) * np.asarray(nlp.mesh))
         return nlp
 
     def trajectory(self, nlp, w, meta=None) -> Trajectory:
@@ -266,26 +264,7 @@ class ContactVITranscription(MidpointVITranscription):
         info.update(meta or {})
         forces = nlp.contact.forces(values, values["q"])
         traj = self.vi.trajectory(times, values["q"], values["u"], values["lam"], values["p"][:, 0], info, forces=forces)
-        for name, col in nlp.contact.columns(values, times).items():
-            traj._columns[name] = col
-            traj.kinds[name] = "multiplier"
-        return traj
+        return with_columns(traj, nlp.contact.columns(values, times), "multiplier")
 
     def result_metadata(self):
         return dict(contact="implicit")
-
-
-def _fill_contact_guess(nlp, traj):
-    """Contact forces of a warm start on the same nodes (a contact-implicit midpoint-vi result refined or re-solved)."""
-    lay, n1 = nlp.layout, nlp.mesh.size
-    if traj is None or traj.time.size != n1:
-        return
-    rows = nlp.contact
-    for i, c in enumerate(rows.contacts):
-        if f"{c.name}.normal_force" in traj:
-            lay["cn"].guess[i] = np.maximum(traj[f"{c.name}.normal_force"], 0.0)
-    for j, i in enumerate(rows.planar):
-        name = rows.contacts[i].name
-        if f"{name}.friction_force" in traj:
-            f = traj[f"{name}.friction_force"]
-            lay["cbp"].guess[j], lay["cbm"].guess[j] = np.maximum(f, 0.0), np.maximum(-f, 0.0)

@@ -50,6 +50,8 @@ sliding speed, ``P`` impulses, ``y`` gap, ``s`` tangential position.
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import casadi as ca
 import numpy as np
 
@@ -60,13 +62,14 @@ from ..discretization.grid import Grid
 from ..model.multibody import Multibody
 from ..results.trajectory import Trajectory
 from . import transcribe
-from .base import as_trajectory
+from .base import as_trajectory, with_columns
 from .guess import guess_final_time
 from .collocation import Collocation, reconstruct
 from . import friction3d
 from .contact_guess import fill_contact_guess, seed_impacts
 from . import force_points
 from .force_points import BEFORE, FORCES
+from .contact_hooks import ContactHooks, register
 
 #: The one contact handling colloc offers besides none.
 CONTACT_MODES = ("implicit",)
@@ -108,14 +111,31 @@ def check_contact_problem(problem, scheme_name, options):
     if options.get("contact_forces", "interval") not in FORCES:
         raise OptionError(f"Unknown contact_forces `{options['contact_forces']}`; choose 'interval' (one force per mesh interval) "
                           "or 'collocation' (a force at every collocation point).")
+    ContactRows.check([c for _, cs in contact_bodies(problem.model) for c in cs], options.get("contact_forces", "interval"))
 
 
-class ContactRows:
-    """The contact variables and rows of one transcription (hooks called by :func:`transcribe`).
+class ContactEnds(NamedTuple):
+    """What closes each interval's defects with contacts (the fields of
+    :class:`colloc.transcription.constraints.Ends`), and the residual and integrands of each interval's own end
+    values (pre-impact speeds, and with free steps its own accelerations and controls)."""
 
-    Stores the numeric setup made in ``__init__`` and, from :meth:`interval_ends`, the point outputs at the
-    interval ends that :meth:`add_rows` and :meth:`end_integrands` of the same build read.
+    X: object
+    XD: object
+    RES: object = None
+    ACC: object = None
+    residual: object = None
+    integrands: object = None
+
+
+@register
+class ContactRows(ContactHooks):
+    """The contact variables and rows of one collocation transcription (hooks called by :func:`transcribe`).
+
+    Stores the numeric setup made in ``__init__`` and nothing from its hooks: the interval ends that
+    :meth:`interval_ends` builds are handed back to :meth:`add_rows` and :meth:`end_integrands`.
     """
+
+    transcription, placements, restitution, curved_friction = "collocation", FORCES, True, True
 
     def __init__(self, problem, grid, res_names, relaxation, impacts=True, free_steps=None, forces="interval"):
         model = problem.model
@@ -313,18 +333,19 @@ class ContactRows:
 
     def interval_ends(self, ends, V, T, point):
         """The pre-impact state, and with free steps the interval's own accelerations and controls, close every
-        interval that ends at an interior mesh point."""
+        interval that ends at an interior mesh point: :class:`ContactEnds`, whose residual and integrands there
+        :meth:`add_rows` and :meth:`end_integrands` are given back (the hooks keep nothing between calls)."""
         if not self.impact_points.size and not self.free_steps:
             return ends
         Te, Xe, Ze, Ue = self._end_values(V, T, V["x"])
         # one mapped call for the defects, the end residual rows and the end integrands (recorded, so its
         # derivatives are taken point by point like the grid's)
         wanted = (0, 1, 4) if self.free_steps else (0,)
-        (XDe, self._end_res, _, _, self._end_L), _ = map_points(
+        (XDe, res, _, _, L), _ = map_points(
             point, self.grid.num_intervals, (Te, Xe, Ze, Ue, V["lam"][:, list(self.grid.interval_ends)], V["p"]), outputs=wanted)
-        return ends._replace(X=Xe, XD=XDe)
+        return ContactEnds(Xe, XDe, ends.RES, ends.ACC, res, L)
 
-    def _end_rows(self, rows, V, T, X):
+    def _end_rows(self, rows, V, T, X, ends):
         """Residual rows of each interval's own end values (its forces, its acceleration, its control)."""
         n = self.grid.num_intervals
         if not self.free_steps or n < 2:
@@ -337,9 +358,9 @@ class ContactRows:
         if self.spatial:
             F = F + self.spatial_point.map(n - 1)(Xe[:, inner], V["p"], ca.mtimes(self.force_map, own("cf3")))[0]
         names = [f"{r}.before" for r in self.res_names]
-        rows.add("residual", names, self._end_res[:, inner] - F, self.grid.mesh_points[1:-1])
+        rows.add("residual", names, ends.residual[:, inner] - F, self.grid.mesh_points[1:-1])
 
-    def end_integrands(self, V, T, X, H, LQ):
+    def end_integrands(self, V, T, X, H, LQ, ends):
         """With free steps: the quadrature's correction for the interval ends' own controls, per integral cost
         (column): ``Σ_i w_end H_i (L(x⁻, z⁻, u⁻) − L(x, z, u))`` at the interior mesh points."""
         n = self.grid.num_intervals
@@ -347,7 +368,7 @@ class ContactRows:
             return None
         inner = list(range(n - 1))
         w = float(self.grid.scheme.weights[-1]) * H[:, inner]
-        return ca.mtimes(self._end_L[:, inner] - LQ[:, list(self.grid.mesh_points[1:-1])], w.T)
+        return ca.mtimes(ends.integrands[:, inner] - LQ[:, list(self.grid.mesh_points[1:-1])], w.T)
 
     def _on_grid(self, M):
         if self.forces == "collocation":  # a force at every grid point
@@ -364,11 +385,11 @@ class ContactRows:
             F = F + self.spatial_point.map(ng)(X, V["p"], self._on_grid(ca.mtimes(self.force_map, V["cf3"])))[0]
         return RES - F
 
-    def add_rows(self, rows, V, T, X):
+    def add_rows(self, rows, V, T, X, ends):
         eps, g = self.eps, self.grid
         nc, nf, ng = len(self.contacts), len(self.planar), g.num_points
         gap = self._point.map(ng)(X, V["p"], ca.DM.zeros(nc, ng), ca.DM.zeros(nf, ng), ca.DM.zeros(nf, ng))[1]
-        self._end_rows(rows, V, T, X)
+        self._end_rows(rows, V, T, X, ends)
         if self.free_steps:
             rows.add("mesh", ["interval.fractions_sum"], ca.sum2(V[STEPS]) - 1.0, [0])
             force_points.control_hull(rows, g, V["u"], V["um"] if g.num_intervals > 1 else None, self.control_names,
@@ -517,21 +538,23 @@ class ContactCollocation(Collocation):
         self.relaxation, self.impacts, self.free_steps = float(relaxation), impacts, steps
         self.contact_forces = contact_forces
 
-    def warm_start(self, guess):
-        """A warm start without its contact columns (those are sampled onto the contact blocks by :meth:`build`)."""
-        traj = as_trajectory(guess)
-        if traj is None:
-            return None
-        known = {v.name for v in self.problem.model.variables} | {s.name + ".dot" for s in self.problem.model.states}
-        keep = [n for n in traj.names if n in known]
-        self._contact_guess = {n: traj[n] for n in traj.names if n not in known}, traj.time
-        return Trajectory(traj.time, {n: traj[n] for n in keep}, {n: traj.kinds[n] for n in keep}, traj.parameters, traj.metadata)
-
     def build(self, guess=None):
-        nlp = transcribe(self.problem, self.mesh, self.scheme, self.options, guess, contact=self.hooks)
-        if guess is not None and getattr(self, "_contact_guess", None):
-            fill_contact_guess(nlp, *self._contact_guess)
-        seed_impacts(nlp, float(guess.time[-1] - guess.time[0]) if guess is not None else guess_final_time(self.problem) - self.problem.t0_value)
+        """The NLP; a warm start's contact columns (forces, impulses) are sampled onto the contact blocks, its
+        other columns guess the model's variables."""
+        traj = as_trajectory(guess)
+        model_part = None
+        if traj is not None:
+            known = {v.name for v in self.problem.model.variables} | {s.name + ".dot" for s in self.problem.model.states}
+            keep = [n for n in traj.names if n in known]
+            model_part = Trajectory(traj.time, {n: traj[n] for n in keep}, {n: traj.kinds[n] for n in keep}, traj.parameters,
+                                    traj.metadata)
+        nlp = transcribe(self.problem, self.mesh, self.scheme, self.options, model_part, contact=self.hooks)
+        if traj is not None:
+            grid, span = nlp.grid, traj.time[-1] - traj.time[0]
+            # each interval's force at its midpoint, or a force at every grid point
+            at = grid.tau if self.contact_forces == "collocation" else 0.5 * (grid.mesh[:-1] + grid.mesh[1:])
+            fill_contact_guess(nlp, {n: traj[n] for n in traj.names if n not in set(keep)}, traj.time, traj.time[0] + span * at)
+        seed_impacts(nlp, float(traj.time[-1] - traj.time[0]) if traj is not None else guess_final_time(self.problem) - self.problem.t0_value)
         return nlp
 
     def hooks(self, grid, res_names):
@@ -540,9 +563,7 @@ class ContactCollocation(Collocation):
     def trajectory(self, nlp, w, meta=None):
         values = nlp.layout.unpack(w)
         traj = reconstruct(self.problem, nlp, values, meta, solved_grid(nlp, values))
-        for name, col in nlp.contact.columns(values, traj.duration).items():
-            traj._columns[name] = col
-            traj.kinds[name] = "multiplier"
+        traj = with_columns(traj, nlp.contact.columns(values, traj.duration), "multiplier")
         traj.metadata["contact"] = "implicit"
         return traj
 

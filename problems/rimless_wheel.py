@@ -1,0 +1,90 @@
+"""A rimless wheel rolling down a slope, passive: its impacts and stance phases found without a schedule.
+
+A hub of mass ``m`` and inertia ``I`` carries ``n`` massless spokes of length
+``l`` (angle ``2α = 2π/n`` between them) and rolls down a slope of angle
+``γ``.  Each spoke's tip is a contact with the slope (friction ``μ``, plastic
+impacts); over the horizon only the spokes that land are declared.  No
+control acts: the problem is to find the motion from mid-stance (a
+feasibility problem), contact-implicitly (``contact="implicit"``, forces at
+the collocation points, free steps): when each spoke lands, the impulse that
+stops it, and the stance force, which follows the motion.
+
+States
+    ``wheel.x``, ``wheel.y`` [m] (hub), ``wheel.theta`` [rad] (the first
+    stance spoke's angle from the vertical, forward positive) and their speeds.
+Contacts
+    ``wheel.spoke0`` … : gap of each tip above the slope, tangent along it.
+
+Analytic solution [DERIVED] (McGeer 1990; Coleman, Chatterjee & Ruina 1997):
+at a landing the angular momentum about the new foot is conserved, so the
+rotation rate drops by ``η = (I + m l² cos 2α)/(I + m l²)`` (``cos 2α`` for a
+point-mass hub); in stance the wheel is an inverted pendulum,
+``J θ̈ = m g l sin θ`` with ``J = I + m l²``, from ``θ = γ − α`` to ``γ + α``.
+The steady gait has the pre-impact rate
+``ω₋² = 4 m g l sin γ sin α / (J (1 − η²))``, ``ω₊ = η ω₋``.  The event-driven
+simulation (:func:`colloc.simulate_events`) is the reference for the motion.
+
+Source: T. McGeer, "Passive dynamic walking", IJRR 9(2) (1990) 62–82;
+M. J. Coleman, A. Chatterjee, A. Ruina, "Motions of a rimless spoked wheel",
+Dynamics and Stability of Systems 12(3) (1997) 139–159.
+"""
+import math
+
+import casadi as ca
+import numpy as np
+
+import colloc as cl
+
+SOLVE = dict(scheme="radau-3", intervals=16, contact="implicit", contact_forces="collocation", relaxation=1.0,
+             relaxation_factor=0.3)
+GRAVITY = 9.81
+
+
+def constants(spokes=10, slope=0.08, inertia=0.1, mass=1.0, length=1.0, gravity=GRAVITY):
+    """``(α, η, ω₋, ω₊)`` of the steady gait (module docstring)."""
+    alpha = math.pi / spokes
+    J = inertia + mass * length**2
+    eta = (inertia + mass * length**2 * math.cos(2 * alpha)) / J
+    w_minus = math.sqrt(4 * mass * gravity * length * math.sin(slope) * math.sin(alpha) / (J * (1 - eta**2)))
+    return alpha, eta, w_minus, eta * w_minus
+
+
+def mid_stance_rate(spokes=10, slope=0.08, inertia=0.1, mass=1.0, length=1.0, gravity=GRAVITY):
+    """The steady gait's rotation rate with the stance spoke vertical (energy from ``θ = γ − α``)."""
+    alpha, _, _, w_plus = constants(spokes, slope, inertia, mass, length, gravity)
+    J = inertia + mass * length**2
+    return math.sqrt(w_plus**2 + 2 * mass * gravity * length / J * (math.cos(slope - alpha) - 1.0))
+
+
+def wheel(spokes=10, slope=0.08, inertia=0.1, friction=1.0, landing=3, mass=1.0, length=1.0, gravity=GRAVITY):
+    """The wheel with contacts on its first ``landing`` spokes (spoke k at ``θ − 2αk`` from the vertical)."""
+    body = cl.Multibody("wheel", coordinates=["x", "y", "theta"])
+    x, y, th = body.coordinates
+    body.kinetic_energy = 0.5 * mass * (body.v[0] ** 2 + body.v[1] ** 2) + 0.5 * inertia * body.v[2] ** 2
+    body.potential_energy = mass * gravity * y
+    alpha = math.pi / spokes
+    for k in range(landing):
+        phi = th - 2 * alpha * k
+        px, py = x - length * ca.sin(phi), y - length * ca.cos(phi)
+        body.contact(f"spoke{k}", px * math.sin(slope) + py * math.cos(slope), friction=friction,
+                     tangent=px * math.cos(slope) - py * math.sin(slope))
+    body.point("hub", ca.vertcat(x, y))
+    return body
+
+
+def initial_state(spokes=10, slope=0.08, inertia=0.1, mass=1.0, length=1.0, gravity=GRAVITY):
+    """``(q, v)`` at mid-stance of the steady gait: spoke 0 vertical, its tip on the slope at the origin."""
+    w = mid_stance_rate(spokes, slope, inertia, mass, length, gravity)
+    return [0.0, length, 0.0], [length * w, 0.0, w]
+
+
+def build(duration=1.0, spokes=10, slope=0.08, inertia=0.1, friction=1.0, landing=3):
+    body = wheel(spokes, slope, inertia, friction, landing)
+    x, y, th = body.coordinates
+    q0, v0 = initial_state(spokes, slope, inertia)
+    prob = cl.Problem([body], t0=0.0, tf=duration, name="rimless_wheel")
+    prob.initial({**dict(zip(body.coordinates, q0)), **dict(zip(body.speeds, v0))})
+    # a guess rolling at the mid-stance rate over a flat floor: no impact, no stance schedule
+    w = v0[2]
+    prob.guess({x: (0.0, w * duration), y: q0[1], th: (0.0, w * duration), body.speeds[0]: w, body.speeds[2]: w})
+    return prob
