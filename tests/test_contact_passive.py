@@ -129,16 +129,6 @@ def test_rimless_wheel_simulated_from_mid_stance_keeps_the_steady_gait():
     assert landings[1] - landings[0] == pytest.approx(step, rel=1e-8)
 
 
-@pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="contact-implicit collocation finds the wheel's first landing (0.29257 s against "
-                   "0.29323) but not the stance after it: chains of small impulses, 0.32 off the simulation")
-def test_rimless_wheel_is_found_without_a_schedule():
-    rw = load("rimless_wheel")
-    res = cl.solve(rw.build(), ipopt=IPOPT, **rw.SOLVE)
-    assert res.success
-    assert _simulated_error(res.trajectory, rw.wheel(), ["wheel.x", "wheel.y", "wheel.theta_speed"], *rw.initial_state()) < 1e-2
-
-
 def test_contact_hooks_are_registered_with_their_declarations():
     from colloc.transcription.contact_hooks import CONTACT_HOOKS
     from colloc.transcription.contact_vi import ContactVIRows
