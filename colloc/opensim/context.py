@@ -27,6 +27,10 @@ class ForceContext(NamedTuple):
         rotational coordinate).
     function : callable
         ``function(element) -> f``: an OpenSim ``Function`` element as ``f(x: SX) -> SX``.
+    common_body, relative_pose : callable
+        ``common_body(frames) -> base``: the innermost body every frame hangs from; ``relative_pose(frame, base)
+        -> (R, p)``: the frame in that body's frame, SX in the coordinates of the joints between them only
+        (distances, such as a path's length, are the same in any frame).
     """
 
     q: ca.SX
@@ -37,6 +41,8 @@ class ForceContext(NamedTuple):
     speed_index: Callable
     motion_type: Callable
     function: Callable
+    common_body: Callable = None
+    relative_pose: Callable = None
 
     @property
     def num_speeds(self) -> int:
@@ -125,4 +131,4 @@ def from_skeleton(skeleton, path) -> ForceContext:
         return motion_type(joint.kind, joint.element, k, name)
 
     return ForceContext(skeleton.q, skeleton.v, qdot, skeleton.frame_pose, coordinate, speed_index, kind,
-                        lambda element: read_function(element, path))
+                        lambda element: read_function(element, path), skeleton.common_body, skeleton.relative_pose)

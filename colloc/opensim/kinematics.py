@@ -76,7 +76,9 @@ class Skeleton:
         self.body = OsimBody(name, coordinates=self.coordinates, speeds=self.speeds, kinematics=kin,
                              coordinate_bounds=cb, speed_bounds=sb)
         body = self.body
-        self._world = self.tree.world_poses(body.q)
+        self._joint = self.tree.joint_poses(body.q)
+        self._world = self.tree.world_poses(body.q, self._joint)
+        self._relative = {}
         body.tree, body.joint_names = self.tree, [j.name for j in joints]
         body._frames = {k: v for k, v in self.placement.items()}
         body._world = self._world
@@ -135,6 +137,50 @@ class Skeleton:
             return ca.SX(ca.DM(R)), ca.SX(ca.DM(p.reshape(3, 1)))
         Rb, pb = self._world[i]
         return ca.mtimes(Rb, ca.DM(R)), pb + ca.mtimes(Rb, ca.DM(p.reshape(3, 1)))
+
+    def frame_body(self, name):
+        """Index of the tree body ``name`` is fixed on (−1: ground)."""
+        return self.placement[self.frame_path(name)][0]
+
+    def common_body(self, names):
+        """Index of the innermost tree body (−1: ground) that every frame of ``names`` hangs from."""
+        chains = []
+        for name in names:
+            chain, i = [], self.frame_body(name)
+            while i >= 0:
+                chain.append(i)
+                i = self.tree.bodies[i].parent
+            chains.append(chain[::-1])
+        common = -1
+        for level in zip(*chains):
+            if any(i != level[0] for i in level):
+                break
+            common = level[0]
+        return common
+
+    def relative_pose(self, name, base):
+        """``(R, p)`` SX of frame ``name`` in the frame of tree body ``base`` (one of its ancestors, or −1: ground).
+
+        Composed from the joint poses between ``base`` and the frame's body only, so it depends on those joints'
+        coordinates alone: a muscle's path in its bodies' innermost common body depends on the joints it
+        crosses, where in ground it would depend on every joint above them, only to cancel numerically.
+        Poses of a body in an ancestor are kept and shared by every caller.
+        """
+        i, R, p = self.placement[self.frame_path(name)]
+        Rb, pb = self._chain(i, base)
+        return ca.mtimes(Rb, ca.DM(R)), pb + ca.mtimes(Rb, ca.DM(p.reshape(3, 1)))
+
+    def _chain(self, i, base):
+        if i == base:
+            return ca.SX.eye(3), ca.SX.zeros(3, 1)
+        if i < 0:
+            raise ModelError(f"Tree body {base} of model `{self.name}` is not an ancestor of the frame asked for.")
+        key = (i, base)
+        if key not in self._relative:
+            Rp, pp = self._chain(self.tree.bodies[i].parent, base)
+            R, p = self._joint[i]
+            self._relative[key] = (R, p) if self.tree.bodies[i].parent == base else (ca.mtimes(Rp, R), pp + ca.mtimes(Rp, p))
+        return self._relative[key]
 
     def point_position(self, frame, location):
         """Position in ground of the point fixed at ``location`` (3,) in ``frame``, SX (3, 1)."""

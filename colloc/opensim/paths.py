@@ -95,8 +95,7 @@ def _moving_location(point, ctx, muscle):
 
 
 def _point(point, ctx, muscle):
-    """``(active, position in ground)`` of one path point; ``active`` is True or an SX condition."""
-    R, p = ctx.frame_pose(_point_frame(point, muscle))
+    """``(active, frame, location in the frame)`` of one path point; ``active`` is True or an SX condition."""
     active = True
     if point.tag == "MovingPathPoint":
         local = _moving_location(point, ctx, muscle)
@@ -110,7 +109,16 @@ def _point(point, ctx, muscle):
             q = ctx.coordinate(name)[0]
             lo, hi = vector(point, "range", 2)
             active = ca.logic_and(q >= lo - CONDITIONAL_SLACK, q <= hi + CONDITIONAL_SLACK)
-    return active, p + ca.mtimes(R, local)
+    return active, _point_frame(point, muscle), local
+
+
+def _placed(points, pose):
+    """``(active, R location + p)`` of each ``(active, frame, location)`` with ``(R, p) = pose(frame)``."""
+    out = []
+    for active, frame, local in points:
+        R, p = pose(frame)
+        out.append((active, p + ca.mtimes(R, local)))
+    return out
 
 
 def _distance(a, b):
@@ -170,9 +178,14 @@ def geometry_path(element, ctx, muscle) -> Path:
             raise ModelError(f"Path point `{point.get('name')}` of muscle `{muscle}` is a {point.tag}; "
                              f"colloc reads {', '.join(POINT_TAGS)}.")
         points.append(_point(point, ctx, muscle))
-    if sum(1 for a, _ in points if a is not False) < 2:
+    if sum(1 for a, _, _ in points if a is not False) < 2:
         raise ModelError(f"The path of muscle `{muscle}` has fewer than two points.")
-    return Path(path_length(points), points=tuple(points))
+    drawn = _placed(points, ctx.frame_pose)
+    if ctx.relative_pose is None:
+        return Path(path_length(drawn), points=tuple(drawn))
+    # the length in the innermost body the path hangs from: the same distances, in the crossed joints only
+    base = ctx.common_body([frame for _, frame, _ in points])
+    return Path(path_length(_placed(points, lambda frame: ctx.relative_pose(frame, base))), points=tuple(drawn))
 
 
 def function_based_path(element, ctx, muscle) -> Path:
