@@ -78,10 +78,12 @@ def consistency_checks(problem, traj, tolerance, dynamics_tolerance, contact=Non
     states = [v.name for v in problem.model.states]
     if any(f"{n}.dot" not in traj for n in states):
         return []
-    tol = tolerance if _plain_nodes(problem, traj) else dynamics_tolerance
     contact = contact or {}
-    checks = [_grid_times(traj, grid, tolerance), _defects(traj, grid, states, tol, contact.get("ends")),
-              _derivatives(problem, traj, grid, tol, contact.get("force"))]
+    projected = None if contact else projected_ends(problem, traj, grid)
+    tol = tolerance if projected is not None or _plain_nodes(problem, traj) else dynamics_tolerance
+    ends = contact.get("ends") if projected is None else projected["ends"]
+    checks = [_grid_times(traj, grid, tolerance), _defects(traj, grid, states, tol, ends),
+              _derivatives(problem, traj, grid, tol, contact.get("force"), projected)]
     if "objective" in traj.metadata and not contact:  # (a phase of a multi-phase file: its objective is checked over all phases)
         checks.append(_objective(problem, traj, grid, tolerance))
     return checks
@@ -141,8 +143,10 @@ def _defects(traj, grid, states, tol, ends=None) -> Check:
     return Check("defects", ok, worst, 1.0, text)
 
 
-def _point_values(problem, traj, rows):
-    """The model's point function at ``rows`` of the file: ``(xdot, res, L)`` as arrays ``(·, len(rows))``, and its meta."""
+def _point_values(problem, traj, rows, states=None):
+    """The model's point function at ``rows`` of the file: ``(xdot, res, L)`` as arrays ``(·, len(rows))``, and its meta.
+
+    ``states``, shape ``(num_states, len(rows))``, replaces the file's states there (the projection states)."""
     from ..transcription import make_options, point_function
 
     model = problem.model
@@ -153,16 +157,20 @@ def _point_values(problem, traj, rows):
         return np.array([traj[n][rows] for n in names]).reshape(len(names), rows.size)
 
     params = np.array([traj.parameters[v.name] for v in model.parameters]).reshape(-1, 1)
-    args = [traj.time[rows].reshape(1, -1), stack([v.name for v in model.states]), stack(meta["z_names"]),
+    x = stack([v.name for v in model.states]) if states is None else np.asarray(states, dtype=float)
+    args = [traj.time[rows].reshape(1, -1), x, stack(meta["z_names"]),
             stack([v.name for v in model.controls]), stack([v.name for v in model.multipliers]), params]
     out = f.map(rows.size).call([ca.DM(a) for a in args])
     xdot, res, _, _, L = (np.asarray(o, dtype=float).reshape(-1, rows.size) for o in out)
     return xdot, res, L, meta
 
 
-def _derivatives(problem, traj, grid, tol, force=None) -> Check:
+def _derivatives(problem, traj, grid, tol, force=None, projected=None) -> Check:
     """Each ``NAME.dot`` at the collocation points against the model's right-hand side (or its residual against 0;
-    minus ``force(rows)``, the contact forces' generalised force in the residual rows, where given)."""
+    minus ``force(rows)``, the contact forces' generalised force in the residual rows, where given).
+
+    With ``projected`` (:func:`projected_ends`) the residual rows at the interval ends are those at the
+    projection states, where the solver imposed them."""
     from .checks import _collocation_rows
 
     model = problem.model
@@ -170,6 +178,9 @@ def _derivatives(problem, traj, grid, tol, force=None) -> Check:
     xdot, res, _, meta = _point_values(problem, traj, rows)
     if force is not None:
         res = res - force(rows)
+    if projected is not None and res.size:
+        at = np.flatnonzero(np.isin(rows, projected["rows"]))
+        res[:, at] = projected["residual"][:, np.searchsorted(projected["rows"], rows[at])]
     worst, text = -math.inf, ""
     implicit = dict(zip(meta["res_names"], res))
     for i, v in enumerate(model.states):
@@ -187,6 +198,38 @@ def _derivatives(problem, traj, grid, tol, force=None) -> Check:
     if ok:
         text = f"every derivative column follows the model at {rows.size} collocation points (largest ratio {max(worst, 0.0):.2g})"
     return Check("derivatives", ok, worst, 1.0, text)
+
+
+def projected_ends(problem, traj, grid):
+    """The states each interval of a ``bordalba2023`` file ends on, from the projection multipliers it records.
+
+    The projection method closes interval k's defects, and imposes the residual rows, on the projection state
+    ``x'_{k+1} = x_{k+1} − F_x(x_{k+1})ᵀ μ_k`` (``F = [φ; φ̇; ψ]``, :mod:`colloc.transcription.constraints`),
+    not on the stored ``x_{k+1}``, which satisfies the mesh-point constraints instead; both differ by up to
+    the slack bound of μ.  With ``μ`` from the file's ``projection_multipliers`` the defects and the residual
+    rows are checked where the solver imposed them, to the constraint tolerance.
+
+    Returns None for a file without them (or whose labels are not the model's), else a dict: ``rows`` (the
+    interval ends' rows, increasing), ``ends`` ``{state: (x', ẋ')}`` each of shape ``(n,)``, ``residual``
+    ``(num_residual_rows, n)`` at ``x'``.
+    """
+    record = traj.metadata.get("projection_multipliers")
+    model = problem.model
+    if not isinstance(record, dict) or not model.constraints or traj.metadata.get("constraint_method") != "bordalba2023":
+        return None
+    levels, labels, _ = model.mesh_levels()
+    mu = np.asarray(record.get("values", []), dtype=float)
+    if record.get("labels") != [f"{lab.split(':', 1)[1]}.mu" for lab in labels] or mu.shape != (len(labels), grid.num_intervals):
+        return None
+    rows = np.asarray(grid.interval_ends)
+    names = [v.name for v in model.states]
+    X = np.array([traj[n][rows] for n in names]).reshape(len(names), rows.size)
+    params = np.array([traj.parameters[v.name] for v in model.parameters]).reshape(-1, 1)
+    Fx = levels.map(rows.size)(traj.time[rows].reshape(1, -1), X, params)[1]   # (num_levels, n · num_states), point by point
+    Fx = np.asarray(Fx, dtype=float).reshape(len(labels), rows.size, len(names))
+    Xp = X - np.einsum("lks,lk->sk", Fx, mu)
+    xdot, res, _, _ = _point_values(problem, traj, rows, Xp)
+    return dict(rows=rows, ends={n: (Xp[i], xdot[i]) for i, n in enumerate(names)}, residual=res)
 
 
 def objective_value(problem, traj, grid) -> float:
@@ -268,4 +311,4 @@ def _compare_objective(recorded, compute, tol) -> Check:
                                                  f"(difference {gap:.2e} > {limit:.1e})")
 
 
-__all__ = ["consistency_checks", "with_consistency_checks", "phases_objective_check", "local_scale", "point_scale", "objective_value"]
+__all__ = ["consistency_checks", "with_consistency_checks", "projected_ends", "phases_objective_check", "local_scale", "point_scale", "objective_value"]

@@ -193,5 +193,9 @@ def reconstruct(problem, nlp, values, meta=None, grid=None) -> Trajectory:
         cols[v.name + ".dot"], kinds[v.name + ".dot"] = XD[i], "derivative"
     params = {v.name: float(P[i, 0]) for i, v in enumerate(model.parameters)}
     metadata = dict(problem=problem.name, scheme=grid.scheme.name, intervals=grid.num_intervals, mesh=[float(x) for x in grid.mesh])
+    mu = values.get("mu")
+    if mu is not None and np.size(mu):  # bordalba2023: each interval ends on x' = x − F_x(x)ᵀ μ, not on the stored x
+        metadata["projection_multipliers"] = dict(labels=list(nlp.layout["mu"].row_names),
+                                                  values=np.asarray(mu, dtype=float).reshape(len(nlp.layout["mu"].row_names), -1).tolist())
     metadata.update(meta or {})
     return add_outputs(Trajectory(times, cols, kinds, params, metadata), model)
