@@ -62,6 +62,7 @@ Usage::
     python scripts/benchmark.py --fixed-cost --problem all --sizes 25 50 100   # colloc's CPU outside IPOPT by stage
     python scripts/benchmark.py --compiled [--cases panda-50 ur5-40]   # compiled point functions, first/second run
     CROCODDYL_PYTHON=... python scripts/benchmark.py --crocoddyl [--sizes 50 100]   # Panda reach: colloc and crocoddyl
+    python scripts/benchmark.py --osim [--sizes 100]   # .osim models: residual and Hessian beside OpenSim's own cost
 
 ``--end-to-end`` (scripts/end_to_end.py) times what a user runs, build() and colloc.solve() with every
 default, against the faster of two MUMPS orderings of the hand-written NLP without whole-NLP expansion.
@@ -868,6 +869,10 @@ def main(argv=None):
     ap.add_argument("--compiled-case", nargs=3, metavar=("CASE", "SETTING", "CACHE"), help=argparse.SUPPRESS)
     ap.add_argument("--crocoddyl", action="store_true", help="the Panda reach by colloc and by crocoddyl's FDDP, side by side "
                     "(scripts/crocoddyl_reach.py)")
+    ap.add_argument("--osim", action="store_true", help="OpenSim models of models/opensim/: build seconds, SX instructions and µs "
+                    "per grid point of the residual and its Lagrangian Hessian, with forces and of the skeleton alone, beside "
+                    "OpenSim's own calls at one state in a subprocess (scripts/osim_forces_benchmark.py, scripts/osim_benchmark.py; "
+                    "--sizes: grid points per evaluation, default 100)")
     ap.add_argument("--out", nargs="?", const=os.path.join("results", "benchmark.csv"),
                     help="write every measured row to this CSV (default path results/benchmark.csv)")
     args = ap.parse_args(argv)
@@ -880,6 +885,8 @@ def main(argv=None):
         import compiled
         print(json.dumps(compiled.case(*args.compiled_case)))
         return None
+    if args.osim:
+        return run_osim(args.sizes[0] if args.sizes else 100)
     if args.contact_scaling:
         import contact_scaling
         return contact_scaling.table(args.sizes or contact_scaling.SIZES)
@@ -938,6 +945,22 @@ def main(argv=None):
     if args.out:
         write_csv(args.out, summaries)
 
+
+
+# ======================================================================== OpenSim models (--osim)
+# The models of models/opensim/ that colloc reads with their forces (2D_gait with its contact spheres, its
+# FunctionBasedPath version, leg6dof9musc, gait10dof18musc, gait2354, Rajagopal's right leg with fitted paths):
+# the whole residual (skeleton, muscles, contacts) and the applied forces alone, then the skeletons alone
+# (every model, Rajagopal's original file included) with OpenSim's calcM and inverse dynamics beside them.
+def run_osim(points):
+    import osim_benchmark
+    import osim_forces_benchmark
+
+    print(f"\nwith forces: CasADi SX virtual machine, {points} grid points per evaluation; OpenSim at one state")
+    rows = osim_forces_benchmark.table(points=points)
+    print(f"\nskeletons alone (forces off), {points} grid points per evaluation")
+    osim_benchmark.table(points=points)
+    return rows
 
 
 # ======================================================================== FATROP vs IPOPT (--fatrop)

@@ -104,15 +104,22 @@ def main(argv=None):
     parser.add_argument("--points", type=int, default=1000, help="grid points per colloc evaluation (default 1000)")
     parser.add_argument("--states", type=int, default=300, help="OpenSim calls per measurement (default 300)")
     args = parser.parse_args(argv)
+    table(args.points, args.states)
+
+
+def table(points=1000, states=300, models=MODELS):
+    """Print the skeleton table (markdown) of the module docstring for ``models`` of models/opensim/."""
     print("| model | nq | build s | residual instr. | µs/point | Jacobian instr. | µs/point | Hessian instr. | µs/point "
           "| OpenSim set+realize µs | + calcM µs | + ID µs |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
-    for name in MODELS:
+    for name in models:
         path = ROOT / "models" / "opensim" / name
-        c, o = colloc_side(path, args.points), opensim_side(path, args.states)
+        if not path.exists():
+            continue
+        c, o = colloc_side(path, points), opensim_side(path, states)
         print(f"| {name} | {c['nq']} | {c['build_s']:.2f} | {c['residual_instructions']} | {c['residual_us']:.2f} | "
               f"{c['jacobian_instructions']} | {c['jacobian_us']:.2f} | {c['hessian_instructions']} | {c['hessian_us']:.2f} | "
-              f"{o['realize_only']:.1f} | {o['calcM']:.1f} | {o['inverse_dynamics']:.1f} |")
+              f"{o['realize_only']:.1f} | {o['calcM']:.1f} | {o['inverse_dynamics']:.1f} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,9 @@
 """Muscle paths of an ``.osim`` file as CasADi SX expressions of the coordinates.
 
 * ``GeometryPath`` (OpenSim's ``GeometryPath::computePath`` without wrapping): the length is the sum of
-  the distances between consecutive *active* points, each point ``p_F + R_F r`` in ground for its frame F:
+  the distances between consecutive *active* points, each point ``p_F + R_F r`` for its frame F, placed in
+  the innermost body every point hangs from (distances are the same in any frame, and there they depend
+  on the crossed joints' coordinates only; the points drawn are in ground):
 
   - ``PathPoint``: r fixed;
   - ``MovingPathPoint``: r = (f_x(q_x), f_y(q_y), f_z(q_z)), each coordinate clamped to its range first
