@@ -5,8 +5,7 @@ the physics requires, on a coarse mesh: the solve converges; the motion ends in 
 (REFERENCE, by the script's measure); both feet stay where they were placed at every mesh point; every
 activation and excitation stays within its bounds; the left and right legs move as mirror images (the
 problem is symmetric, and nothing in the transcription makes them so); ``colloc verify`` of the file
-``colloc solve`` writes fails on it with one state or one projection multiplier edited, and on the file
-itself fails in the first interval only (an expected failure, see the problem's docstring).
+``colloc solve`` writes passes, and fails on the file with one state or one projection multiplier edited.
 """
 from __future__ import annotations
 
@@ -67,18 +66,16 @@ def test_solved_squat_stands_up_with_the_feet_in_place_and_within_bounds(solved)
     feet = ca.Function("feet", [sk.q], [ca.vertcat(module._foot_points(sk, "l"), module._foot_points(sk, "r"))])
     q = np.vstack([traj[f"model.{c}"] for c in sk.coordinates])
     placed = np.asarray(feet.map(q.shape[1])(q)) - np.asarray(feet(q[:, 0]))
-    mesh = np.isclose(traj.time[:, None], np.linspace(0.0, module.DURATION, module.SOLVE["intervals"] + 1)).any(axis=1)
-    assert mesh.sum() == module.SOLVE["intervals"] + 1
+    points = np.asarray(module.SOLVE["mesh"]) * module.DURATION if "mesh" in module.SOLVE else \
+        np.linspace(0.0, module.DURATION, module.SOLVE["intervals"] + 1)
+    mesh = np.isclose(traj.time[:, None], points).any(axis=1)
+    assert mesh.sum() == points.size
     # colloc imposes kinematic constraints at the mesh points; between them the feet move with the
     # interpolant's error (1.0 mm measured on this mesh)
     assert np.abs(placed[:, mesh]).max() < 1e-8 and np.abs(placed).max() < 3e-3
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="colloc verify fails on this file in its first interval only: integrated alone, it "
-                   "ends with the hip, pelvis and lumbar speeds 0.13-0.16 rad/s off (limit 0.01), where the 20-interval mesh "
-                   "does not resolve the start (colloc's local error estimate 6e-2 there); every other check, the defects and "
-                   "residuals to 1e-6 and the whole-horizon re-simulation included, passes (measured)")
 def test_colloc_verify_passes_on_the_written_result(solved, capsys):
     code, path = solved
     assert code == 0
