@@ -164,7 +164,8 @@ def _derivatives(nlp, args):
     """The state derivatives ẋ at every grid point: the NLP's own mapped call of the point function when it
     computes them (it keeps only the inputs the dynamics read), else the point function mapped anew."""
     grid_call = getattr(nlp, "grid_call", None)
-    if grid_call is not None and grid_call.mapped is not None and grid_call.count == args[0].shape[1] and 0 in grid_call.kept[1]:
+    if grid_call is not None and grid_call.mapped is not None and grid_call.count == args[0].shape[1] and 0 in grid_call.kept[1] \
+            and not grid_call.hoisted:  # its numeric inputs' share was evaluated at the NLP's own times
         inputs, outputs = grid_call.kept
         return call(grid_call.mapped, *[args[i] for i in inputs])[outputs.index(0)]
     return call(nlp.point.map(args[0].shape[1]), *args)[0]

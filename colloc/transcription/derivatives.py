@@ -63,6 +63,9 @@ class MappedPoints:
     #: The transcription's ``compile`` setting (:mod:`colloc.transcription.compilation`): whether the point-by-point
     #: derivatives run compiled.
     compile: object = False
+    #: Whether a numeric input's share of the point function was evaluated once (:func:`_hoisted`): then the
+    #: mapped function takes those values in place of the numeric inputs, and ``kept`` no longer says how to call it.
+    hoisted: bool = False
 
 
 @contextmanager
@@ -97,21 +100,59 @@ def map_points(point, count, args, opts=None, outputs=None, symbols=None):
     keep_out = [i for i in wanted if point.nnz_out(i)]
     used = ca.vertcat(*[ca.vec(out[i]) for i in keep_out]) if keep_out else ca.SX(0, 1)
     keep_in = [i for i in range(point.n_in()) if point.nnz_in(i) and ca.depends_on(used, sx[i])]
-    lean = ca.Function(point.name(), [sx[i] for i in keep_in], [out[i] for i in keep_out],
-                       [point.name_in(i) for i in keep_in], [point.name_out(i) for i in keep_out])
+    ins, outs, names, inputs = [sx[i] for i in keep_in], [out[i] for i in keep_out], [point.name_in(i) for i in keep_in], [args[i] for i in keep_in]
+    hoisted = _hoisted(ins, outs, inputs, count)
+    if hoisted is not None:
+        ins, outs, inputs = hoisted
+        names = [n for n, a in zip(names, [args[i] for i in keep_in]) if not _numeric(a)] + ["fixed"]
+    lean = ca.Function(point.name(), ins, outs, names, [point.name_out(i) for i in keep_out])
     threaded = opts is not None and opts.parallelization != "serial"
     mapped = lean.map(count, opts.parallelization, opts.threads) if threaded else lean.map(count)
-    values = mapped(*[args[i] for i in keep_in])
+    values = mapped(*inputs)
     values = values if isinstance(values, (list, tuple)) else [values]
     kept = dict(zip(keep_out, values))
     result = [kept[i] if i in kept else ca.MX(point.size1_out(i), count) if i in wanted else None for i in range(point.n_out())]
-    record = MappedPoints(lean, count, tuple(args[i] for i in keep_in), tuple(values),
-                          (tuple(sx[i] for i in keep_in), tuple(out[i] for i in keep_out)), mapped, (tuple(keep_in), tuple(keep_out)),
-                          getattr(opts, "compile", False))
+    record = MappedPoints(lean, count, tuple(inputs), tuple(values), (tuple(ins), tuple(outs)), mapped, (tuple(keep_in), tuple(keep_out)),
+                          getattr(opts, "compile", False), hoisted is not None)
     calls = _RECORDING.get()
     if calls is not None and keep_out:
         calls.append(record)
     return result, record
+
+
+def _numeric(a):
+    """Whether a mapped call's argument is a number (no symbol of the NLP in it)."""
+    return not isinstance(a, ca.MX) or not ca.symvar(a)
+
+
+def _hoisted(ins, outs, inputs, count):
+    """The point function with its numeric inputs' share evaluated once, or ``None`` when it has none.
+
+    On a fixed horizon the time at every grid point is a number, and whatever the outputs compute from the
+    time alone (a prescribed motion's splines, its inverse dynamics, the muscles' path lengths on it) is the
+    same at every evaluation: it is computed here once per point, numerically, and handed to the mapped
+    function as one more input (``fixed``, a column per point).  MocoInverse of the 2-D walk: 83,775 of
+    the point function's 85,599 instructions; the NLP's graph no longer has to be expanded to fold them.
+    Returns ``(inputs, outputs, arguments)`` of the lean function: the symbolic inputs, then ``fixed``.
+    """
+    numeric = [_numeric(a) for a in inputs]
+    if not any(numeric) or all(numeric):
+        return None
+    given = ca.vertcat(*[x for x, n in zip(ins, numeric) if n])
+    flat = ca.vertcat(*[ca.vec(o) for o in outs])
+    expr, symbols, values = ca.extract_parametric(flat, given)
+    if not symbols:
+        return None
+    fixed, values = ca.vertcat(*symbols), ca.vertcat(*values)
+    at = [a if isinstance(a, ca.DM) else ca.evalf(a) for a, n in zip(inputs, numeric) if n]
+    numbers = ca.Function("fixed", [x for x, n in zip(ins, numeric) if n], [values]).map(count)(*at)
+    pieces, row = [], 0
+    for o in outs:
+        pieces.append(ca.reshape(expr[row:row + o.numel()], o.shape))
+        row += o.numel()
+    symbolic = [x for x, n in zip(ins, numeric) if not n] + [fixed]
+    arguments = [a for a, n in zip(inputs, numeric) if not n] + [ca.MX(ca.DM(numbers))]
+    return symbolic, pieces, arguments
 
 
 def structured(nlp, maps) -> dict | None:
@@ -232,9 +273,15 @@ class _Part:
         self.size = self.nout * self.count
         m = ca.SX.sym("mu", self.nout)
         self.point = mapped.function
-        self.point_jacobian = ca.Function("point_jacobian", [self.v], [ca.jacobian(self.y, self.v)])
-        self.point_hessian = ca.Function("point_hessian", [self.v, m], [ca.hessian(ca.dot(m, self.y), self.v)[0]])
-        self.point_gradient = ca.Function("point_gradient", [self.v, m], [ca.jtimes(self.y, self.v, m, True)])
+        # the hoisted values (the last input) are numbers: no derivative in them, whose rows V_w would zero anyway
+        k = mapped.function.numel_in(mapped.function.n_in() - 1) if mapped.hoisted else 0
+        v = self.v[:self.v.numel() - k]
+        J, H, G = ca.jacobian(self.y, v), ca.hessian(ca.dot(m, self.y), v)[0], ca.jtimes(self.y, v, m, True)
+        if k:
+            J, H, G = ca.horzcat(J, ca.SX(self.nout, k)), ca.diagcat(H, ca.SX(k, k)), ca.vertcat(G, ca.SX(k, 1))
+        self.point_jacobian = ca.Function("point_jacobian", [self.v], [J])
+        self.point_hessian = ca.Function("point_hessian", [self.v, m], [H])
+        self.point_gradient = ca.Function("point_gradient", [self.v, m], [G])
 
     def outputs(self):
         """The mapped call's outputs, from the compiled point function when it was compiled."""
