@@ -46,13 +46,66 @@ def natural_coefficients(time, values, degree=3):
     second for a cubic; the third and fourth for a quintic, the interpolating limit of Woltring's GCVSPL
     that OpenSim's ``GCVSpline`` computes).
     """
-    from scipy.interpolate import PPoly, make_interp_spline
-
     time, values = _check(time, values)
     if time.size <= degree:
         raise ProblemError(f"A natural spline of degree {degree} needs more than {degree} rows; got {time.size}.")
-    ends = [(k, 0.0) for k in range((degree + 1) // 2, degree)]
-    return PPoly.from_spline(make_interp_spline(time, values, k=degree, bc_type=(ends, ends))).c[:, degree:-degree]
+    # one banded linear system in each piece's coefficients of s = τ/hᵢ ∈ [0, 1], rows in piece order;
+    # numpy alone (importing scipy.interpolate costs more CPU than a MocoInverse's problem build) and no
+    # LAPACK call (a threaded OpenBLAS spins its threads on a busy machine: 0.1 CPU s per spline)
+    m, d, h = time.size - 1, degree, np.diff(time)
+    j = np.arange(d + 1)
+    falling = np.array([[np.prod(np.arange(q - k + 1, q + 1)) if q >= k else 0.0 for q in j] for k in j])
+
+    def row(i, s, k, scale=1.0):
+        """The k-th derivative of piece i at s, times hᵢᵏ (and ``scale``): ``(first column, values)``."""
+        return i * (d + 1), scale * falling[k] * float(s) ** np.maximum(j - k, 0)
+
+    def joined(i, k):  # continuity of the k-th derivative at tᵢ₊₁, both sides scaled by hᵢ₊₁ᵏ
+        return i * (d + 1), np.concatenate([row(i, 1, k, (h[i + 1] / h[i]) ** k)[1], -row(i + 1, 0, k)[1]])
+
+    natural = range((d + 1) // 2, d)
+    rows, rhs = [row(0, 0, k) for k in natural], [0.0] * len(natural)
+    for i in range(m):
+        rows += [row(i, 0, 0), row(i, 1, 0)]
+        rhs += [values[i], values[i + 1]]
+        if i + 1 < m:
+            rows += [joined(i, k) for k in range(1, d)]
+            rhs += [0.0] * (d - 1)
+    rows += [row(m - 1, 1, k) for k in natural]
+    rhs += [0.0] * len(natural)
+    a = _banded_solve(rows, np.array(rhs)).reshape(m, d + 1)
+    return (a / h[:, None] ** j).T[::-1]
+
+
+def _banded_solve(rows, b):
+    """``A⁻¹ b`` for ``A`` given as rows ``(first column, values)`` within a narrow band, by Gaussian
+    elimination with partial pivoting; stored by diagonals (row r's column c at ``W[r, c − r + below]``), so
+    memory and work grow with the rows, not their square."""
+    n = b.size
+    below = max(r - c for r, (c, _) in enumerate(rows))
+    above = max(c + v.size - 1 - r for r, (c, v) in enumerate(rows))
+    width = 2 * below + above + 1  # room for the fill partial pivoting brings in
+    W = np.zeros((n, width))
+    for r, (c, v) in enumerate(rows):
+        W[r, c - r + below:c - r + below + v.size] = v
+    b = b.astype(float).copy()
+    for k in range(n):
+        last, span = min(n, k + below + 1), min(n, k + below + above + 1) - k
+        r = np.arange(k, last)
+        p = k + int(np.argmax(np.abs(W[r, k - r + below])))
+        if p != k:
+            pk, pp = slice(below, below + span), slice(k - p + below, k - p + below + span)
+            W[k, pk], W[p, pp], b[[k, p]] = W[p, pp].copy(), W[k, pk].copy(), b[[p, k]]
+        r = r[1:]
+        f = W[r, k - r + below] / W[k, below]
+        cols = (k - r + below)[:, None] + np.arange(span)[None, :]
+        W[r[:, None], cols] -= np.outer(f, W[k, below:below + span])
+        b[r] -= f * b[k]
+    x = np.zeros(n)
+    for k in range(n - 1, -1, -1):
+        span = min(n, k + below + above + 1) - k
+        x[k] = (b[k] - W[k, below + 1:below + span] @ x[k + 1:k + span]) / W[k, below]
+    return x
 
 
 def natural_sx(time, values, t, degree=3):
