@@ -11,7 +11,6 @@ import math
 
 import casadi as ca
 import numpy as np
-import scipy.linalg
 
 #: Largest NLP whose curvature is checked when IPOPT accepts the guess without a step (a dense
 #: eigenvalue problem of the free directions: about 0.3 s at this size).
@@ -52,6 +51,8 @@ def not_a_minimum(nlp, sol, w, g, variable_label) -> tuple | None:
     g = np.asarray(g, dtype=float).ravel()
     active = _near(g, nlp.rows.lower) | _near(g, nlp.rows.upper)
     Ja = J[np.ix_(active, free)]
+    import scipy.linalg  # here, not at the top: every solve imports this module, few get this far (0.2 CPU s)
+
     Z = scipy.linalg.null_space(Ja) if Ja.shape[0] else np.eye(int(free.sum()))
     if not Z.size:
         return None
