@@ -22,6 +22,7 @@ CASES = [
     ("quaternion_slew", {}, "hermite-simpson", {}),                  # unit quaternion, N(q)
     ("hanging_mass_muscle", {"tendon_compliance": "implicit"}, "hermite-simpson", {}),
     ("closed_chain", {}, "hermite-simpson", {}),
+    ("alp_rider", {}, "hermite-simpson", {}),                        # path constraint in t: hoisted
 ]
 
 
@@ -63,6 +64,28 @@ def test_structured_derivatives_equal_casadi(name, args, scheme, opts):
         hess_ref = np.triu(np.asarray(ca.densify(H(w, sigma, lam))))
         scale = 1 + np.abs(hess_ref).max()
         np.testing.assert_allclose(hess, hess_ref, rtol=0, atol=1e-9 * scale)
+
+
+@pytest.mark.parametrize("name", ["alp_rider", "muscle_redundancy"])
+def test_time_alone_is_evaluated_once(name):
+    """On a fixed horizon what the point function computes from the time alone becomes numbers: the mapped
+    function no longer reads t, and its outputs at the grid equal the point function's own."""
+    problem = importlib.import_module(f"problems.{name}").build()
+    nlp = cl.build_nlp(problem, scheme="hermite-simpson", intervals=5)
+    call = nlp.mapped[0]
+    assert call.hoisted and "t" not in call.function.name_in() and call.function.name_in()[-1] == "fixed"
+    w = nlp.layout.vector("guess") + np.random.default_rng(5).normal(scale=0.1, size=nlp.layout.size)
+    read = [a for a in call.inputs if isinstance(a, ca.MX) and ca.symvar(a)]
+    args = dict(zip(call.function.name_in(), ca.Function("v", [nlp.w], read).call([w])))
+    t0, tf = problem.t0_value, problem.tf_bounds[0]
+    times = t0 + nlp.grid.tau * (tf - t0)
+    point = nlp.point
+    full = [args.get(point.name_in(i), np.zeros((point.size1_in(i), times.size))) for i in range(point.n_in())]
+    full[0] = times[None, :]
+    own = dict(zip(point.name_out(), point.map(times.size).call(full)))
+    lifted = ca.Function("y", [nlp.w], list(call.outputs)).call([w])
+    for name_out, value in zip(call.function.name_out(), lifted):
+        np.testing.assert_allclose(np.asarray(value), np.asarray(own[name_out]), rtol=1e-12, atol=1e-12)
 
 
 def test_multi_phase_derivatives_equal_casadi():

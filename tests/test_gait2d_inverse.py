@@ -68,3 +68,13 @@ def test_reserves_and_motion_input_are_checked():
         goals.inverse_problem(motion, [muscle], reserves={"arm.flexion": 1.0, "arm.abduction": -1.0}, guess=False)
     with pytest.raises(ModelError, match="`motion` must be a callable"):
         cl.opensim.load(inverse.MODEL, forces=False, motion=motion.q)
+
+
+@pytest.mark.slow
+def test_missing_accuracy_estimate_is_explained():
+    """Between grid points the cubic interpolant of a tendon force can fall below −0.2, where the tendon curve's
+    inverse (a logarithm) is undefined: no estimate then, but a warning that names the state and says why."""
+    res = inverse.run(quick=True)["result"]
+    assert res.success and res.accuracy is None
+    notes = [w for w in res.warnings if w.startswith("no accuracy estimate")]
+    assert len(notes) == 1 and ".normalized_tendon_force`" in notes[0]

@@ -116,6 +116,11 @@ def assess(problem, trajectory, rows=None, lam_g=None, tolerance=TOLERANCE, cost
         solution is not finite (nothing to estimate).  ``costs``: whether the objective has terms (default: whether
         ``problem`` has; a phase of a multi-phase problem may have none of its own while the problem has).
     """
+    return _assess(problem, trajectory, rows, lam_g, tolerance, costs)[0]
+
+
+def _assess(problem, trajectory, rows=None, lam_g=None, tolerance=TOLERANCE, costs=None):
+    """:func:`assess`'s record, and when it is None for a non-finite local error, the sentence that says where."""
     start = _time.perf_counter()
     with np.errstate(all="ignore"):
         rs = residuals(problem, trajectory)
@@ -126,7 +131,7 @@ def assess(problem, trajectory, rows=None, lam_g=None, tolerance=TOLERANCE, cost
         # without a cost the multipliers weigh nothing the user asked for: no objective error to estimate
         dJ = objective_error(problem, trajectory, rows, lam_g, rs) if costs and rows is not None and lam_g is not None else math.nan
     if not errors.size or not np.all(np.isfinite(errors)):
-        return None
+        return None, _nonfinite_note(trajectory, eta, labels)
     k = int(np.argmax(errors))
     objective = float(trajectory.metadata.get("objective", math.nan))
     relative = abs(dJ) / max(abs(objective), 1e-8) if math.isfinite(dJ) else math.nan
@@ -138,7 +143,23 @@ def assess(problem, trajectory, rows=None, lam_g=None, tolerance=TOLERANCE, cost
                     if label.startswith("dynamics:") and row.size and np.all(np.isfinite(row))}
     return dict(max_error=float(errors[k]), interval=k, time=[float(mesh[k]), float(mesh[k + 1])],
                 objective_error=dJ, relative_objective_error=relative, tolerance=float(tolerance), resolved=resolved,
-                state_errors=state_errors, seconds=_time.perf_counter() - start)
+                state_errors=state_errors, seconds=_time.perf_counter() - start), None
+
+
+def _nonfinite_note(trajectory, eta, labels):
+    """Why a finite solution has no accuracy record: the first state whose local error is NaN or inf, where."""
+    values = [trajectory[n] for n in trajectory.names if trajectory.kinds.get(n) in ("state", "control")]
+    if not all(np.all(np.isfinite(v)) for v in values):
+        return None  # a non-finite solution: nothing to estimate, nothing to explain
+    bad = ~np.isfinite(eta)
+    names = [f"`{label.split(':', 1)[-1]}`" for label, row in zip(labels, bad) if row.any()]
+    if not names:
+        return None
+    mesh, k = Interpolant(trajectory).mesh_times, int(np.flatnonzero(bad.any(axis=0))[0])
+    return (f"no accuracy estimate: the local error of {', '.join(names)} is not finite in {int(bad.any(axis=0).sum())} "
+            f"interval(s), first at t = {mesh[k]:.4g} … {mesh[k + 1]:.4g}, where the interpolated states leave the "
+            f"dynamics' domain between grid points (a tendon force below its curve's asymptote, say); more intervals "
+            f"there, or bounds that keep the state inside it, restore the estimate.")
 
 
 #: How the accuracy warning begins (refinement recognises it by this).
@@ -198,9 +219,9 @@ def with_accuracy(tr, nlp, sol, res, tolerance):
         res = dataclasses.replace(res, warnings=list(res.warnings) + active_bounds.warnings(tr.problem, res.trajectory))
     if tolerance is False:
         return res
-    acc = assess(tr.problem, res.trajectory, nlp.rows, multipliers(sol), tolerance)
+    acc, note = _assess(tr.problem, res.trajectory, nlp.rows, multipliers(sol), tolerance)
     if acc is None:
-        return res
+        return dataclasses.replace(res, warnings=list(res.warnings) + [note]) if note and res.success else res
     start = _time.perf_counter()
     acc["between"] = limits.summary(tr.problem, res.trajectory)
     acc["seconds"] += _time.perf_counter() - start
