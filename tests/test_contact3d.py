@@ -73,11 +73,7 @@ def test_circular_cone_pushed_obliquely_costs_the_planar_optimum():
     # across it only the relaxation's angle, √(2ε/(μmg|ṡ|)) ~ 1e-4 rad at ε = 1e-8 (measured 1.2e-4 N)
     assert np.allclose(f.T @ [-math.sin(alpha), math.cos(alpha)], 0.0, atol=5e-4)
     assert np.allclose(tr["box.push_x"] * math.sin(alpha) - tr["box.push_y"] * math.cos(alpha), 0.0, atol=5e-4)
-    # `colloc verify` does not check 3-D friction files yet: it says so in one sentence (FileFormatError, exit 2)
-    from colloc.simulate.contact_checks import check_contact_file
-
-    with pytest.raises(cl.FileFormatError, match="does not check contact-implicit files with 3-D friction yet .contact `box.floor`"):
-        check_contact_file(pushed("circular", alpha), tr, 1e-6, 1e-2)
+    # `colloc verify` of this file: tests/test_verify_contact3d.py
 
 
 def test_polyhedral_cone_pushed_along_an_edge_normal_feels_mu_cos_pi_over_k():
