@@ -75,3 +75,36 @@ def build(duration=0.2, friction=0.8, max_torque=2.7):
     guess.update({u: float(f) for u, f in zip(tau, tau0)})
     prob.guess(guess)
     return prob
+
+
+def build_jump(distance=0.2, duration=0.85, friction=0.8, max_torque=2.7, regularization=1e-6):
+    """``solo12_jump``'s motion without its schedule: from rest in the standing pose to rest ``distance`` further
+    forward after ``duration`` (its push, flight and landing add up to 0.85 s), least ∫(|τ|² + w|q̈_joints|²) dt;
+    the guess stands, sliding its base forward at constant speed (the feet follow by the legs' kinematics)."""
+    import numpy as np
+
+    jump = _jump_script()
+    body = robot(friction)
+    q0, feet0 = jump.standing_pose(body)
+    tau0, _ = jump.static_stand(body, q0)
+    tau = [u.symbol for u in body.variables if u.kind == "control"]
+    prob = cl.Problem([body], t0=0.0, tf=duration, name="solo12_jump_implicit")
+    for u in tau:
+        prob.bound(u, -max_torque, max_torque)
+    prob.minimize(integral=sum(u**2 for u in tau), name="torque_squared")
+    if regularization:
+        prob.minimize(integral=regularization * sum(a**2 for a in list(body.a.elements())[6:]), name="joint_acceleration")
+    start = {s: float(v) for s, v in zip(body.coordinates, q0)}
+    start[body.coordinates[3]] = (0.0, 1.5)
+    start.update({s: 0.0 for s in body.speeds})
+    end = dict(start)
+    end[body.coordinates[0]] = float(q0[0] + distance)
+    prob.initial(start)
+    prob.final(end)
+    t = np.linspace(0.0, duration, 9)
+    guess = {s: float(v) for s, v in zip(body.coordinates, q0)}
+    guess[body.coordinates[0]] = (t, q0[0] + distance * t / duration)
+    guess[body.speeds[0]] = distance / duration
+    guess.update({u: float(f) for u, f in zip(tau, tau0)})
+    prob.guess(guess)
+    return prob
