@@ -89,7 +89,7 @@ simulation of the one before ended; the robot drifts (0.24 by take-off, 0.33 by
 touch-down in the largest state), so the simulated landing would start with its
 feet 2.3 mm off their ground points, where IDAS cannot integrate the constrained
 landing (IDA_TOO_MUCH_WORK).  The landing restarts from the file's own state
-(``colloc.simulate.verify_phases``: a start that breaks a phase's constraints),
+(``colloc.simulate.multiphase_checks``: a start that breaks a phase's constraints),
 the report says by how much, and ``colloc verify`` passes.
 
 What is checked (tests/test_solo12.py): in flight the centre of mass computed

@@ -27,7 +27,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 import colloc as cl  # noqa: E402
-from colloc.pipeline.phases import MultiPhaseProblem, Phase  # noqa: E402
+from colloc.pipeline.multiphase_problem import MultiPhaseProblem, Phase  # noqa: E402
 
 SIZES = (4, 8)
 
