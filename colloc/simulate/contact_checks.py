@@ -78,6 +78,7 @@ import casadi as ca
 import numpy as np
 
 from .checks import Check, basic_checks, solution_checks, _dynamics
+from .contact_terms import ContactTerms
 from ..transcription.registry import of_trajectory
 
 #: Factor between the Gronwall estimate of the scheme's error and the tolerance of the whole-horizon comparison.
@@ -96,12 +97,6 @@ def _variational(traj) -> bool:
 IMPACT = 1e-6
 
 
-def _contact_rows(problem):
-    from .contact_terms import ContactTerms
-
-    return ContactTerms(problem)
-
-
 def interval_contact(problem, traj) -> dict:
     """What the per-interval integration of a contact-implicit file needs (:func:`colloc.simulate.verify.interval_errors`).
 
@@ -117,7 +112,7 @@ def interval_contact(problem, traj) -> dict:
     from ..transcription.contacts import END
 
     model = problem.model
-    rows = _contact_rows(problem)
+    rows = ContactTerms(problem)
     itp = Interpolant(traj)
     starts, ends = itp.grid.interval_starts, itp.grid.interval_ends
     nc, nf = len(rows.contacts), rows.num_tangents
