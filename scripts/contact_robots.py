@@ -9,8 +9,8 @@ and the CPU seconds of ``colloc.solve`` with its build, for
   (``problems/solo12_jump.py``'s stance phase, ``N`` intervals);
 * Solo12's forward jump of 0.2 m in 0.85 s: ``solo12_stand.build_jump`` (no schedule, ``3N`` intervals, free
   steps, impacts) against ``problems/solo12_jump.py``'s three phases (``N`` intervals each);
-* a passive walker, where ``problems/`` has one with both forms (``compass_gait.py`` or
-  ``rimless_wheel.py`` defining ``build()`` and ``build_two_phase()``).
+* a passive walker, where ``problems/`` has one (``compass_gait.py`` or ``rimless_wheel.py``: ``build()``
+  at ``2N`` intervals, and ``build_two_phase()`` at ``N`` per phase where the script defines it).
 
 The objectives are printed next to each other: the schedule-free solve may find a cheaper motion (the
 multi-phase one fixes which feet touch when) or a worse local optimum.
@@ -70,9 +70,11 @@ def cases(n):
            ("solo12 jump 0.2 m", "3 phases", jump.build, dict(jump.SOLVE, intervals=n))]
     for stem in ("compass_gait", "rimless_wheel"):
         walker = load(stem)
-        if walker is not None and hasattr(walker, "build") and hasattr(walker, "build_two_phase"):
-            out += [(stem, "no schedule", walker.build, dict(getattr(walker, "SOLVE", {}), intervals=2 * n)),
-                    (stem, "2 phases", walker.build_two_phase, dict(scheme="hermite-simpson", intervals=n))]
+        if walker is None:
+            continue
+        out.append((stem, "no schedule", walker.build, dict(getattr(walker, "SOLVE", {}), intervals=2 * n)))
+        if hasattr(walker, "build_two_phase"):  # the same motion with its schedule, where the script has one
+            out.append((stem, "2 phases", walker.build_two_phase, dict(scheme="hermite-simpson", intervals=n)))
     return out
 
 
