@@ -104,9 +104,7 @@ def check_contact_problem(problem, scheme_name, options):
         raise OptionError(f"Unknown contact handling `{mode}`; the only one is contact='implicit'.")
     if not contact_bodies(problem.model):
         raise OptionError(f"contact='implicit' needs contacts, but the model of `{problem.name}` declares none; declare them with `body.contact(name, gap, ...)`.")
-    # a position-level invariant the kinematics keep by themselves (a floating base's unit quaternion) has no
-    # multiplier and no force: nothing for the contact rows to combine with
-    forcing = [c for c in problem.model.constraints if c.multipliers]
+    forcing = [c for c in problem.model.constraints if c.multipliers]  # an invariant (a unit quaternion) has no force
     if forcing:
         raise OptionError(f"contact='implicit' does not combine with kinematic constraints yet; `{forcing[0].name}` is one.")
     if options.get("mode", "default") == "explicit":
@@ -389,17 +387,11 @@ class ContactRows(ContactHooks):
         return RES - F
 
     def adjust_end_residual(self, RES, V, Xe):
-        """A constraint method's residual at the interval ends (``Xe``, e.g. the projection method's pre-projection
-        states), which replaces the residual rows of the later mesh points, with the forces those mesh points carry
-        (as :meth:`adjust_residual` gives them): without them the bodies' dynamics at the mesh points lacked the
-        contact forces (a floating base, whose unit quaternion is such a constraint, stood on 4 feet pushing
-        34 N against its 24.5 N weight)."""
+        """A constraint method's residual at the interval ends (states ``Xe``), with the forces of the mesh points it replaces."""
         cols = [int(i) for i in np.argmax(self.interpolation, axis=1)[self.grid.interval_ends]]
-        n = len(cols)
-        F = self._point.map(n)(Xe, V["p"], *(V[b][:, cols] for b in ("cn", "cbp", "cbm")))[0]
-        if self.spatial:
-            F = F + self.spatial_point.map(n)(Xe, V["p"], ca.mtimes(self.force_map, V["cf3"])[:, cols])[0]
-        return RES - F
+        F = self._point.map(len(cols))(Xe, V["p"], *(V[b][:, cols] for b in ("cn", "cbp", "cbm")))[0]
+        F3 = self.spatial_point.map(len(cols))(Xe, V["p"], ca.mtimes(self.force_map, V["cf3"])[:, cols])[0] if self.spatial else 0
+        return RES - F - F3
 
     def add_rows(self, rows, V, T, X, ends):
         eps, g = self.eps, self.grid
