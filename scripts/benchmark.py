@@ -66,7 +66,7 @@ Usage::
 
 ``--end-to-end`` (scripts/end_to_end.py) times what a user runs, build() and colloc.solve() with every
 default, against the faster of two MUMPS orderings of the hand-written NLP without whole-NLP expansion.
-    python scripts/benchmark.py --contact [--sizes 20]            # contact-implicit problems
+    python scripts/benchmark.py --contact [--sizes 20]            # contact-implicit problems, then robots (contact_robots.py)
 """
 from __future__ import annotations
 
@@ -911,7 +911,11 @@ def main(argv=None):
         spec = importlib.util.spec_from_file_location("contact_starts", os.path.join(os.path.dirname(os.path.abspath(__file__)), "contact_starts.py"))
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
-        return module.timings(args.sizes[0] if args.sizes else 20)
+        rows = module.timings(args.sizes[0] if args.sizes else 20)
+        spec = importlib.util.spec_from_file_location("contact_robots", os.path.join(os.path.dirname(os.path.abspath(__file__)), "contact_robots.py"))
+        robots = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(robots)
+        return rows + robots.table(robots.SIZES)
     if args.profile:
         return run_profile(args)
     if args.robots:

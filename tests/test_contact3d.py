@@ -73,11 +73,7 @@ def test_circular_cone_pushed_obliquely_costs_the_planar_optimum():
     # across it only the relaxation's angle, √(2ε/(μmg|ṡ|)) ~ 1e-4 rad at ε = 1e-8 (measured 1.2e-4 N)
     assert np.allclose(f.T @ [-math.sin(alpha), math.cos(alpha)], 0.0, atol=5e-4)
     assert np.allclose(tr["box.push_x"] * math.sin(alpha) - tr["box.push_y"] * math.cos(alpha), 0.0, atol=5e-4)
-    # `colloc verify` does not check 3-D friction files yet: it says so in one sentence (FileFormatError, exit 2)
-    from colloc.simulate.contact_checks import check_contact_file
-
-    with pytest.raises(cl.FileFormatError, match="does not check contact-implicit files with 3-D friction yet .contact `box.floor`"):
-        check_contact_file(pushed("circular", alpha), tr, 1e-6, 1e-2)
+    # `colloc verify` of this file: tests/test_verify_contact3d.py
 
 
 def test_polyhedral_cone_pushed_along_an_edge_normal_feels_mu_cos_pi_over_k():
@@ -249,3 +245,43 @@ def test_cone_rows_at_fixed_numbers(cone):
             assert row[f"friction:box.floor.{tag}slip{at}@k={k}"] == pytest.approx(gam**2 - sd @ sd, abs=1e-12)
             assert row[f"complementarity:box.floor.{tag}sliding_speed{at}*cone+speed{at}*friction@k={k}"] == pytest.approx(
                 mu * lam * gam + force @ sd, abs=1e-12)
+
+
+BOX_URDF = """<robot name="box"><link name="box"><inertial><origin xyz="0 0 0"/><mass value="2.0"/>
+<inertia ixx="0.02" iyy="0.03" izz="0.04" ixy="0" ixz="0" iyz="0"/></inertial></link></robot>"""
+
+
+@pytest.mark.slow
+def test_floating_box_resting_on_four_corners_carries_its_weight_at_every_point(tmp_path):
+    # A free-floating box (URDF, unit-quaternion base: a position-level invariant of the kinematics) at rest on
+    # four corner contacts: the normal forces add up to m g = 19.62 N on every interval, at the mesh points
+    # too, where the projection method's own residual replaces the grid's (measured 19.62 ± 5e-6, 3 intervals)
+    pytest.importorskip("urdf_parser_py")
+    from colloc.simulate.contact_checks import check_contact_file
+
+    path = tmp_path / "box.urdf"
+    path.write_text(BOX_URDF)
+
+    def build():
+        body = cl.Multibody.from_urdf(str(path), name="box", base="floating")
+        for i, (sx, sy) in enumerate([(1, 1), (1, -1), (-1, 1), (-1, -1)]):
+            body.contact_point("box", offset=(0.1 * sx, 0.15 * sy, -0.05), name=f"c{i}")
+        prob = cl.Problem([body], t0=0.0, tf=0.2, name="resting_box")
+        rest = {s: 0.0 for s in body.coordinates}
+        rest[body.coordinates[2]] = 0.05
+        rest[body.coordinates[3]] = (0.0, 1.5)
+        rest.update({s: 0.0 for s in body.speeds})
+        prob.initial(rest)
+        guess = dict(rest)
+        guess[body.coordinates[3]] = 1.0
+        prob.guess(guess)
+        return prob
+
+    res = cl.solve(build(), intervals=3, contact="implicit", impacts=False, free_steps=False, ipopt=IPOPT)
+    assert res.success
+    tr = res.trajectory
+    lam = np.array([tr[f"box.c{i}.normal_force"] for i in range(4)])
+    assert np.allclose(lam.sum(axis=0), 2.0 * G, atol=1e-4)
+    assert np.allclose(tr["box.base_z"], 0.05, atol=1e-7)
+    checks, _ = check_contact_file(build(), tr, 1e-6, 1e-2)
+    assert all(c.passed for c in checks), [c.line() for c in checks if not c.passed]

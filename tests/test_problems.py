@@ -26,7 +26,7 @@ DEFAULT_INTERVALS = 30
 #: chain: about a minute; the 2-D walking MocoInverse, 18 muscles on 24 intervals: ~15 s).
 SLOW = {"alp_rider", "gait2d_tracking", "osim_squat_to_stand", "gait2d_inverse"}
 #: Scripts that load a robot of the optional example-robot-data wheel (colloc's `robots` extra).
-ROBOTS = {"panda_reach", "solo12_jump", "ur5_min_time", "ur10_reach"}
+ROBOTS = {"panda_reach", "solo12_jump", "solo12_stand", "ur5_min_time", "ur10_reach"}
 
 
 def load(stem):

@@ -1,10 +1,12 @@
 """Does a contact-implicit file solve its problem?  The checks ``colloc verify`` makes of such a file.
 
 A contact-implicit file (``colloc.solve(..., contact="implicit")``) holds, besides
-states and controls, the contact forces (``NAME.normal_force``, ``NAME.friction_force``:
-one value per interval, written at its grid points) and the impulses
-(``NAME.impulse``, ``NAME.friction_impulse``: nonzero only at the interior mesh points
-where an impact acts; the state there holds the post-impact speeds ``v⁺``).
+states and controls, the contact forces (``NAME.normal_force``, ``NAME.friction_force``,
+in 3-D ``NAME.friction_force_1``, ``_2`` along the contact's tangents: written at the
+grid points) and the impulses (``NAME.impulse``, ``NAME.friction_impulse`` or
+``_1``, ``_2``: nonzero only at the interior mesh points where an impact acts; the
+state there holds the post-impact speeds ``v⁺``); the terms they enter are built from
+the model's contacts (:class:`colloc.simulate.contact_terms.ContactTerms`).
 It gets every check of a single-phase file, with those forces:
 
 * **time, horizon, finite, initial, final, bounds, path, boundary**:
@@ -15,7 +17,9 @@ It gets every check of a single-phase file, with those forces:
   the recorded objective is not recomputed (a free-step solve adds a pull of the
   interval lengths and end-of-interval terms the file does not hold);
 * **contact**: every gap ``≥ 0`` at every grid point, forces and impulses ``≥ 0``,
-  friction inside its cone ``|f| ≤ μ λ``, no force on an interval whose gap opens,
+  friction inside its cone (``|f| ≤ μ λ``, or the polygon of a polyhedral cone),
+  maximal dissipation ``max_{g ∈ cone}(−gᵀṡ) + fᵀṡ ≤ tolerance`` (the friction opposes
+  the sliding with the whole cone), no force on an interval whose gap opens,
   impulses only at interior mesh points (constraint tolerance);
 * **dynamics** (one per state): each interval integrated alone from the file's
   state at its start with its controls (the value it ends on where a control
@@ -44,7 +48,11 @@ forces).  Two errors the one-interval integrations cannot see are added to
 ``d_k``: the file's force is constant on each interval while the contact law's
 (the simulator's) varies, which leaves a speed error of at most
 ``h_k |M⁻¹Wᵀ| δF_k`` (``δF_k`` the range of the simulator's forces over the
-interval, which no edit of the file changes); and an impact multiplies ``E``
+interval, which no edit of the file changes), and likewise the force error
+``δf`` the relaxation of maximal dissipation allows (``√(2μλ r/|ṡ|)`` for a circular
+cone, ``r`` the file's dissipation residual, which the contact check bounds;
+:meth:`colloc.simulate.contact_terms.ContactTerms.dissipation`), each moving the
+coordinates by ``½ h_k`` times that speed error; and an impact multiplies ``E``
 by its saltation factor ``S = 1 + e + ‖f⁺ − f⁻‖_∞ ‖∇φ‖₁ / |φ̇⁻|`` (the reset's
 gain on the normal speed plus the state jump a shifted impact time causes;
 Aizerman & Gantmacher 1958).  A state passes at a mesh point when its error is
@@ -70,14 +78,15 @@ import casadi as ca
 import numpy as np
 
 from .checks import Check, basic_checks, solution_checks, _dynamics
-from ..errors import FileFormatError
-from ..transcription.contacts import contact_bodies
+from .contact_terms import ContactTerms
 from ..transcription.registry import of_trajectory
 
 #: Factor between the Gronwall estimate of the scheme's error and the tolerance of the whole-horizon comparison.
 SAFETY = 10.0
 #: Largest ratio of an interval's local error, as the budget counts it, to the median over all intervals.
 CAP = 1e3
+
+
 def _variational(traj) -> bool:
     """Whether ``traj`` holds the nodes of discrete Euler–Lagrange equations (no collocation interpolant)."""
     made_by = of_trajectory(traj)
@@ -86,14 +95,6 @@ def _variational(traj) -> bool:
 
 #: Impulse (relative to max(1, largest impulse)) below which a file's impulse is no impact.
 IMPACT = 1e-6
-
-
-def _contact_rows(problem):
-    from ..transcription import make_options, point_function
-    from ..transcription.contacts import ContactRows
-
-    _, meta = point_function(problem, make_options())
-    return ContactRows(problem, None, meta["res_names"], 0.0)
 
 
 def interval_contact(problem, traj) -> dict:
@@ -105,27 +106,27 @@ def interval_contact(problem, traj) -> dict:
         ``forcing`` CasADi Function ``(x, p, w) -> ẋ`` (``M⁻¹(W_nᵀλ + W_tᵀf)`` in the speed rows), ``inputs``
         ``w`` per interval, shape ``(num_contacts + num_frictional, n)``, ``control_ends`` ``{control: (n,)}``,
         ``targets`` the states each interval ends on, shape ``(num_states, n)`` (pre-impact speeds where an
-        impulse acts), and ``rows`` (:class:`colloc.transcription.contacts.ContactRows`).
+        impulse acts), and ``rows`` (:class:`colloc.simulate.contact_terms.ContactTerms`).
     """
     from ..discretization.interpolant import Interpolant
     from ..transcription.contacts import END
 
     model = problem.model
-    rows = _contact_rows(problem)
+    rows = ContactTerms(problem)
     itp = Interpolant(traj)
     starts, ends = itp.grid.interval_starts, itp.grid.interval_ends
-    nc, nf = len(rows.contacts), len(rows.frictional)
+    nc, nf = len(rows.contacts), rows.num_tangents
     x, p, w = model.vector("state"), model.vector("parameter"), ca.SX.sym("w", nc + nf)
     xd = ca.SX.zeros(x.numel(), 1)
-    xd[rows.speed_rows] = x[rows.speed_rows] - rows.pre_impact(x, p, w[:nc], w[nc:], ca.SX.zeros(nf))
+    xd[rows.speed_rows] = x[rows.speed_rows] - rows.pre_impact(x, p, w[:nc], w[nc:])
     forcing = ca.Function("contact_forcing", [x, p, w], [xd])
     W = np.array([traj[f"{c.name}.normal_force"] for c in rows.contacts]
-                 + [traj[f"{rows.contacts[i].name}.friction_force"] for i in rows.frictional]).reshape(nc + nf, traj.time.size)
+                 + [traj[n] for n in rows.friction_columns()]).reshape(nc + nf, traj.time.size)
     X = np.array([traj[v.name] for v in model.states]).reshape(len(model.states), -1)
     P = _parameters(model, traj)
     Pn, Pt = impulses(rows, traj)
     targets = X[:, ends].copy()
-    pre = rows.pre_impact.map(ends.size)(X[:, ends], P, Pn[:, ends], Pt[:, ends], np.zeros((nf, ends.size)))
+    pre = rows.pre_impact.map(ends.size)(X[:, ends], P, Pn[:, ends], Pt[:, ends])
     targets[rows.speed_rows] = np.asarray(pre).reshape(len(rows.speed_rows), -1)
     control_ends = {c.name: traj[c.name + END][ends] for c in model.controls if c.name + END in traj}
     return dict(forcing=forcing, inputs=W[:, starts], control_ends=control_ends, targets=targets, rows=rows, interpolant=itp)
@@ -160,15 +161,15 @@ def consistency_contact(problem, traj, setup) -> dict:
     for i, n in enumerate(names):
         f = (own[i] if free else traj[n + ".dot"][ends]) if n in implicit else xdot[i]
         out[n] = (X[i], f)
-    nc, nf = len(rows.contacts), len(rows.frictional)
+    nc, nf = len(rows.contacts), rows.num_tangents
     npts = traj.time.size
     F = np.array([traj[f"{c.name}.normal_force"] for c in rows.contacts]).reshape(nc, npts)
-    T = np.array([traj[f"{rows.contacts[i].name}.friction_force"] for i in rows.frictional]).reshape(nf, npts)
+    T = np.array([traj[n] for n in rows.friction_columns()]).reshape(nf, npts)
     Xall = np.array([traj[n] for n in names]).reshape(len(names), -1)
 
     def force(r):
         r = np.asarray(r)
-        return np.asarray(rows.point.map(r.size)(Xall[:, r], P, F[:, r], T[:, r], np.zeros((nf, r.size)))[0]).reshape(-1, r.size)
+        return np.asarray(rows.point.map(r.size)(Xall[:, r], P, F[:, r], T[:, r])[0]).reshape(-1, r.size)
 
     return dict(ends=out, force=force)
 
@@ -178,10 +179,11 @@ def _parameters(model, traj):
 
 
 def impulses(rows, traj):
-    """The file's normal and friction impulses, shapes ``(num_contacts, num_points)``, ``(num_frictional, num_points)``."""
+    """The file's normal and friction impulses, shapes ``(num_contacts, num_points)``, ``(num_tangents, num_points)``
+    (the frictional contacts' tangent rows stacked, :meth:`colloc.simulate.contact_terms.ContactTerms.friction_columns`)."""
     n = traj.time.size
     Pn = np.array([traj[f"{c.name}.impulse"] for c in rows.contacts]).reshape(-1, n)
-    Pt = np.array([traj[f"{rows.contacts[i].name}.friction_impulse"] for i in rows.frictional]).reshape(-1, n)
+    Pt = np.array([traj[c] for c in rows.friction_columns("friction_impulse")]).reshape(-1, n)
     return Pn, Pt
 
 
@@ -198,11 +200,6 @@ def check_contact_file(problem, traj, tolerance, dynamics_tolerance) -> tuple[li
     from .limits import checks as between_grid_points
     from .verify import interval_errors
 
-    spatial = [c.name for _, contacts in contact_bodies(problem.model) for c in contacts if c.num_tangents > 1]
-    if spatial:  # the interval checks read one friction column per contact; 3-D friction has two
-        raise FileFormatError(f"`colloc verify` does not check contact-implicit files with 3-D friction yet (contact "
-                              f"`{spatial[0]}` has two tangents); the event-driven simulator (colloc.simulate_events) "
-                              "re-simulates such a motion from its initial state.")
     checks = basic_checks(problem, traj, tolerance)
     if not all(c.passed for c in checks):
         return checks, {}
@@ -256,6 +253,10 @@ def _contact_rows_check(rows, problem, traj, tol) -> Check:
     Pn, Pt = impulses(rows, traj)
     inner = np.zeros(traj.time.size, dtype=bool)
     inner[grid.mesh_points[1:-1]] = True
+    offsets = list(np.concatenate([[0], np.cumsum(rows.tangents)]).astype(int))
+    lam_all = np.array([traj[f"{c.name}.normal_force"] for c in rows.contacts]).reshape(len(rows.contacts), traj.time.size)
+    ft_all = np.array([traj[n] for n in rows.friction_columns()]).reshape(rows.num_tangents, traj.time.size)
+    dissipation = rows.dissipation(X, _parameters(problem.model, traj), lam_all, ft_all)[0]
     found = []  # (excess, message)
     for i, c in enumerate(rows.contacts):
         lam, scale = traj[f"{c.name}.normal_force"], max(1.0, float(np.median(np.abs(traj[f"{c.name}.normal_force"]))))
@@ -269,10 +270,13 @@ def _contact_rows_check(rows, problem, traj, tol) -> Check:
             found.append((np.inf, f"`{c.name}.impulse` is {Pn[i, stray[0]]:.6g} at t = {traj.time[stray[0]]:.6g}, "
                                   "not an interior mesh point where an impulse can act"))
         if i in rows.frictional:
-            j = rows.frictional.index(i)
-            f, mu = traj[f"{c.name}.friction_force"], c.friction
-            found.append(((np.abs(f) - mu * lam).max() - tol * scale, f"`{c.name}.friction_force` leaves its cone |f| ≤ {mu:g} λ"))
-            found.append(((np.abs(Pt[j]) - mu * Pn[i]).max() - tol, f"`{c.name}.friction_impulse` leaves its cone"))
+            sl = slice(*offsets[rows.frictional.index(i):][:2])
+            f = np.array([traj[n] for n in rows.friction_columns()[sl]])
+            found.append((rows.cone_excess(i, lam, f).max() - tol * scale, f"the friction force of `{c.name}` leaves its cone (μ = {c.friction:g})"))
+            found.append((rows.cone_excess(i, Pn[i], Pt[sl]).max() - tol, f"the friction impulse of `{c.name}` leaves its cone"))
+            r = dissipation[rows.frictional.index(i)]
+            found.append((r.max() - tol * scale, f"the friction force of `{c.name}` does not oppose the sliding with its whole cone "
+                                                 f"(μλ|ṡ| + fᵀṡ = {r.max():.3e} at t = {traj.time[np.argmax(r)]:.6g})"))
     worst = max(found, key=lambda e: e[0])
     if worst[0] <= 0:
         return Check("contact", True, 0.0, tol, f"gaps, forces, impulses and friction cones of {len(rows.contacts)} contact(s) hold")
@@ -359,9 +363,11 @@ def error_budget(problem, traj, setup, signed, simulated, floor=1e-6) -> dict:
     rhs = _right_hand_side(problem, setup["forcing"])
     local = np.abs(np.array([signed[v] for v in names])).reshape(len(names), n)
     robust = np.array([robust_local_errors(np.nan_to_num(e, nan=np.inf)) for e in local]).reshape(local.shape)
-    force = force_errors(problem, traj, grid, simulated)
+    force = force_errors(problem, traj, grid, simulated) + rows.relaxation_errors(traj, grid, _parameters(model, traj))
     d = robust.copy()
     d[rows.speed_rows] += force
+    # a force error δF over h moves the coordinates by ½h² M⁻¹Wᵀ δF (through N(q), whose entries are at most 1)
+    d[rows.coordinate_rows] += 0.5 * itp.h * force
     before = setup["targets"] + np.array([signed[v] for v in names]).reshape(len(names), n)
     found = _file_impacts(problem, traj, setup, rows, before, Uend, rhs)
     salt = {it["interval"]: it["saltation"] for it in found if it["interval"] is not None}
@@ -393,7 +399,7 @@ def _file_impacts(problem, traj, setup, rows, before, Uend, rhs) -> list:
     U = np.array([traj[v.name] for v in model.controls]).reshape(len(model.controls), traj.time.size)
     P, W = _parameters(model, traj), setup["inputs"]
     x, p = model.vector("state"), model.vector("parameter")
-    zeros = [ca.SX.zeros(len(rows.contacts)), ca.SX.zeros(len(rows.frictional)), ca.SX.zeros(len(rows.frictional))]
+    zeros = [ca.SX.zeros(len(rows.contacts)), ca.SX.zeros(rows.num_tangents)]
     gap, yd = rows.point(x, p, *zeros)[1:3]
     normal = ca.Function("normal", [x, p], [yd, ca.jacobian(gap, x)])
     Pn, _ = impulses(rows, traj)

@@ -183,6 +183,8 @@ def _build(problem, opts, grid, method, point, meta, layout, hooks, w, V) -> NLP
         defects = _defects_by_matrices(grid, coefficients, X, XD, tf - t0)
     else:
         ends = method.interval_ends(V, T, X, XD, point)
+        if hooks and ends.RES is not None:  # a method's own residual at the interval ends replaces the mesh points'
+            ends = ends._replace(RES=hooks.adjust_end_residual(ends.RES, V, ends.X))
         if hooks:
             ends = hooks.interval_ends(ends, V, T, point)
         node_cols = [list(grid.node(j)) for j in range(scheme.num_nodes - 1)]

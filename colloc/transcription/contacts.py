@@ -104,8 +104,9 @@ def check_contact_problem(problem, scheme_name, options):
         raise OptionError(f"Unknown contact handling `{mode}`; the only one is contact='implicit'.")
     if not contact_bodies(problem.model):
         raise OptionError(f"contact='implicit' needs contacts, but the model of `{problem.name}` declares none; declare them with `body.contact(name, gap, ...)`.")
-    if problem.model.constraints:
-        raise OptionError(f"contact='implicit' does not combine with kinematic constraints yet; `{problem.model.constraints[0].name}` is one.")
+    forcing = [c for c in problem.model.constraints if c.multipliers]  # an invariant (a unit quaternion) has no force
+    if forcing:
+        raise OptionError(f"contact='implicit' does not combine with kinematic constraints yet; `{forcing[0].name}` is one.")
     if options.get("mode", "default") == "explicit":
         raise OptionError("contact='implicit' needs the accelerations as variables; use mode='default' or 'implicit', not 'explicit'.")
     if options.get("contact_forces", "interval") not in FORCES:
@@ -384,6 +385,13 @@ class ContactRows(ContactHooks):
         if self.spatial:
             F = F + self.spatial_point.map(ng)(X, V["p"], self._on_grid(ca.mtimes(self.force_map, V["cf3"])))[0]
         return RES - F
+
+    def adjust_end_residual(self, RES, V, Xe):
+        """A constraint method's residual at the interval ends (states ``Xe``), with the forces of the mesh points it replaces."""
+        cols = [int(i) for i in np.argmax(self.interpolation, axis=1)[self.grid.interval_ends]]
+        F = self._point.map(len(cols))(Xe, V["p"], *(V[b][:, cols] for b in ("cn", "cbp", "cbm")))[0]
+        F3 = self.spatial_point.map(len(cols))(Xe, V["p"], ca.mtimes(self.force_map, V["cf3"])[:, cols])[0] if self.spatial else 0
+        return RES - F - F3
 
     def add_rows(self, rows, V, T, X, ends):
         eps, g = self.eps, self.grid

@@ -1,0 +1,104 @@
+"""Robots through contact, schedule-free against the multi-phase version of the same motion.
+
+``python scripts/contact_robots.py [--sizes 4 8]`` (or ``scripts/benchmark.py --contact``) prints, per
+motion and mesh size, IPOPT's iterations (summed over the relaxation homotopy of a contact-implicit solve)
+and the CPU seconds of ``colloc.solve`` with its build, for
+
+* Solo12 standing still 0.2 s: ``problems/solo12_stand.py`` (four unilateral feet with 4-facet cones, no
+  schedule, ``N`` intervals) against one phase whose feet are held by holonomic constraints
+  (``problems/solo12_jump.py``'s stance phase, ``N`` intervals);
+* Solo12's forward jump of 0.2 m in 0.85 s: ``solo12_stand.build_jump`` (no schedule, ``3N`` intervals, free
+  steps, impacts) against ``problems/solo12_jump.py``'s three phases (``N`` intervals each);
+* a passive walker, where ``problems/`` has one (``compass_gait.py`` or ``rimless_wheel.py``: ``build()``
+  at ``2N`` intervals, and ``build_two_phase()`` at ``N`` per phase where the script defines it).
+
+The objectives are printed next to each other: the schedule-free solve may find a cheaper motion (the
+multi-phase one fixes which feet touch when) or a worse local optimum.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+import colloc as cl  # noqa: E402
+from colloc.pipeline.multiphase_problem import MultiPhaseProblem, Phase  # noqa: E402
+
+SIZES = (4, 8)
+
+
+def load(stem):
+    path = os.path.join(ROOT, "problems", f"{stem}.py")
+    if not os.path.exists(path):
+        return None
+    spec = importlib.util.spec_from_file_location(f"problems.{stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def held_stance(duration=0.2):
+    """Solo12 standing ``duration`` s with its feet held at their ground points (one phase, holonomic feet)."""
+    jump = load("solo12_jump")
+    free = jump.robot()
+    q0, feet0 = jump.standing_pose(free)
+    tau0, force0 = jump.static_stand(free, q0)
+    body = jump.robot(feet0)
+    prob = jump._phase(body, "stance", duration, feet0, 0.8, 2.7, 0.0)
+    prob.initial(jump._base_at_rest(body, q0))
+    prob.final(jump._base_at_rest(body, q0))
+    guess = {s: float(v) for s, v in zip(body.coordinates, q0)}
+    guess.update({u.symbol: float(f) for u, f in zip([u for u in body.variables if u.kind == "control"], tau0)})
+    for k in body.constraints:
+        if k.name.endswith("_FOOT"):
+            guess.update({m.symbol: float(x) for m, x in zip(k.multipliers, force0[jump.FEET.index(k.name.split(".")[-1])])})
+    prob.guess(guess)
+    return MultiPhaseProblem([Phase(prob, name="stance")], name="solo12_stance_held")
+
+
+def cases(n):
+    """``(motion, form, build, solve options)`` at ``n`` intervals per phase."""
+    stand, jump = load("solo12_stand"), load("solo12_jump")
+    out = [("solo12 stand 0.2 s", "no schedule", stand.build, dict(stand.SOLVE, intervals=n)),
+           ("solo12 stand 0.2 s", "held feet, 1 phase", held_stance, dict(scheme="hermite-simpson", intervals=n)),
+           ("solo12 jump 0.2 m", "no schedule", stand.build_jump, dict(scheme="hermite-simpson", intervals=3 * n, contact="implicit")),
+           ("solo12 jump 0.2 m", "3 phases", jump.build, dict(jump.SOLVE, intervals=n))]
+    for stem in ("compass_gait", "rimless_wheel"):
+        walker = load(stem)
+        if walker is None:
+            continue
+        out.append((stem, "no schedule", walker.build, dict(getattr(walker, "SOLVE", {}), intervals=2 * n)))
+        if hasattr(walker, "build_two_phase"):  # the same motion with its schedule, where the script has one
+            out.append((stem, "2 phases", walker.build_two_phase, dict(scheme="hermite-simpson", intervals=n)))
+    return out
+
+
+def table(sizes=SIZES):
+    """Solve every case at every size; print and return the rows."""
+    rows = []
+    print(f"{'motion':20s} {'form':20s} {'N':>3s} {'status':16s} {'iter':>5s} {'CPU s':>8s} {'objective':>12s}", flush=True)
+    for n in sizes:
+        for motion, form, build, opts in cases(n):
+            cpu = time.process_time()
+            res = cl.solve(build(), ipopt={"tol": 1e-8}, **opts)
+            cpu = time.process_time() - cpu
+            rows.append(dict(motion=motion, form=form, intervals=n, status=res.status.value, iterations=res.iterations,
+                             cpu=cpu, objective=res.objective))
+            print(f"{motion:20s} {form:20s} {n:3d} {res.status.value:16s} {res.iterations:5d} {cpu:8.1f} {res.objective:12.6f}",
+                  flush=True)
+    return rows
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
+    table(ap.parse_args(argv).sizes)
+
+
+if __name__ == "__main__":
+    main()
