@@ -132,8 +132,33 @@ class Grid:
 
     def locate(self, tau) -> tuple[np.ndarray, np.ndarray]:
         """Interval index and local time ``s ∈ [0, 1]`` of normalised times ``tau`` (clipped to the mesh)."""
-        tau = np.asarray(tau, dtype=float).ravel()
-        i = np.clip(np.searchsorted(self.mesh, tau, side="right") - 1, 0, self.num_intervals - 1)
-        h = self.fractions[i]
-        s = np.where(h > 0, (tau - self.mesh[i]) / np.where(h > 0, h, 1.0), 0.0)
-        return i, s
+        return locate(self.mesh, tau)
+
+
+def locate(breakpoints, t) -> tuple[np.ndarray, np.ndarray]:
+    """Interval ``i`` with ``breakpoints[i] ≤ t < breakpoints[i + 1]`` and the local time ``s ∈ [0, 1]`` in it.
+
+    colloc's one interval search: mesh intervals of a grid or a trajectory (physical or normalised times),
+    phases of a multi-phase trajectory.  A time at a breakpoint belongs to the interval it starts (the last
+    breakpoint to the last interval); times outside are clipped to the first or last interval, with ``s``
+    outside ``[0, 1]``.  An interval of zero length gives ``s = 0``.
+
+    Parameters
+    ----------
+    breakpoints : ndarray, shape (n + 1,)
+        Non-decreasing.
+    t : float or ndarray
+
+    Returns
+    -------
+    i : ndarray of int, shape (len(t),)
+    s : ndarray, shape (len(t),)
+    """
+    breakpoints = np.asarray(breakpoints, dtype=float).ravel()
+    t = np.asarray(t, dtype=float).ravel()
+    i = np.clip(np.searchsorted(breakpoints, t, side="right") - 1, 0, max(breakpoints.size - 2, 0))
+    if breakpoints.size < 2:
+        return i, np.zeros(t.size)
+    h = breakpoints[i + 1] - breakpoints[i]
+    s = np.where(h > 0, (t - breakpoints[i]) / np.where(h > 0, h, 1.0), 0.0)
+    return i, s

@@ -20,16 +20,29 @@ import numpy as np
 from ..errors import OptionError, did_you_mean
 
 
-def lagrange_basis(nodes, s):
-    """Values ``B[j, i] = ℓ_j(s_i)`` of the Lagrange basis on ``nodes``."""
-    nodes = np.asarray(nodes, dtype=float)
-    s = np.atleast_1d(np.asarray(s, dtype=float))
-    B = np.ones((nodes.size, s.size))
+def lagrange_polynomials(nodes, s) -> list:
+    """``[ℓ_0(s), …, ℓ_{k−1}(s)]``, the Lagrange basis on ``nodes`` at ``s``: colloc's one Lagrange basis.
+
+    Written with ``- * /`` only, so ``s`` may be a number, a numpy array (each ``ℓ_j(s)`` then has its shape)
+    or a CasADi expression (each ``ℓ_j(s)`` an expression of it): numeric and symbolic evaluation are the same
+    arithmetic.
+    """
+    nodes = [float(n) for n in np.asarray(nodes, dtype=float).ravel()]
+    out = []
     for j, nj in enumerate(nodes):
+        term = s * 0 + 1.0  # ℓ_j of a single node is 1, shaped (or typed) as s
         for m, nm in enumerate(nodes):
             if m != j:
-                B[j] *= (s - nm) / (nj - nm)
-    return B
+                term = term * ((s - nm) / (nj - nm))
+        out.append(term)
+    return out
+
+
+def lagrange_basis(nodes, s):
+    """Values ``B[j, i] = ℓ_j(s_i)`` of the Lagrange basis on ``nodes``, shape ``(len(nodes), len(s))``."""
+    s = np.atleast_1d(np.asarray(s, dtype=float))
+    nodes = np.asarray(nodes, dtype=float).ravel()
+    return np.array(lagrange_polynomials(nodes, s)).reshape(nodes.size, s.size)
 
 
 def differentiation_matrix(nodes):

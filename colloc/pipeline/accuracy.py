@@ -90,12 +90,8 @@ def objective_error(problem, trajectory, rows, lam_g, rs=None) -> float:
     tau = np.einsum("kj,inj->kin", coefficients[0], e)            # (defect kinds, states, n)
     kinds = scheme.defect_names()
     index = {name: i for i, name in enumerate(v.name for v in problem.model.states)}
-    for block in rows.blocks:
-        kind = block.kind or ""
-        if not kind.startswith("defect"):
-            continue
-        k = kinds.index(kind.partition(".")[2] or "defect")
-        nu = np.asarray(lam_g[block.offset:block.offset + block.size]).reshape(len(block.points), len(block.names)).T
+    for block, nu in rows.values(lam_g, "defect"):
+        k = kinds.index(block.kind.partition(".")[2] or "defect")
         rows_of = [index[name] for name in block.names]
         dJ -= float((nu * tau[k][rows_of][:, block.points]).sum())
     return dJ

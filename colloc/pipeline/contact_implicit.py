@@ -36,6 +36,8 @@ from ..solvers import get_backend
 from .contact_accuracy import with_contact_accuracy
 from . import driver
 from .driver import result as make_result
+from ..discretization.grid import locate
+from ..discretization.interpolant import last_rows_at
 from ..errors import OptionError
 from .options import FACTOR, RELAXATION, TOLERANCE, SolveOptions  # noqa: F401 - the homotopy's defaults, re-exported
 from ..results.trajectory import SolveResult, Trajectory
@@ -247,8 +249,7 @@ def _fine_blocks(values, coarse, k):
 
 def _linear(A, nodes, interval, s):
     """Values at local times ``s`` of ``interval`` (arrays), linear between the node values ``A[:, interval, node]``."""
-    j = np.clip(np.searchsorted(nodes, s, side="right") - 1, 0, nodes.size - 2)
-    t = (s - nodes[j]) / (nodes[j + 1] - nodes[j])
+    j, t = locate(nodes, s)
     return (1 - t) * A[:, interval, j] + t * A[:, interval, j + 1]
 
 
@@ -258,14 +259,11 @@ def contact_report(nlp, g, traj, steps) -> dict:
     The residual of a one-sided row ``a·b ≤ ε`` is its positive part, of a two-sided one ``|a·b|``.
     """
     comp = {c.name: 0.0 for c in nlp.contact.contacts}
-    for b in nlp.rows.blocks:
-        if b.kind != COMPLEMENTARITY:
-            continue
-        vals = g[b.offset:b.offset + b.size].reshape(len(b.points), len(b.names))
-        vals = np.where(np.isfinite(b.lower.reshape(vals.shape)), np.abs(vals), np.maximum(vals, 0.0))
+    for b, vals in nlp.rows.values(g, COMPLEMENTARITY):
+        vals = np.where(np.isfinite(b.lower.reshape(vals.T.shape).T), np.abs(vals), np.maximum(vals, 0.0))
         for i, n in enumerate(b.names):
             key = n.rsplit(".", 1)[0]
-            comp[key] = max(comp[key], float(vals[:, i].max()) if vals.size else 0.0)
+            comp[key] = max(comp[key], float(vals[i].max()) if vals.size else 0.0)
     return dict(complementarity=comp, schedule=contact_schedule(nlp.contact, traj), impacts=impacts(nlp.contact, traj),
                 steps=steps, relaxation=steps[-1]["relaxation"] if steps else None)
 
@@ -335,10 +333,7 @@ def verify_contact(problem, trajectory, **options) -> dict:
     t = traj.time
     sim, system = simulate_file(problem, traj, **options)
     names = system.coordinate_names + system.speed_names
-    at = {}
-    for n in names:  # the simulator adds a row before and after each event: keep the last row at each time
-        _, idx = np.unique(sim.time[::-1], return_index=True)
-        at[n] = np.interp(t, sim.time[::-1][idx], sim[n][::-1][idx])
+    at = last_rows_at(sim.time, {n: sim[n] for n in names}, t)  # the simulator's rows before and after an event: the last
     errors = {n: np.abs(at[n] - traj[n]) for n in names}
     over = np.max(np.array(list(errors.values())), axis=0)
     return dict(time=t, errors=errors, error_over_time=over, final_error=float(over[-1]), max_error=float(over.max()),

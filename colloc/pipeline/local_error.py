@@ -115,7 +115,7 @@ def residuals(problem, trajectory, points=QUADRATURE_POINTS) -> Residuals:
 
     X, XD = itp.states(states, s)
     Z = XD[[states.index(name) for name in implicit]] if implicit else np.zeros((0, n, q))
-    U = itp.others([v.name for v in model.controls], s)
+    U = itp.controls([v.name for v in model.controls], s)
     LAM = itp.others([v.name for v in model.multipliers], s)
     flat = lambda a: a.reshape(a.shape[0], n * q)  # noqa: E731 - (rows, n, q) -> (rows, n*q), interval-major
     xdot, res, _, _, L = _evaluate(point, itp.times(s).reshape(1, n * q), flat(X), flat(Z), flat(U), flat(LAM), P)

@@ -21,12 +21,12 @@ from __future__ import annotations
 import dataclasses
 import math
 import time as _time
-from types import SimpleNamespace
 
 import numpy as np
 
 from ..results.trajectory import Trajectory
 from ..simulate import limits
+from ..transcription.nlp import Rows
 from .accuracy import TOLERANCE, assess, limits_warning, multipliers, warning
 from .local_error import estimate_errors
 
@@ -54,7 +54,7 @@ def _phase_rows(rows, name):
     prefix = f"{name}/"
     blocks = [dataclasses.replace(b, names=[n[len(prefix):] for n in b.names]) for b in rows.blocks
               if (b.kind or "").startswith("defect") and b.names and all(n.startswith(prefix) for n in b.names)]
-    return SimpleNamespace(blocks=blocks)
+    return Rows(blocks=blocks)
 
 
 def assess_phases(problem, trajectory, rows=None, lam_g=None, tolerance=None) -> dict | None:

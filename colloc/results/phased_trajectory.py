@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..discretization.grid import locate
 from ..errors import FileFormatError, did_you_mean
 from .trajectory import SolveResult, Trajectory
 
@@ -80,7 +81,7 @@ class PhasedTrajectory(Trajectory):
     def sample(self, times) -> dict:
         """Every column at ``times``, each inside its phase with that phase's interpolant."""
         times = np.clip(np.asarray(times, dtype=float).ravel(), self.time[0], self.time[-1])
-        which = np.clip(np.searchsorted(self.start_times, times, side="right") - 1, 0, len(self.phases) - 1)
+        which, _ = locate(np.append(self.start_times, self.time[-1]), times)
         out = {n: np.full(times.size, np.nan) for n in self.names}
         out["phase"] = which.astype(float)
         for i, p in enumerate(self.phases):

@@ -79,6 +79,7 @@ import numpy as np
 
 from .checks import Check, basic_checks, solution_checks, _dynamics
 from .contact_terms import ContactTerms
+from ..discretization.interpolant import last_rows_at
 from ..transcription.registry import of_trajectory
 
 #: Factor between the Gronwall estimate of the scheme's error and the tolerance of the whole-horizon comparison.
@@ -227,8 +228,7 @@ def _variational_checks(problem, traj, checks, dynamics_tolerance) -> tuple[list
     max(1, median |x|) at every grid point (a median, which a few edited values cannot inflate)."""
     sim, system = simulate_file(problem, traj)
     names = system.coordinate_names + system.speed_names
-    _, last = np.unique(sim.time[::-1], return_index=True)
-    errors = {n: np.abs(np.interp(traj.time, sim.time[::-1][last], sim[n][::-1][last]) - traj[n]) for n in names}
+    errors = {n: np.abs(v - traj[n]) for n, v in last_rows_at(sim.time, {n: sim[n] for n in names}, traj.time).items()}
     limits = {n: dynamics_tolerance * max(1.0, float(np.median(np.abs(traj[n])))) for n in names}
     name = max(names, key=lambda n: errors[n].max() / limits[n])
     k, ratio = int(np.argmax(errors[name])), float(errors[name].max() / limits[name])
@@ -421,25 +421,12 @@ def _file_impacts(problem, traj, setup, rows, before, Uend, rhs) -> list:
 
 
 def control_interpolant(traj, name, control_end=None):
-    """``u(t)``: the scheme's control polynomial of each interval through its collocation points, ending on
-    ``control_end[k]`` (the value interval ``k`` ends on, free steps) where given; ``u.breakpoints`` are the
-    mesh times, where it may jump.  Evaluates to the interval the time is in (the later one at a mesh point)."""
-    from ..discretization.interpolant import Interpolant, collocation_nodes
-    from ..discretization.schemes import lagrange_basis
+    """``u(t)``: the file's control as its dense output holds it (:meth:`colloc.discretization.interpolant.Interpolant.control`),
+    ending on ``control_end[k]`` (the value interval ``k`` ends on, free steps) where given; ``u.breakpoints`` are
+    the mesh times, where it may jump."""
+    from ..discretization.interpolant import Interpolant
 
-    itp = Interpolant(traj)
-    cols = collocation_nodes(itp.scheme)
-    values = itp.nodes(name)[:, cols].copy()
-    if control_end is not None and cols[-1] == itp.scheme.num_nodes - 1:
-        values[:, -1] = control_end
-    nodes, mesh, n = itp.scheme.nodes[cols], itp.mesh_times, itp.num_intervals
-
-    def u(t):
-        k = int(min(max(np.searchsorted(mesh, t, side="right") - 1, 0), n - 1))
-        return float(values[k] @ lagrange_basis(nodes, np.array([(t - mesh[k]) / itp.h[k]]))[:, 0])
-
-    u.breakpoints = list(mesh[1:-1])
-    return u
+    return Interpolant(traj).control(name, control_end)
 
 
 def simulate_file(problem, traj, **options):
@@ -451,16 +438,11 @@ def simulate_file(problem, traj, **options):
     from ..transcription.contacts import END
 
     model, t = problem.model, traj.time
-    if _variational(traj):  # held controls, sampled (no collocation interpolant)
-        dense = np.linspace(t[0], t[-1], 20 * (t.size - 1) + 1)
-        sampled = traj.sample(dense)
-        controls = {c.name: (lambda s, col=sampled[c.name]: float(np.interp(s, dense, col))) for c in model.controls}
-        # while a contact sticks the motion may not change at all: steps no longer than the samples
-        options.setdefault("max_step", float(np.min(np.diff(dense))))
-    else:
-        ends = Interpolant(traj).grid.interval_ends
-        controls = {c.name: control_interpolant(traj, c.name, traj[c.name + END][ends] if c.name + END in traj.names else None)
-                    for c in model.controls}
+    itp = Interpolant(traj)
+    if itp.held:  # while a contact sticks the motion may not change at all: steps of a twentieth of the file's
+        options.setdefault("max_step", float(np.min(np.diff(np.linspace(t[0], t[-1], 20 * (t.size - 1) + 1)))))
+    ends = itp.grid.interval_ends
+    controls = {c.name: itp.control(c.name, traj[c.name + END][ends] if c.name + END in traj.names else None) for c in model.controls}
     system = ContactSystem(model)
     q0, v0 = ([traj[n][0] for n in names] for names in (system.coordinate_names, system.speed_names))
     # a file's gap may be negative by the relaxation's tolerance (1e-8): closed, not penetrating, for the simulator
@@ -486,9 +468,7 @@ def resimulate(problem, traj, setup, budget, simulated=None, **options) -> dict:
     sim, system = simulated or simulate_file(problem, traj, **options)
     t, ts = traj.time, sim.time
     names = [v.name for v in problem.model.states]
-    _, last = np.unique(ts[::-1], return_index=True)
-    uniq = ts[::-1][last]
-    at = {n: np.interp(t, uniq, sim[n][::-1][last]) for n in names}
+    at = last_rows_at(ts, {n: sim[n] for n in names}, t)
     scale = max(1.0, max(it["impulse"] for it in budget["impacts"]) if budget["impacts"] else 1.0)
     events = [e for e in sim.metadata.get("events", []) if e["kind"] == "impact" and e["impulse"] > IMPACT * scale]
     used, matched = set(), []

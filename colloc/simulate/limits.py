@@ -52,7 +52,7 @@ def dense_columns(problem, trajectory, points=POINTS):
         columns[name], columns[f"{name}.dot"] = X[i].ravel(), XD[i].ravel()
     for kind in ("control", "multiplier"):
         names = [v.name for v in model.of_kind(kind)]
-        for name, values in zip(names, itp.others(names, s)):
+        for name, values in zip(names, (itp.controls if kind == "control" else itp.others)(names, s)):
             columns[name] = values.ravel()
     return itp.times(s).ravel(), columns
 

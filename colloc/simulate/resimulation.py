@@ -22,10 +22,9 @@ import casadi as ca
 import numpy as np
 
 from ..errors import ModelError, OptionError
-from ..discretization.interpolant import Interpolant, collocation_nodes
+from ..discretization.interpolant import Interpolant
 from ..model.component import TIME
 from ..results.phased_trajectory import PhasedTrajectory
-from ..discretization.schemes import lagrange_basis
 
 _SIGN = {"decreasing": -1, "increasing": 1, "either": 0}
 
@@ -169,20 +168,12 @@ def _evaluate(pieces, t):
 
 
 def _controls(ptraj, names):
-    """``u(t)``: on each mesh interval the polynomial through the controls at the collocation points."""
+    """``u(t)``: the phase's controls as its dense output holds them."""
     if not names:
         return lambda t: np.zeros(0)
     itp = Interpolant(ptraj)
-    cols = collocation_nodes(itp.scheme)
-    nodes = itp.scheme.nodes[cols]
-    U = np.stack([itp.nodes(n)[:, cols] for n in names])  # (nu, intervals, k)
-    mesh = itp.mesh_times
-
-    def u_of(t):
-        i = min(max(int(np.searchsorted(mesh, t, side="right")) - 1, 0), mesh.size - 2)
-        s = (t - mesh[i]) / itp.h[i]
-        return U[:, i, :] @ lagrange_basis(nodes, [s])[:, 0]
-    return u_of
+    controls = [itp.control(n) for n in names]
+    return lambda t: np.array([u(t) for u in controls])
 
 
 def _jump(conn, pa, pb, sim, parameters, btraj):

@@ -34,7 +34,7 @@ import casadi as ca
 import numpy as np
 
 from ..errors import FileFormatError, ModelError, did_you_mean
-from ..discretization.interpolant import Interpolant, collocation_nodes
+from ..discretization.interpolant import Interpolant
 from ..viz.plot import _pyplot, save_figure
 from ..results.trajectory import SolveResult, Trajectory
 from ..transcription import make_options, point_function
@@ -44,18 +44,6 @@ def _check_columns(problem, trajectory):
     from .checks import check_columns
 
     check_columns(problem, trajectory)
-
-
-def _lagrange_symbolic(nodes, s):
-    """Lagrange basis polynomials on ``nodes`` as CasADi expressions of ``s``."""
-    out = []
-    for j, nj in enumerate(nodes):
-        term = ca.SX(1)
-        for m, nm in enumerate(nodes):
-            if m != j:
-                term = term * (s - nm) / (nj - nm)
-        out.append(term)
-    return out
 
 
 def _point(problem):
@@ -80,8 +68,7 @@ def _build(problem, itp, substeps, rtol, atol, forcing=None):
     acc_rows = len(meta["acc_labels"])
     algebraic_lam = nlam > 0 and acc_rows == nlam
     nz = len(meta["z_names"])
-    nodes = itp.scheme.nodes[collocation_nodes(itp.scheme)]
-    k = nodes.size
+    k, kv = itp.control_nodes.size, itp.value_nodes.size
 
     s = ca.SX.sym("s")
     x = ca.SX.sym("x", nx)
@@ -89,13 +76,12 @@ def _build(problem, itp, substeps, rtol, atol, forcing=None):
     t0, h = ca.SX.sym("t0"), ca.SX.sym("h")
     U = ca.SX.sym("U", nu, k)
     p = ca.SX.sym("p", npar)
-    basis = _lagrange_symbolic(nodes, s)
-    u = sum((U[:, j] * basis[j] for j in range(k)), ca.SX.zeros(nu, 1))
+    u = itp.control_expression(U, s) if nu else ca.SX(0, 1)  # the dense output, written symbolically
     if algebraic_lam:
         lam, LAM = ca.SX.sym("lam", nlam), ca.SX(nlam, 0)
     else:
-        LAM = ca.SX.sym("LAM", nlam, k)
-        lam = sum((LAM[:, j] * basis[j] for j in range(k)), ca.SX.zeros(nlam, 1))
+        LAM = ca.SX.sym("LAM", nlam, kv)
+        lam = itp.value_expression(LAM, s) if nlam else ca.SX(0, 1)
     xdot, res, _, acc, _ = point(t0 + s * h, x, z_dot, u, lam, p)
     w = ca.SX.sym("w", forcing.size1_in(2) if forcing is not None else 0)
     if forcing is not None:
@@ -117,7 +103,7 @@ def _build(problem, itp, substeps, rtol, atol, forcing=None):
         # `atol` themselves (a weld's force of 1e3 N to 1e-12 N, below round-off) IDAS could not step
         opts["suppress_algebraic"] = True
     integ = ca.integrator("simulate", plugin, dae, 0.0, grid, opts)
-    form = dict(plugin=plugin, explicit=explicit, algebraic_multipliers=algebraic_lam, nodes=collocation_nodes(itp.scheme),
+    form = dict(plugin=plugin, explicit=explicit, algebraic_multipliers=algebraic_lam,
                 z_names=meta["z_names"], num_z=int(z.numel()))
     return integ, form
 
@@ -133,21 +119,21 @@ def _interval_inputs(problem, itp, form, traj, forcing_inputs=None, control_ends
     file (gathering per interval made a file of a million intervals quadratic).
     """
     model = problem.model
-    cols, n, starts = form["nodes"], itp.num_intervals, itp.grid.interval_starts
+    n, starts = itp.num_intervals, itp.grid.interval_starts
 
-    def nodes(name):
+    def nodes(name, cols):
         out = itp.nodes(name)[:, cols]
         if control_ends and name in control_ends and cols[-1] == itp.scheme.num_nodes - 1:
             out[:, -1] = control_ends[name]
         return out
 
-    def at_nodes(names):  # (len(names) * cols.size, n), column-major within an interval as `ca.vec` stacks it
-        blocks = [nodes(name) for name in names]           # each (n, cols.size)
+    def at_nodes(names, cols):  # (len(names) * cols.size, n), column-major within an interval as `ca.vec` stacks it
+        blocks = [nodes(name, cols) for name in names]     # each (n, cols.size)
         return np.stack(blocks, axis=0).transpose(2, 0, 1).reshape(len(names) * cols.size, n) if blocks else np.zeros((0, n))
 
     lam_names = [v.name for v in model.multipliers]
-    U = at_nodes([v.name for v in model.controls])
-    LAM = np.zeros((0, n)) if form["algebraic_multipliers"] else at_nodes(lam_names)
+    U = at_nodes([v.name for v in model.controls], itp.control_nodes)
+    LAM = np.zeros((0, n)) if form["algebraic_multipliers"] else at_nodes(lam_names, itp.value_nodes)
     params = np.array([traj.parameters[v.name] for v in model.parameters]).reshape(-1, 1)
     W = np.zeros((0, n)) if forcing_inputs is None else np.asarray(forcing_inputs, dtype=float).reshape(-1, n)
     P = np.concatenate([itp.mesh_times[None, :-1], itp.h[None, :], U, LAM, np.repeat(params, n, axis=1), W], axis=0)

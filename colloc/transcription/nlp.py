@@ -213,13 +213,32 @@ class Rows:
                 out += [f"{b.kind}:{n}@k={k}" if b.kind else f"{n}@k={k}" for n in b.names]
         return out
 
+    def values(self, g, kind) -> list:
+        """The values of ``g`` (a vector over every row: constraint values or their multipliers) in every
+        block of ``kind``, in row order: the one way to read rows by kind.
+
+        ``kind`` matches a block's kind and its sub-kinds (``"defect"`` matches ``"defect.simpson"``);
+        ``None`` matches the blocks of no kind (kinematic-constraint rows).
+
+        Returns
+        -------
+        list of (RowBlock, ndarray, shape (len(block.names), len(block.points)))
+        """
+        g = np.asarray(g, float).ravel()
+        return [(b, self._block_values(g, b)) for b in self.blocks
+                if b.kind == kind or (kind is not None and (b.kind or "").startswith(kind + "."))]
+
+    @staticmethod
+    def _block_values(g, b):
+        return g[b.offset:b.offset + b.size].reshape(len(b.points), len(b.names)).T
+
     def violations(self, g) -> dict:
         """Largest bound violation per ``kind:name`` (over all points)."""
         g = np.asarray(g, float).ravel()
         out = {}
         for b in self.blocks:
-            vals = g[b.offset:b.offset + b.size]
-            viol = np.maximum(np.maximum(b.lower - vals, vals - b.upper), 0.0).reshape(len(b.points), len(b.names)).T
+            vals = self._block_values(g, b)
+            viol = np.maximum(np.maximum(b.lower.reshape(vals.T.shape).T - vals, vals - b.upper.reshape(vals.T.shape).T), 0.0)
             viol = np.where(np.isnan(viol), np.inf, viol)
             for i, n in enumerate(b.names):
                 key = f"{b.kind}:{n}" if b.kind else n
