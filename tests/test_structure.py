@@ -259,3 +259,70 @@ def test_only_the_transcription_registry_tells_transcriptions_apart_by_scheme_na
     strays = [f"{name}:{node.lineno}" for name, tree in trees.items() if name != "colloc.transcription.registry"
               for node in ast.walk(tree) if isinstance(node, ast.Compare) and any(names_vi(n) for n in [node.left, *node.comparators])]
     assert not strays, f"scheme-name tests outside colloc/transcription/registry.py: {strays}"
+
+
+#: Calls that look up the interval a value lies in: colloc's one interval search is
+#: `colloc.discretization.grid.locate`.
+SEARCHES = {"searchsorted", "digitize", "bisect", "bisect_left", "bisect_right"}
+
+
+def _same(a, b):
+    return ast.dump(a) == ast.dump(b)
+
+
+def _lagrange_factor(node):
+    """Whether ``node`` multiplies by a Lagrange factor ``(s − x_m) / (x_j − x_m)``: ``p * ((s − x_m) / (x_j − x_m))``,
+    ``p * (s − x_m) / (x_j − x_m)`` or ``p *= (s − x_m) / (x_j − x_m)``."""
+    def ratio(div):
+        return (isinstance(div, ast.BinOp) and isinstance(div.op, ast.Div) and isinstance(div.right, ast.BinOp)
+                and isinstance(div.right.op, ast.Sub))
+
+    def factor(div):  # (s − x_m) / (x_j − x_m)
+        return ratio(div) and isinstance(div.left, ast.BinOp) and isinstance(div.left.op, ast.Sub) and _same(div.left.right, div.right.right)
+
+    if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Mult):
+        return factor(node.value)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        return factor(node.left) or factor(node.right)
+    if ratio(node) and isinstance(node.left, ast.BinOp) and isinstance(node.left.op, ast.Mult):
+        inner = node.left.right
+        return isinstance(inner, ast.BinOp) and isinstance(inner.op, ast.Sub) and _same(inner.right, node.right.right)
+    return False
+
+
+def _own_dense_output(source):
+    """Interval searches and Lagrange bases written in ``source``, as ``line: what``."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call):
+            called = getattr(node.func, "attr", getattr(node.func, "id", ""))
+            if called in SEARCHES:
+                found.append(f"{node.lineno}: calls {called}")
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and "lagrange" in node.name.lower():
+            found.append(f"{node.lineno}: defines {node.name}")
+        if _lagrange_factor(node):
+            found.append(f"{node.lineno}: a Lagrange basis' product")
+    return found
+
+
+def test_only_discretization_has_a_lagrange_basis_or_an_interval_search():
+    """One dense output: every other layer evaluates a solution between its points through
+    `colloc.discretization.interpolant` (the Lagrange basis of `schemes.lagrange_polynomials`, the interval
+    search `grid.locate`) instead of writing its own."""
+    found = {name: _own_dense_output(path.read_text()) for name, path in _modules().items()}
+    strays = [f"{name}:{hit}" for name, hits in found.items() if not name.startswith("colloc.discretization") for hit in hits]
+    assert not strays, "\n".join(strays)
+    inside = {name: [hit.split(": ", 1)[1] for hit in hits] for name, hits in found.items() if hits}
+    assert inside == {"colloc.discretization.schemes": ["defines lagrange_polynomials", "defines lagrange_basis", "a Lagrange basis' product"],
+                      "colloc.discretization.grid": ["calls searchsorted"]}, inside
+
+
+def test_the_dense_output_check_finds_bases_and_searches():
+    basis = ("def basis(nodes, s):\n    out = []\n    for j, nj in enumerate(nodes):\n        term = 1.0\n"
+             "        for m, nm in enumerate(nodes):\n            if m != j:\n                term = term * (s - nm) / (nj - nm)\n"
+             "        out.append(term)\n    return out\n")
+    assert _own_dense_output(basis) == ["7: a Lagrange basis' product"]
+    assert _own_dense_output("for m in M:\n    B[j] *= (s - x[m]) / (x[j] - x[m])\n") == ["2: a Lagrange basis' product"]
+    assert _own_dense_output("i = np.searchsorted(mesh, t, side='right') - 1\n") == ["1: calls searchsorted"]
+    assert _own_dense_output("def _lagrange_at(nodes, j, s):\n    pass\n") == ["1: defines _lagrange_at"]
+    assert _own_dense_output("s = (t - t0) / (t1 - t0)\n") == []  # a local time alone is no basis

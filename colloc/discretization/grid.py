@@ -130,6 +130,12 @@ class Grid:
         """Grid indices where the scheme imposes the dynamics (its ``collocation_indices``), ascending."""
         return np.unique(self.nodes_of_intervals[:, self.scheme.collocation_indices])
 
+    def interval_of(self, points) -> tuple[np.ndarray, np.ndarray]:
+        """For grid indices ``points``: the index of the mesh point a point is, or of the interval it lies
+        inside, and whether it is a mesh point (both shape ``(len(points),)``)."""
+        k, r = np.divmod(np.asarray(points, dtype=np.int64), self.stride)
+        return k, r == 0
+
     def locate(self, tau) -> tuple[np.ndarray, np.ndarray]:
         """Interval index and local time ``s ∈ [0, 1]`` of normalised times ``tau`` (clipped to the mesh)."""
         return locate(self.mesh, tau)

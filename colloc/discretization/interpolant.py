@@ -266,6 +266,16 @@ class Interpolant:
         return out
 
 
+def dense_output(trajectory):
+    """The :class:`Interpolant` of ``trajectory``, or ``None`` for a trajectory naming no scheme colloc knows
+    (a file from elsewhere) or whose point count does not fit its scheme."""
+    name = trajectory.metadata.get("scheme")
+    scheme = HeldNodes(name) if held(trajectory) else _known_scheme(name)
+    if scheme is None or not Grid.fits(trajectory.time.size, scheme):
+        return None
+    return Interpolant(trajectory)
+
+
 def sample(trajectory, times) -> dict:
     """Every column of ``trajectory`` at physical ``times`` (clipped to its span), as its scheme holds it
     (the module docstring, :meth:`Interpolant.at`).
@@ -279,14 +289,14 @@ def sample(trajectory, times) -> dict:
     """
     time = trajectory.time
     times = np.clip(np.asarray(times, dtype=float).ravel(), time[0], time[-1])
-    name = trajectory.metadata.get("scheme")
-    scheme = HeldNodes(name) if held(trajectory) else _known_scheme(name)
-    if scheme is None or not Grid.fits(time.size, scheme):
-        why = (f"names no scheme colloc knows (`{name}`)" if scheme is None
+    itp = dense_output(trajectory)
+    if itp is None:
+        name = trajectory.metadata.get("scheme")
+        why = (f"names no scheme colloc knows (`{name}`)" if _known_scheme(name) is None and not held(trajectory)
                else f"has {time.size} points, which a `{name}` grid cannot have")
         warnings.warn(f"The trajectory {why}; it is interpolated linearly between its rows.", stacklevel=3)
         return {k: np.interp(times, time, trajectory[k]) for k in trajectory.names}
-    return Interpolant(trajectory).at(times)
+    return itp.at(times)
 
 
 def last_rows_at(time, columns, times) -> dict:

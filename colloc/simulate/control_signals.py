@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..discretization.interpolant import dense_output
 from ..errors import OptionError, did_you_mean
 from ..results.trajectory import Trajectory
 
@@ -30,6 +31,10 @@ def control_function(controls, names):
         missing = [n for n in names if n not in controls]
         if missing:
             raise OptionError(f"The controls trajectory has no column `{missing[0]}`.{did_you_mean(missing[0], list(controls.names))}")
+        itp = dense_output(controls)
+        if itp is not None:  # a solution: its controls as its scheme holds them, free to jump at mesh points
+            parts = [itp.control(n) for n in names]
+            return (lambda s: np.array([u(s) for u in parts])), list(itp.mesh_times), False
         cols = [np.asarray(controls[n], dtype=float) for n in names]
         t = np.asarray(controls.time, dtype=float)
         return (lambda s: np.array([np.interp(s, t, c) for c in cols])), list(t), False

@@ -126,8 +126,9 @@ def simulate_events(model, t_final, q0, v0, controls=None, parameters=None, t0=0
     q0, v0 : array_like, shapes (nq,), (nv,), or dict {coordinate or speed: value}
         Initial state; gaps must be ≥ −``gap_tolerance``.
     controls : None, callable, Trajectory or dict, optional
-        ``u(t) -> array (nu,)``, a Trajectory with the control columns (linear
-        between its times, which become breakpoints), or ``{control: number or
+        ``u(t) -> array (nu,)``, a Trajectory with the control columns (a solution's
+        as its scheme holds them, breakpoints at its mesh points; a file from elsewhere
+        linear between its times, which become breakpoints), or ``{control: number or
         callable u(t)}``; default 0.  A callable's ``breakpoints`` attribute
         (times where it may jump) is used if it has one.
     parameters : dict, optional

@@ -107,16 +107,13 @@ def _positions(nlp):
     """Stage position of every variable: ``2j`` for mesh point ``j``, ``2i + 1`` for interval ``i``'s own variables."""
     grid = nlp.grid
     pos = np.empty(nlp.layout.size, dtype=np.int64)
-    mesh = grid.mesh_points
     for b in nlp.layout.blocks.values():
         if b.size == 0:
             continue
         cols = np.asarray(b.col_index)
         if b.per == "point":
-            j = np.searchsorted(mesh, cols)
-            at_mesh = (j < mesh.size) & (mesh[np.minimum(j, mesh.size - 1)] == cols)
-            interval = np.searchsorted(mesh, cols, side="right") - 1
-            col_pos = np.where(at_mesh, 2 * j, 2 * interval + 1)
+            interval, at_mesh = grid.interval_of(cols)
+            col_pos = np.where(at_mesh, 2 * interval, 2 * interval + 1)
         else:  # one column per interval
             col_pos = 2 * np.arange(b.num_cols) + 1
         pos[b.offset:b.offset + b.size] = np.repeat(col_pos, len(b.row_names))  # column-major blocks
@@ -177,7 +174,7 @@ def _assemble(nlp, pos, carried, row_stage, reads_copies) -> Stages:
     n = nlp.grid.num_intervals
     nw = pos.size
     order = np.argsort(pos, kind="stable")  # layout order inside each stage position
-    starts = np.searchsorted(pos[order], np.arange(2 * n + 3))
+    starts = np.concatenate([[0], np.cumsum(np.bincount(pos, minlength=2 * n + 3))])  # first of each position in `order`
     group = lambda p: order[starts[p]:starts[p + 1]]  # noqa: E731
     source, nx, nu, states = [], [], [], []
     home = np.empty(nw, dtype=np.int64)
@@ -197,7 +194,7 @@ def _assemble(nlp, pos, carried, row_stage, reads_copies) -> Stages:
         nu.append(len(source) - start - int(state.size))
         states.append(state)
     by_stage = np.argsort(row_stage, kind="stable")
-    stage_rows = np.split(by_stage, np.searchsorted(row_stage[by_stage], np.arange(1, n + 1)))
+    stage_rows = np.split(by_stage, np.cumsum(np.bincount(row_stage, minlength=n + 1))[:n])
     rows = []
     for k in range(n + 1):
         if k < n:

@@ -347,9 +347,9 @@ def _dangling_controls(grid, U):
               for j in loose]
     owners = np.concatenate([grid.node(j) for j in loose])  # the grid index each extrapolation belongs to
     keep = ~np.isin(owners, grid.collocation_points)  # a Radau mesh point ends the previous roots
-    index = np.unique(owners[keep])
+    index, column = np.unique(owners[keep], return_inverse=True)
     average = np.zeros((owners.size, index.size))
-    average[np.flatnonzero(keep), np.searchsorted(index, owners[keep])] = 1.0
+    average[np.flatnonzero(keep), column] = 1.0
     average /= average.sum(axis=0)  # where two intervals meet, their mean
     # sparse: a dense averaging matrix would couple every such control with every other in the Hessian
     # (and stage-wise solvers would not see that the pattern couples only the controls of one interval)

@@ -198,5 +198,7 @@ def reconstruct(problem, nlp, values, meta=None, grid=None) -> Trajectory:
     if mu is not None and np.size(mu):  # bordalba2023: each interval ends on x' = x − F_x(x)ᵀ μ, not on the stored x
         metadata["projection_multipliers"] = dict(labels=list(nlp.layout["mu"].row_names),
                                                   values=np.asarray(mu, dtype=float).reshape(len(nlp.layout["mu"].row_names), -1).tolist())
+    if any(b.kind == "control-interpolation" for b in nlp.rows.blocks):  # the dense output's controls are lines then
+        metadata["control_interpolation"] = "linear"
     metadata.update(meta or {})
     return add_outputs(Trajectory(times, cols, kinds, params, metadata), model)
