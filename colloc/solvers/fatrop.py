@@ -33,9 +33,9 @@ import time as _time
 import casadi as ca
 import numpy as np
 
-from ..errors import OptionError, did_you_mean
+from ..errors import OptionError
 from ..results.trajectory import Status
-from .ipopt import Outcome, _interruptible, outcome_terms
+from .ipopt import Outcome, _interruptible, merged_options, outcome_terms, refuse_options_one_by_one
 from .stages import stage_structure, stagewise
 
 #: FATROP's return flags (fatrop/ip_algorithm/ip_algorithm.hpp, IpSolverReturnFlag) with colloc's status and hint.
@@ -72,22 +72,10 @@ def _probe(opts):
 
 def fatrop_options(given=None, verbose=False) -> dict:
     """colloc's FATROP defaults updated with the user's ``fatrop`` dict, each option checked by FATROP itself."""
-    opts = dict(DEFAULT_FATROP)
-    if verbose:
-        opts["print_level"] = 10
-    if given is not None:
-        if not isinstance(given, dict):
-            raise OptionError(f"`fatrop` must be a dict of FATROP options; got {type(given).__name__}.")
-        opts.update(given)
+    opts = merged_options(DEFAULT_FATROP, given, 10 if verbose else None, "fatrop", "FATROP")
     if _probe(opts) is None:
         return opts
-    for key, value in opts.items():
-        complaint = _probe({key: value})
-        if complaint is None:
-            continue
-        if "not supported" in complaint:
-            raise OptionError(f"Unknown FATROP option `{key}`.{did_you_mean(key, FATROP_OPTIONS)}")
-        raise OptionError(f"FATROP refused option `{key}` = {value!r}: {complaint}")
+    refuse_options_one_by_one(opts, _probe, "FATROP", "not supported", FATROP_OPTIONS)
     raise OptionError(f"FATROP refused the options {opts}: {_probe(opts)}")
 
 

@@ -56,15 +56,35 @@ DEFAULT_IPOPT = {"tol": 1e-8, "max_iter": 3000, "print_level": 0, "sb": "yes", "
 
 def ipopt_options(ipopt=None, verbose=False) -> dict:
     """colloc's IPOPT defaults updated with the user's ``ipopt`` dict (checked to be a dict)."""
-    opts = dict(DEFAULT_IPOPT)
-    if verbose:
-        opts["print_level"] = 5
-    if ipopt is not None:
-        if not isinstance(ipopt, dict):
-            raise OptionError(f"`ipopt` must be a dict of IPOPT options; got {type(ipopt).__name__}.")
-        opts.update(ipopt)
+    opts = merged_options(DEFAULT_IPOPT, ipopt, 5 if verbose else None, "ipopt", "IPOPT")
     _check_ipopt_options(opts)
     return opts
+
+
+def merged_options(defaults, given, print_level, name, solver) -> dict:
+    """A backend's ``defaults`` updated with the user's dict ``given`` (the option ``name``, refused if not a
+    dict), with ``print_level`` unless it is None (verbose solves)."""
+    opts = dict(defaults)
+    if print_level is not None:
+        opts["print_level"] = print_level
+    if given is not None:
+        if not isinstance(given, dict):
+            raise OptionError(f"`{name}` must be a dict of {solver} options; got {type(given).__name__}.")
+        opts.update(given)
+    return opts
+
+
+def refuse_options_one_by_one(opts, probe, solver, unknown, known, hint="") -> None:
+    """Raise the :class:`OptionError` naming the first option of ``opts`` that ``probe`` (the solver's complaint
+    about an option set, or None) refuses alone: an unknown name (its complaint contains ``unknown``) with the
+    nearest of ``known``, else the value with the complaint's last line.  Returns if none is refused alone."""
+    for key, value in opts.items():
+        complaint = probe({key: value})
+        if complaint is None:
+            continue
+        if unknown in complaint:
+            raise OptionError(f"Unknown {solver} option `{key}`.{did_you_mean(key, known)}{hint}")
+        raise OptionError(f"{solver} refused option `{key}` = {value!r}: {complaint.strip().splitlines()[-1]}")
 
 
 #: Frequently used IPOPT options, for "did you mean" hints (IPOPT itself knows them all).
@@ -171,13 +191,7 @@ def _check_ipopt_options(opts):
         _ACCEPTED.add(key)
     if text is None:
         return
-    for key, value in opts.items():
-        complaint = _probe({key: value})
-        if complaint is None:
-            continue
-        if "No such IPOPT option" in complaint:
-            raise OptionError(f"Unknown IPOPT option `{key}`.{did_you_mean(key, COMMON_IPOPT)} See IPOPT's options reference.")
-        raise OptionError(f"IPOPT refused option `{key}` = {value!r}: {complaint.strip().splitlines()[-1]}")
+    refuse_options_one_by_one(opts, _probe, "IPOPT", "No such IPOPT option", COMMON_IPOPT, " See IPOPT's options reference.")
     raise _ipopt_option_error(text, opts)
 
 

@@ -105,12 +105,17 @@ def reached_derivative_bounds(nlp, w, bound, time) -> list:
     Z = np.asarray(nlp.layout.unpack(w)["z"], dtype=float)
     out = []
     for name, row in zip(nlp.layout.blocks["z"].row_names, Z):
-        at = np.flatnonzero(np.abs(row) >= bound * (1 - 1e-6))
-        if at.size and at[-1] < time.size:
-            out.append(f"the derivative variable `{name}` is at its bound ±{bound:g} (derivative_bounds) at {at.size} grid "
-                       f"point{'s' if at.size != 1 else ''} (t = {time[at[0]]:.6g} … {time[at[-1]]:.6g}), so the dynamics there "
-                       "are not the model's: raise derivative_bounds or leave it out (unbounded)")
+        if where := _grid_points(np.flatnonzero(np.abs(row) >= bound * (1 - 1e-6)), time):
+            out.append(f"the derivative variable `{name}` is at its bound ±{bound:g} (derivative_bounds) {where}, so the "
+                       "dynamics there are not the model's: raise derivative_bounds or leave it out (unbounded)")
     return out
+
+
+def _grid_points(at, time) -> str:
+    """``at N grid points (t = … … …)`` for grid indices ``at``; empty when there are none (or they are not ``time``'s)."""
+    if not at.size or at[-1] >= time.size:
+        return ""
+    return f"at {at.size} grid point{'s' if at.size != 1 else ''} (t = {time[at[0]]:.6g} … {time[at[-1]]:.6g})"
 
 
 def reached_default_multiplier_bounds(nlp, w, time) -> list:
@@ -125,10 +130,9 @@ def reached_default_multiplier_bounds(nlp, w, time) -> list:
     out = []
     for name, row, low, high in zip(block.row_names, lam, block.lower, block.upper):
         at = np.flatnonzero(((low == lo) & (row <= lo * (1 - 1e-6))) | ((high == hi) & (row >= hi * (1 - 1e-6))))
-        if at.size and at[-1] < time.size:
-            out.append(f"the multiplier `{name}` is at its default bound ±{hi:g} at {at.size} grid point{'s' if at.size != 1 else ''} "
-                       f"(t = {time[at[0]]:.6g} … {time[at[-1]]:.6g}), so the constraint force is cut there: give the "
-                       "constraint wider multiplier_bounds, e.g. (-math.inf, math.inf)")
+        if where := _grid_points(at, time):
+            out.append(f"the multiplier `{name}` is at its default bound ±{hi:g} {where}, so the constraint force is cut there: "
+                       "give the constraint wider multiplier_bounds, e.g. (-math.inf, math.inf)")
     return out
 
 

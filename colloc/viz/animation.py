@@ -112,6 +112,23 @@ def symbol_values(trajectory, symbols, times, columns=None) -> list:
     return out
 
 
+def evaluate_along(trajectory, expr, times, refuse):
+    """Values of the SX column ``expr`` along ``trajectory`` at ``times``, shape ``(expr.numel(), len(times))``.
+
+    Its symbols are time, columns (sampled by the trajectory's dense output) or parameters;
+    ``refuse(key, columns)`` is the error raised for a symbol that is none of them.
+    """
+    symbols = ca.symvar(expr)
+    columns = trajectory.sample(times)
+    try:
+        inputs = symbol_values(trajectory, symbols, times, columns)
+    except KeyError as e:
+        raise refuse(e.args[0], list(columns)) from None
+    f = ca.Function("along", [ca.vertcat(*symbols)] if symbols else [ca.SX(0, 1)], [expr])
+    arg = np.vstack(inputs) if inputs else np.zeros((0, times.size))
+    return np.asarray(f.map(times.size)(arg)).reshape(expr.numel(), times.size)
+
+
 def frame_poses(trajectory, body, times):
     """Origins and rotations of every link of ``body`` at ``times``.
 
@@ -121,16 +138,9 @@ def frame_poses(trajectory, body, times):
     rotations : ndarray, shape (num_times, num_links, 3, 3)
     """
     exprs = [ca.horzcat(*body.frame(link)) for link in body.links]  # [p R], (3, 4) each
-    joined = ca.horzcat(*exprs)
-    symbols = ca.symvar(joined)
-    columns = trajectory.sample(times)
-    try:
-        inputs = symbol_values(trajectory, symbols, times, columns)
-    except KeyError as e:
-        key = e.args[0]
-        raise OptionError(f"Robot `{body.name}` needs `{key}`, which is not a column of the trajectory.{did_you_mean(key, list(columns))}") from None
-    f = ca.Function("frames", [ca.vertcat(*symbols)], [ca.vec(joined)])
-    values = np.asarray(f.map(times.size)(np.vstack(inputs))).reshape(len(body.links), 4, 3, times.size)
+    values = evaluate_along(trajectory, ca.vec(ca.horzcat(*exprs)), times, lambda key, columns: OptionError(
+        f"Robot `{body.name}` needs `{key}`, which is not a column of the trajectory.{did_you_mean(key, columns)}"))
+    values = values.reshape(len(body.links), 4, 3, times.size)
     values = values.transpose(3, 0, 2, 1)  # (time, link, row, column of [p R])
     return values[..., 0], values[..., 1:]
 

@@ -489,22 +489,17 @@ def _point_positions(traj, groups, times):
     """Positions of every point at ``times``: ``{body: ndarray, shape (num_times, num_points, 2)}``."""
     import casadi as ca
 
-    from .animation import symbol_values
+    from .animation import evaluate_along
 
     exprs = [ca.vec(e)[:2] for g in groups.values() for e in g.values()]
     names = [n for g in groups.values() for n in g]
-    joined = ca.vertcat(*exprs)
-    symbols = ca.symvar(joined)
-    columns = traj.sample(times)
-    try:
-        inputs = symbol_values(traj, symbols, times, columns)
-    except KeyError as err:
-        key = err.args[0]
+
+    def refuse(key, columns):
         user = next(n for n, e in zip(names, exprs) if any(s.name() == key for s in ca.symvar(e)))
-        raise OptionError(f"Point `{user}` uses `{key}`, which is neither a column nor a parameter of the trajectory.{did_you_mean(key, list(columns) + list(traj.parameters))}") from None
-    f = ca.Function("points", [ca.vertcat(*symbols)] if symbols else [ca.SX(0, 1)], [joined])
-    arg = np.vstack(inputs) if inputs else np.zeros((0, times.size))
-    values = np.asarray(f.map(times.size)(arg)).reshape(len(exprs), 2, times.size)
+        return OptionError(f"Point `{user}` uses `{key}`, which is neither a column nor a parameter of the trajectory."
+                           f"{did_you_mean(key, columns + list(traj.parameters))}")
+
+    values = evaluate_along(traj, ca.vertcat(*exprs), times, refuse).reshape(len(exprs), 2, times.size)
     if not np.all(np.isfinite(values)):
         raise OptionError("A point's position is NaN or inf along the trajectory; check the point expressions.")
     out, start = {}, 0
