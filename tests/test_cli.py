@@ -19,27 +19,10 @@ import pytest
 import colloc as cl
 from colloc.cli import commands as cli
 from colloc.pipeline.script import parse_assignments
+from di_script import di_script
 
-DOUBLE_INTEGRATOR = '''
-"""Double integrator, minimum energy, rest to rest."""
-import colloc as cl
-
-SOLVE = dict(scheme="hermite-simpson", intervals=10)
-
-
-def build(distance=1.0):
-    c = cl.Component("mass")
-    x = c.state("x")
-    v = c.state("v")
-    u = c.control("u")
-    c.derivative(x, v)
-    c.derivative(v, u)
-    prob = cl.Problem([c], t0=0.0, tf=1.0, name="double_integrator")
-    prob.initial({x: 0.0, v: 0.0})
-    prob.final({x: distance, v: 0.0})
-    prob.minimize(integral=u**2)
-    return prob
-'''
+DOUBLE_INTEGRATOR = di_script(solve='dict(scheme="hermite-simpson", intervals=10)', name="double_integrator", implicit=False,
+                              doc="Double integrator, minimum energy, rest to rest.")
 
 # Pendulum swing-up: nonlinear, so IPOPT needs more than one iteration from a zero guess.
 PENDULUM = '''

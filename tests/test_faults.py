@@ -20,35 +20,16 @@ import colloc as cl
 from colloc.cli import commands as cli
 from colloc.results.files import atomic_write, remove_orphans
 from colloc.batch.outputs import ResultSlot
+from di_script import di_script
 
 ROOT = Path(__file__).resolve().parents[1]
 
-DI = '''
-import colloc as cl
-
-SOLVE = dict(intervals=10)
-
-
-def build(distance=1.0):
-    {hook}
-    c = cl.Component("mass")
-    x = c.state("x", bounds=(-5, 5))
-    v = c.state("v")
-    u = c.control("u", bounds=(-100, 100))
-    c.derivative(x, v)
-    c.residual(v, c.dot(v) - u)
-    prob = cl.Problem([c], t0=0.0, tf=1.0, name="di")
-    prob.initial({{x: 0.0, v: 0.0}})
-    prob.final({{x: distance, v: 0.0}})
-    prob.path(v, upper=10.0, name="speed")
-    prob.minimize(integral=u**2)
-    return prob
-'''
+DI = dict(bounds=True, path='prob.path(v, upper=10.0, name="speed")')
 
 
 def script(folder, name="di.py", hook="pass"):
     path = folder / name
-    path.write_text(textwrap.dedent(DI.format(hook=hook)))
+    path.write_text(di_script(setup=[hook], **DI))
     return path
 
 

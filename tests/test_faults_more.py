@@ -4,42 +4,24 @@ guesses and plots of files whose time runs backwards, unreachable schedulers, ra
 and a multi-phase problem warm-started from its own result file."""
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 import pytest
 
 import colloc as cl
 from colloc.cli import commands as cli
+from di_script import di_script
 
 ROOT = Path(__file__).resolve().parents[1]
 ROCKET = ROOT / "problems" / "two_phase_rocket.py"
 
-DI = '''
-import colloc as cl
-
-SOLVE = dict(intervals=10)
-
-
-def build(distance=1.0):
-    {hook}
-    c = cl.Component("mass")
-    x = c.state("x", bounds=(-5, 5))
-    v = c.state("v")
-    u = c.control("u", bounds=(-100, 100))
-    c.derivative(x, v)
-    c.residual(v, c.dot(v) - u)
-    prob = cl.Problem([c], t0=0.0, tf=1.0, name="di")
-    prob.initial({{x: 0.0, v: 0.0}})
-    prob.final({{x: distance, v: 0.0}})
-    prob.minimize(integral=u**2)
-    return prob
-'''
+def di(hook="pass"):
+    return di_script(setup=[hook], bounds=True)
 
 
 def script(folder, name="di.py", hook="pass", text=None):
     path = folder / name
-    path.write_text(textwrap.dedent(text if text is not None else DI.format(hook=hook)))
+    path.write_text(text if text is not None else di(hook))
     return path
 
 
@@ -100,7 +82,7 @@ def test_usage_errors_are_one_line_with_exit_2(tmp_path, capsys, solved, argv, w
 
 def test_a_file_of_another_problem_is_refused_naming_the_file_and_the_column(tmp_path, capsys, solved):
     path, good = solved
-    other = script(tmp_path, "other.py", text=DI.format(hook="pass").replace('"mass"', '"body"'))
+    other = script(tmp_path, "other.py", text=di().replace('"mass"', '"body"'))
     one_line_error(*run(capsys, "verify", good, other)[::2], f"`{good}` has no column `body.x`", "another problem")
     one_line_error(*run(capsys, "verify", good, ROCKET)[::2], f"`{good}` has no `phase` column")
     rocket = tmp_path / "rocket"
@@ -197,5 +179,5 @@ def test_verify_refuses_by_name_a_file_solved_with_a_parameter_the_script_does_n
     out = tmp_path / "o"
     assert run(capsys, "solve", path, "--set", "distance=2", "--quiet", "--out", out)[0] == 0
     (file,) = out.glob("*.csv")
-    fixed = script(tmp_path, "fixed.py", text=DI.format(hook="pass").replace("def build(distance=1.0):", "def build():\n    distance = 2.0"))
+    fixed = script(tmp_path, "fixed.py", text=di().replace("def build(distance=1.0):", "def build():\n    distance = 2.0"))
     one_line_error(*run(capsys, "verify", file, fixed)[::2], "was solved with --set distance=2", "takes no parameter `distance`")

@@ -3,40 +3,22 @@ colloc's own fault (exit 70), each either solved right or refused in one sentenc
 from __future__ import annotations
 
 import math
-import textwrap
 
 import casadi as ca
 import pytest
 
 import colloc as cl
 from colloc import cli
+from di_script import di_script
 
 IPOPT = dict(tol=1e-10)
 
-DI = '''
-import colloc as cl
 
-SOLVE = {solve}
-
-
-def build(distance=1.0):
-    c = cl.Component("mass")
-    x = c.state("x")
-    v = c.state("v")
-    u = c.control("u")
-    c.derivative(x, v)
-    c.residual(v, c.dot(v) - u)
-    prob = cl.Problem([c], t0=0.0, tf=1.0, name="di")
-    prob.initial({{x: 0.0, v: 0.0}})
-    prob.final({{x: distance, v: 0.0}})
-    prob.minimize(integral=u**2)
-    return prob
-'''
 
 
 def script(folder, solve="dict(intervals=10)", name="di.py"):
     path = folder / name
-    path.write_text(textwrap.dedent(DI.format(solve=solve)))
+    path.write_text(di_script(solve=solve))
     return path
 
 

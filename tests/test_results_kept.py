@@ -22,37 +22,14 @@ import pytest
 import colloc as cl
 from colloc import cli
 from colloc.batch.outputs import merge_optima, result_name
+from di_script import di_script
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 
-DI = '''
-import os
-import colloc as cl
-
-SOLVE = dict(intervals=10)
-
-
-def build(k=None, pause=0.0, hook=None):
-    if hook == "chdir":
-        os.chdir(os.environ["DI_ELSEWHERE"])
-    if hook == "mark":
-        open(os.environ["DI_MARK"], "w").close()
-    if pause:
-        import time
-        time.sleep(pause)
-    c = cl.Component("mass")
-    x = c.state("x")
-    v = c.state("v")
-    u = c.control("u")
-    c.derivative(x, v)
-    c.residual(v, c.dot(v) - u)
-    prob = cl.Problem([c], t0=0.0, tf=1.0, name="di")
-    prob.initial({x: 0.0, v: 0.0})
-    prob.final({x: 1.0, v: 0.0})
-    prob.minimize(integral=u**2)
-    return prob
-'''
+DI = di_script("def build(k=None, pause=0.0, hook=None):", imports=["os"], final="1.0", setup=[
+    'if hook == "chdir":', '    os.chdir(os.environ["DI_ELSEWHERE"])', 'if hook == "mark":', '    open(os.environ["DI_MARK"], "w").close()',
+    "if pause:", "    import time", "    time.sleep(pause)"])
 
 
 @pytest.fixture

@@ -18,6 +18,7 @@ import colloc as cl
 from colloc.cli import commands as cli
 from colloc.errors import OptionError
 from colloc.batch.sweep import grid_points, parse_range, point_file, read_summary, serpentine, solve_chained, solve_point, sweep
+from di_script import di_script
 
 distributed = pytest.importorskip("distributed")
 
@@ -25,27 +26,8 @@ ROOT = Path(__file__).resolve().parents[1]
 ENERGY = ROOT / "problems" / "double_integrator_energy.py"  # build(distance=1.0, duration=1.0)
 
 # Fails to build for distance > 1.5 (a bad point must become a row, not stop the sweep).
-PICKY = '''
-import colloc as cl
-
-SOLVE = dict(intervals=8)
-
-
-def build(distance=1.0):
-    if distance > 1.5:
-        raise ValueError("distance too large for this rig")
-    c = cl.Component("mass")
-    x = c.state("x")
-    v = c.state("v")
-    u = c.control("u")
-    c.derivative(x, v)
-    c.derivative(v, u)
-    prob = cl.Problem([c], t0=0.0, tf=1.0, name="picky")
-    prob.initial({x: 0.0, v: 0.0})
-    prob.final({x: distance, v: 0.0})
-    prob.minimize(integral=u**2)
-    return prob
-'''
+PICKY = di_script(solve="dict(intervals=8)", name="picky", implicit=False,
+                  setup=["if distance > 1.5:", '    raise ValueError("distance too large for this rig")'])
 
 
 def exact(distance, duration=1.0):

@@ -19,45 +19,18 @@ import pytest
 
 from colloc.cli import commands as cli
 from colloc.batch.sweep import read_summary, sweep
+from di_script import di_script
 
 pytest.importorskip("distributed")
 
 ROOT = Path(__file__).resolve().parents[1]
 
-FAULTY = '''
-import ctypes
-import os
-import time
-
-import colloc as cl
-
-SOLVE = dict(intervals=6)
-
-
-def build(mode=0, marker=""):
-    if marker:
-        open(marker, "w").close()
-    if mode == 1:
-        os._exit(3)                  # the worker process dies
-    if mode == 2:
-        ctypes.string_at(0)          # a crash in native code (SIGSEGV)
-    if mode == 3:
-        while True:                  # a point that never ends
-            time.sleep(0.01)
-    if mode == 4:
-        raise ValueError("no such rig")
-    c = cl.Component("mass")
-    x = c.state("x")
-    v = c.state("v")
-    u = c.control("u")
-    c.derivative(x, v)
-    c.derivative(v, u)
-    prob = cl.Problem([c], t0=0.0, tf=1.0, name="faulty")
-    prob.initial({x: 0.0, v: 0.0})
-    prob.final({x: 1.0 + mode / 10, v: 0.0})
-    prob.minimize(integral=u**2)
-    return prob
-'''
+FAULTY = di_script('def build(mode=0, marker=""):', solve="dict(intervals=6)", name="faulty", implicit=False, final="1.0 + mode / 10",
+                   imports=["ctypes", "os", "time"], setup=[
+                       "if marker:", '    open(marker, "w").close()', "if mode == 1:", "    os._exit(3)                  # the worker process dies",
+                       "if mode == 2:", "    ctypes.string_at(0)          # a crash in native code (SIGSEGV)",
+                       "if mode == 3:", "    while True:                  # a point that never ends", "        time.sleep(0.01)",
+                       "if mode == 4:", '    raise ValueError("no such rig")'])
 
 
 @pytest.fixture

@@ -24,29 +24,12 @@ import colloc as cl
 from colloc import cli
 from colloc.discretization.schemes import get_scheme
 from colloc.pipeline.script import load_problem
+from di_script import di_script
 
 ROOT = Path(__file__).resolve().parents[1]
 ROCKET = ROOT / "problems" / "two_phase_rocket.py"
 
-FREE_DI = '''
-import colloc as cl
-
-SOLVE = dict(intervals=10)
-
-
-def build():
-    c = cl.Component("mass")
-    x = c.state("x")
-    v = c.state("v")
-    u = c.control("u")
-    c.derivative(x, v)
-    c.residual(v, c.dot(v) - u)
-    prob = cl.Problem([c], t0=0.0, tf=1.0, name="di")
-    prob.initial({x: 0.0, v: 0.0})
-    prob.final({x: 1.0, v: 0.0})
-    prob.minimize(integral=u**2)
-    return prob
-'''
+FREE_DI = di_script("def build():", final="1.0")
 
 
 def run(capsys, *argv):
