@@ -2,7 +2,8 @@
 
 Each scheme declares, for one mesh interval mapped to local time ``s ∈ [0, 1]``:
 its nodes (both interval ends included), quadrature weights on those nodes,
-its order, its defect rows and its interpolant.  Transcription, reconstruction
+its order, its defect rows and its state interpolant (controls are the polynomial through the
+collocation nodes, :mod:`colloc.discretization.interpolant`).  Transcription, reconstruction
 and tests read these declarations; nothing here imports casadi.  Defect rows
 are written with ``+ - *`` only, so they evaluate on numpy arrays and on CasADi
 matrices alike (``H`` is the interval length already broadcast to the shape of
@@ -138,10 +139,6 @@ class Scheme:
 
     def interpolate_state(self, s, X, F, h):  # pragma: no cover - abstract
         raise NotImplementedError
-
-    def interpolate_control(self, s, U):
-        """Controls on one interval: the polynomial through the node values."""
-        return U @ lagrange_basis(self.nodes, s)
 
 
 class Trapezoidal(Scheme):
