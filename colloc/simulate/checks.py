@@ -258,7 +258,7 @@ def _boundaries(problem, traj, tol):
 
 def _collocation_rows(traj):
     """Rows of the scheme's collocation points (every row when the scheme is unknown)."""
-    from ..discretization.interpolant import collocation_nodes
+    from ..discretization.grid import Grid
     from ..discretization.schemes import get_scheme
 
     n = traj.time.size
@@ -266,12 +266,9 @@ def _collocation_rows(traj):
         scheme = get_scheme(traj.metadata.get("scheme", ""))
     except Exception:  # noqa: BLE001  a file from elsewhere: check every row
         return np.arange(n)
-    m = scheme.stride
-    if (n - 1) % m:
+    if not Grid.fits(n, scheme):
         return np.arange(n)
-    cols = np.asarray(collocation_nodes(scheme))
-    rows = (np.arange((n - 1) // m)[:, None] * m + cols[None, :]).ravel()
-    return np.unique(rows[rows < n])
+    return Grid.of_points(traj.time, scheme).collocation_points
 
 
 def local_scale(values, nodes_of_intervals) -> np.ndarray:
