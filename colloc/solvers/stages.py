@@ -106,7 +106,7 @@ def refusal(nlp) -> str | None:
 def _positions(nlp):
     """Stage position of every variable: ``2j`` for mesh point ``j``, ``2i + 1`` for interval ``i``'s own variables."""
     grid = nlp.grid
-    pos = np.empty(nlp.layout.size, dtype=np.int64)
+    pos = {}
     for b in nlp.layout.blocks.values():
         if b.size == 0:
             continue
@@ -116,8 +116,8 @@ def _positions(nlp):
             col_pos = np.where(at_mesh, 2 * interval, 2 * interval + 1)
         else:  # one column per interval
             col_pos = 2 * np.arange(b.num_cols) + 1
-        pos[b.offset:b.offset + b.size] = np.repeat(col_pos, len(b.row_names))  # column-major blocks
-    return pos
+        pos[b.name] = np.broadcast_to(col_pos, b.shape)
+    return nlp.layout.pack(pos).astype(np.int64)
 
 
 def _sparsity_arrays(sp):
