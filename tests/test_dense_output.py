@@ -143,3 +143,14 @@ def test_rows_values_reads_each_block_of_a_kind():
     assert rows.label(block.offset + 1) == "path:limit@k=2"
     np.testing.assert_array_equal(rows.values(g, None)[0][1], [[9.0]])
     assert rows.values(g, "def") == [] and rows.values(g, "defect.hermite")[0][0].kind == "defect.hermite"
+
+
+def test_verify_refuses_a_midpoint_vi_solution_by_name():
+    c = cl.Component("m")
+    x, u = c.state("x"), c.control("u")
+    c.derivative(x, u)
+    prob = cl.Problem([c], t0=0.0, tf=1.0)
+    traj = cl.Trajectory(np.array([0.0, 0.5, 1.0]), {"m.x": np.zeros(3), "m.u": np.zeros(3)}, {"m.x": "state", "m.u": "control"},
+                         metadata=dict(scheme="midpoint-vi"))
+    with pytest.raises(cl.OptionError, match="A midpoint-vi solution has no collocation defects or interval errors to check"):
+        cl.verify(prob, traj)

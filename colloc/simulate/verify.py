@@ -33,8 +33,8 @@ from __future__ import annotations
 import casadi as ca
 import numpy as np
 
-from ..errors import FileFormatError, ModelError, did_you_mean
-from ..discretization.interpolant import Interpolant
+from ..errors import FileFormatError, ModelError, OptionError, did_you_mean
+from ..discretization.interpolant import Interpolant, held
 from ..viz.plot import _pyplot, save_figure
 from ..results.trajectory import SolveResult, Trajectory
 from ..transcription import make_options, point_function
@@ -290,6 +290,9 @@ def verify(problem, trajectory, figure=None, tolerance=None, dynamics_tolerance=
         trajectory = trajectory.trajectory
     elif not isinstance(trajectory, Trajectory):
         trajectory = Trajectory.read(trajectory)
+    if held(trajectory):  # its dense output integrates, but no check here is its own
+        raise OptionError("A midpoint-vi solution has no collocation defects or interval errors to check; re-simulate it "
+                          "with colloc.simulate_controls or colloc.simulate instead.")
     sim = simulate_controls(problem, trajectory, **options)
     sim["figure"] = None
     tolerance = TOLERANCE if tolerance is None else tolerance
