@@ -6,9 +6,10 @@ controls (CasADi integrators, tolerances far below the collocation error)
 shows how far the true response drifts from the collocated states, over time
 and at the end.
 
-Inputs are the scheme's own control interpolant: on each mesh interval the
-polynomial through the control values at the collocation points, written into
-the integrator symbolically, so nothing is held constant between samples.
+Inputs are the solution's dense output (:mod:`colloc.discretization.interpolant`) written into
+the integrator symbolically: on each mesh interval the polynomial through the control values at
+the collocation points (the line between the interval's ends with ``control_interpolation="linear"``),
+so nothing is held constant between samples.
 Each interval is one integrator call on local time ``s ∈ [0, 1]``
 (``dx/ds = h f``), started from the end of the previous one.
 
