@@ -75,14 +75,9 @@ def prescribed_motion(body, table, columns, method="bspline") -> PrescribedMotio
         raise ProblemError(f"A prescribed motion needs a colloc.Multibody; got {type(body).__name__}.")
     if not body._is_identity_kinematics():
         raise ProblemError(f"Multibody `{body.name}` has q̇ ≠ v; a prescribed motion needs q̇ = v.")
-    names = {(k if isinstance(k, str) else k.name()): label for k, label in dict(columns).items()}
-    coords = [c.name() for c in body.coordinates]
-    unknown = [k for k in names if k not in coords]
-    if unknown:
-        raise ProblemError(f"`{unknown[0]}` is not a coordinate of `{body.name}` (its coordinates: {', '.join(coords)}).")
-    missing = [c for c in coords if c not in names]
-    if missing:
-        raise ProblemError(f"Coordinate `{missing[0]}` of `{body.name}` has no column; a prescribed motion gives every coordinate.")
+    names, coords = _by_coordinate(body, columns,
+                                   lambda k, cs: f"`{k}` is not a coordinate of `{body.name}` (its coordinates: {', '.join(cs)}).",
+                                   lambda c: f"Coordinate `{c}` of `{body.name}` has no column; a prescribed motion gives every coordinate.")
     q = ca.vertcat(*[table.function(names[c], method)(TIME) for c in coords])
     v = ca.jacobian(q, TIME)
     return PrescribedMotion(body, q, v, ca.jacobian(v, TIME), float(table.time[0]), float(table.time[-1]))
@@ -162,17 +157,27 @@ def inverse_problem(motion, muscles, reserves=1.0, reserves_weight=1.0, minimize
     return problem
 
 
+def _by_coordinate(body, given, stranger, absent):
+    """``given`` ``{coordinate or its name: value}`` keyed by name, and the body's coordinate names in order; a key
+    that is no coordinate is refused with ``stranger(name, coordinates)``, a coordinate left out with ``absent(name)``."""
+    coords = [c.name() for c in body.coordinates]
+    named = {(k if isinstance(k, str) else k.name()): v for k, v in dict(given).items()}
+    unknown = [k for k in named if k not in coords]
+    if unknown:
+        raise ProblemError(stranger(unknown[0], coords))
+    missing = [c for c in coords if c not in named]
+    if missing:
+        raise ProblemError(absent(missing[0]))
+    return named, coords
+
+
 def _reserve_forces(body, reserves):
     """F_opt of each coordinate's reserve, in the body's coordinate order."""
     coords = [c.name() for c in body.coordinates]
     if isinstance(reserves, dict):
-        given = {(k if isinstance(k, str) else k.name()): v for k, v in reserves.items()}
-        unknown = [k for k in given if k not in coords]
-        if unknown:
-            raise ProblemError(f"`{unknown[0]}` in `reserves` is not a coordinate of `{body.name}`.{did_you_mean(unknown[0], coords)}")
-        missing = [c for c in coords if c not in given]
-        if missing:
-            raise ProblemError(f"Coordinate `{missing[0]}` has no reserve optimal force in `reserves`; give every coordinate one.")
+        given, _ = _by_coordinate(body, reserves,
+                                  lambda k, cs: f"`{k}` in `reserves` is not a coordinate of `{body.name}`.{did_you_mean(k, cs)}",
+                                  lambda c: f"Coordinate `{c}` has no reserve optimal force in `reserves`; give every coordinate one.")
         values = [given[c] for c in coords]
     else:
         values = [reserves] * len(coords)
