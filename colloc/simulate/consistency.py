@@ -180,7 +180,9 @@ def _derivatives(problem, traj, grid, tol, force=None, projected=None) -> Check:
         res = res - force(rows)
     if projected is not None and res.size:
         at = np.flatnonzero(np.isin(rows, projected["rows"]))
-        res[:, at] = projected["residual"][:, np.searchsorted(projected["rows"], rows[at])]
+        column = np.zeros(traj.time.size, dtype=int)  # grid row -> its column of the projected residuals
+        column[projected["rows"]] = np.arange(np.size(projected["rows"]))
+        res[:, at] = projected["residual"][:, column[rows[at]]]
     worst, text = -math.inf, ""
     implicit = dict(zip(meta["res_names"], res))
     for i, v in enumerate(model.states):
