@@ -102,16 +102,14 @@ def solve_adaptive(problem, options: SolveOptions | None = None, **keywords):
         the refinement options below may be given as keywords too (or as ``refine=`` of :func:`colloc.solve`).
         ``intervals`` or ``mesh`` give the first mesh (default :func:`colloc.make_mesh`'s; phases that set
         their own keep theirs), ``guess`` warm-starts the first solve, and the rest reaches every solve.
-    tolerance : float
-        Largest accepted relative local error ``ε_k`` of an interval (Betts' measure, dimensionless).
-    max_iterations : int
-        Most solves (mesh iterations), the first one included.
-    max_intervals : int
-        Refinement stops rather than solve a mesh with more intervals than this (all phases together).
-    max_pieces : int
-        Most pieces one interval is split into per iteration.
-    objective_tolerance : float
-        Largest accepted relative change of the objective between the last two meshes (default 1e-4).
+    **keywords
+        Options of :func:`colloc.solve`, and the refinement settings:
+
+        - ``tolerance`` (float): largest accepted relative local error ``ε_k`` of an interval (Betts' measure, dimensionless);
+        - ``max_iterations`` (int): most solves (mesh iterations), the first one included;
+        - ``max_intervals`` (int): refinement stops rather than solve a mesh with more intervals than this (all phases together);
+        - ``max_pieces`` (int): most pieces one interval is split into per iteration;
+        - ``objective_tolerance`` (float): largest accepted relative change of the objective between the last two meshes (default 1e-4).
 
     Returns
     -------

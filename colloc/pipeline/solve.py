@@ -86,11 +86,9 @@ def solve(problem, scheme="hermite-simpson", intervals=None, mesh=None, guess=No
     workers : int, optional
         Multi-start: processes of the local Dask cluster (default 2).
 
-    accuracy : float or False, optional
-        The relative objective error the result's accuracy record accepts (default 1e-4,
-        :mod:`colloc.pipeline.accuracy`); False: no estimate.
-
     **options
+        ``accuracy`` (float or False): the relative objective error the result's accuracy record accepts
+        (default 1e-4, :mod:`colloc.pipeline.accuracy`); False: no estimate.
         Transcription options: ``mode`` (``"default"``, ``"implicit"``,
         ``"explicit"``), ``constraint_method`` (``"bordalba2023"``,
         ``"posa2016"``), ``control_interpolation`` (``"free"``, ``"linear"``),
