@@ -49,8 +49,7 @@ SPEED = 1.2
 EFFORT_WEIGHT = 10.0
 EXPONENT = 3
 FINAL_TIME = (0.4, 0.6)
-#: As the tracking problem (tol 1e-8: see problems/gait2d_tracking.py ``SOLVE``).
-SOLVE = dict(scheme="hermite-simpson", intervals=50, control_interpolation="linear", mode="explicit")
+
 
 
 def _tracking():
@@ -62,6 +61,8 @@ def _tracking():
 
 
 tracking = _tracking()
+#: As the tracking problem (tol 1e-8 and the METIS ordering: see problems/gait2d_tracking.py ``SOLVE``).
+SOLVE = tracking.SOLVE
 
 
 def center_of_mass(osim) -> ca.SX:

@@ -868,6 +868,9 @@ def main(argv=None):
     ap.add_argument("--compiled-case", nargs=3, metavar=("CASE", "SETTING", "CACHE"), help=argparse.SUPPRESS)
     ap.add_argument("--crocoddyl", action="store_true", help="the Panda reach by colloc and by crocoddyl's FDDP, side by side "
                     "(scripts/crocoddyl_reach.py)")
+    ap.add_argument("--moco", action="store_true", help="colloc and OpenSim Moco on the 2-D walking tracking, prediction and "
+                    "inverse problems, side by side (scripts/moco_benchmark.py; with --quick: coarser meshes)")
+    ap.add_argument("--moco-problems", nargs="+", help="with --moco: a subset of tracking, predictive, inverse")
     ap.add_argument("--out", nargs="?", const=os.path.join("results", "benchmark.csv"),
                     help="write every measured row to this CSV (default path results/benchmark.csv)")
     args = ap.parse_args(argv)
@@ -880,6 +883,10 @@ def main(argv=None):
         import compiled
         print(json.dumps(compiled.case(*args.compiled_case)))
         return None
+    if args.moco:
+        import moco_benchmark
+        return moco_benchmark.main(["--quick"] * args.quick + ["--out", args.out or "moco_benchmark"]
+                                   + (["--problems", *args.moco_problems] if args.moco_problems else []))
     if args.contact_scaling:
         import contact_scaling
         return contact_scaling.table(args.sizes or contact_scaling.SIZES)
