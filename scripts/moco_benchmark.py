@@ -8,8 +8,9 @@ Problems (each side solves the same NLP: same model, goals, bounds, mesh and tol
 ``tracking``    problems/gait2d_tracking.py against scripts/moco_gait.py (MocoTrack, 50 intervals);
 ``predictive``  problems/gait2d_predictive.py against scripts/moco_gait_predictive.py (50 intervals), both
                 from colloc's stored tracking solution;
-``inverse``     problems/gait2d_inverse.py (its ``run()``) against scripts/moco_inverse.py (MocoInverse,
-                0.02 s mesh), when both files are present; else the row says it is missing.
+``inverse``     problems/gait2d_inverse.py (its ``run()``: implicit tendons) against scripts/moco_inverse.py
+                (MocoInverse, 0.02 s mesh, ``--tendons implicit``), when both files are present; else the row
+                says it is missing.
 
 ``--quick`` solves tracking and prediction on 20 intervals and the inverse problem on a 0.04 s mesh (Moco's
 runs still take minutes).
@@ -71,7 +72,8 @@ def moco_command(problem, quick, out):
     """The Moco side's command line, or None when its script is missing."""
     if problem == "inverse":
         script = ROOT / "scripts" / "moco_inverse.py"
-        args = ["--tolerance", "1e-4", "--mesh-interval", "0.04" if quick else "0.02", "--tag", "moco_inverse"]
+        args = ["--tolerance", "1e-4", "--mesh-interval", "0.04" if quick else "0.02", "--tendons", "implicit",
+                "--tag", "moco_inverse"]  # gait2d_inverse.run()'s defaults: implicit tendons
     else:
         script = ROOT / "scripts" / ("moco_gait.py" if problem == "tracking" else "moco_gait_predictive.py")
         args = ["--intervals", str(QUICK_INTERVALS if quick else INTERVALS[problem])]
