@@ -873,6 +873,9 @@ def main(argv=None):
                     "per grid point of the residual and its Lagrangian Hessian, with forces and of the skeleton alone, beside "
                     "OpenSim's own calls at one state in a subprocess (scripts/osim_forces_benchmark.py, scripts/osim_benchmark.py; "
                     "--sizes: grid points per evaluation, default 100)")
+    ap.add_argument("--moco", action="store_true", help="colloc and OpenSim Moco on the 2-D walking tracking, prediction and "
+                    "inverse problems, side by side (scripts/moco_benchmark.py; with --quick: coarser meshes)")
+    ap.add_argument("--moco-problems", nargs="+", help="with --moco: a subset of tracking, predictive, inverse")
     ap.add_argument("--out", nargs="?", const=os.path.join("results", "benchmark.csv"),
                     help="write every measured row to this CSV (default path results/benchmark.csv)")
     args = ap.parse_args(argv)
@@ -887,6 +890,10 @@ def main(argv=None):
         return None
     if args.osim:
         return run_osim(args.sizes[0] if args.sizes else 100)
+    if args.moco:
+        import moco_benchmark
+        return moco_benchmark.main(["--quick"] * args.quick + ["--out", args.out or "moco_benchmark"]
+                                   + (["--problems", *args.moco_problems] if args.moco_problems else []))
     if args.contact_scaling:
         import contact_scaling
         return contact_scaling.table(args.sizes or contact_scaling.SIZES)

@@ -1,17 +1,19 @@
-"""The 2-D walking tracking solution as OpenSim and a reader see it: full stride ``.sto`` and plots.
+"""A 2-D walking solution as OpenSim and a reader see it: full stride ``.sto`` and plots.
 
-    python scripts/gait2d_outputs.py SOLUTION.sto [--out DIR]
+    python scripts/gait2d_outputs.py SOLUTION.sto [--out DIR] [--name gait2d]
 
-SOLUTION is colloc's solution of problems/gait2d_tracking.py (``result.trajectory.write(...)``, colloc's
-names) or Moco's (``scripts/moco_gait.py``, OpenSim's names; renamed with ``colloc.opensim.from_opensim``).
+SOLUTION is colloc's solution of problems/gait2d_tracking.py or problems/gait2d_predictive.py
+(``result.trajectory.write(...)``, colloc's names) or Moco's (``scripts/moco_gait.py``,
+``scripts/moco_gait_predictive.py``; OpenSim's names, renamed with ``colloc.opensim.from_opensim``).
 Writes into DIR:
 
-* ``gait2d_stride.sto``: the full stride, the half cycle followed by its mirror image (left and right
+* ``<name>_stride.sto``: the full stride, the half cycle followed by its mirror image (left and right
   swapped, pelvis tx advanced by the half cycle's travel), under OpenSim's names; OpenSim's
-  ``opensim-cmd viz model 2D_gait.osim gait2d_stride.sto`` (or the GUI's "Load Motion") plays it;
-* ``gait2d_tracking.png``: joint angles (degrees), muscle activations and ground reaction forces
+  ``opensim-cmd viz model 2D_gait.osim <name>_stride.sto`` (or the GUI's "Load Motion") plays it;
+* ``<name>.png``: joint angles (degrees), muscle activations and ground reaction forces
   (per foot, horizontal and vertical) of the solution against the filtered reference coordinates and
-  the measured forces.
+  the measured forces, over the half cycle in per cent (a predicted half cycle need not last the
+  reference's 0.47 s).
 """
 import argparse
 import importlib.util
@@ -54,18 +56,19 @@ def plot(trajectory, osim, module, path):
     coordinates, grf = module.references()
     to_colloc = {v: k for k, v in osim.skeleton.opensim_names.items()}
     fig, axes = plt.subplots(4, 6, figsize=(18, 11))
-    t = trajectory.time
+    t = 100 * (trajectory.time - trajectory.time[0]) / (trajectory.time[-1] - trajectory.time[0])
+    percent = 100 / module.DURATION  # the reference's half cycle is [0, DURATION] s
     joints = [c for c in coordinates.labels if c.split("/")[-2] not in ("pelvis_tx", "pelvis_ty")]
     joints = sorted(joints, key=lambda c: ("pelvis" not in c and "lumbar" not in c, c))  # tilt, lumbar first
     panels = list(axes[0]) + list(axes[1][:2])
     for ax, label in zip(panels[:2] + panels[2:], joints[:2] + [j for j in joints[2:]]):
-        ax.plot(coordinates.time, np.degrees(coordinates[label]), "k--", label="reference (6 Hz)")
+        ax.plot(percent * coordinates.time, np.degrees(coordinates[label]), "k--", label="reference (6 Hz)")
         ax.plot(t, np.degrees(trajectory[to_colloc[label]]), label="solution")
         ax.set_title(label.split("/")[-2] + " (deg)", fontsize=9)
     model_grf = ground_reaction(trajectory, osim, module.FEET)
     for ax, (identifier, axis) in zip(axes[1][2:], [(i, a) for i in module.FEET for a in (0, 1)]):
         column = f"{identifier}{'xyz'[axis]}"
-        ax.plot(grf.time, grf[column], "k--", label="measured")
+        ax.plot(percent * grf.time, grf[column], "k--", label="measured")
         ax.plot(t, model_grf[identifier][:, axis], label="solution")
         ax.set_title(column + " (N)", fontsize=9)
     muscles = [n for n in trajectory.names if n.endswith("_r.activation")]
@@ -78,7 +81,8 @@ def plot(trajectory, osim, module, path):
         ax.set_visible(False)
     axes[2, 0].legend(fontsize=8)
     for ax in axes.flat:
-        ax.set_xlabel("time (s)", fontsize=8)
+        ax.set_xlabel("half cycle (%)", fontsize=8)
+        ax.set_xlim(0, 100)
     axes[0, 0].legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=90)
@@ -90,6 +94,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("solution")
     parser.add_argument("--out", default=".")
+    parser.add_argument("--name", default="gait2d_tracking", help="stem of the output files' names")
     args = parser.parse_args(argv)
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -99,9 +104,9 @@ def main(argv=None):
     if any(n.startswith("/") for n in trajectory.names):
         trajectory = from_opensim(trajectory, osim)
     stride = module.mirrored(trajectory)
-    write_sto(stride, osim, out / "gait2d_stride.sto")
-    plot(trajectory, osim, module, out / "gait2d_tracking.png")
-    print(out / "gait2d_stride.sto", out / "gait2d_tracking.png")
+    write_sto(stride, osim, out / f"{args.name}_stride.sto")
+    plot(trajectory, osim, module, out / f"{args.name}.png")
+    print(out / f"{args.name}_stride.sto", out / f"{args.name}.png")
 
 
 if __name__ == "__main__":

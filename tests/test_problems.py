@@ -57,7 +57,7 @@ def solve(module, **overrides):
     options = {"scheme": "hermite-simpson"} if "mesh" in given else {"scheme": "hermite-simpson", "intervals": DEFAULT_INTERVALS}
     options.update(given)
     options.update(overrides)
-    ipopt = {"tol": min(1e-9, ref["tolerance"] * 1e-2), "print_level": 0}
+    ipopt = {**options.pop("ipopt", {}), "tol": min(1e-9, ref["tolerance"] * 1e-2), "print_level": 0}
     return cl.solve(module.build(), ipopt=ipopt, **options)
 
 

@@ -1,0 +1,182 @@
+"""Moco's side of the 2-D walking prediction (problems/gait2d_predictive.py), run by OpenSim Moco itself.
+
+    python scripts/moco_gait_predictive.py [--intervals 50] [--out DIR] [--guess FILE.sto] [--max-iterations N]
+                                           [--evaluate] [--stride] [--tag TAG]
+
+Needs the ``opensim`` package (``pip install ".[opensim]"``) and runs in its own process: the ``opensim``
+wheel carries its own libcasadi, which cannot share a process with the ``casadi`` package colloc uses.
+It sets up the prediction half of opensim-core's ``example2DWalking`` exactly as its script does
+(``MocoStudy`` "gaitPrediction": symmetry of coordinates, speeds, activations and the lumbar control;
+``MocoAverageSpeedGoal`` 1.2 m/s, an end-point constraint; ``MocoControlGoal`` weight 10, exponent 3,
+divided by the displacement; the example's bounds; final time in [0.4, 0.6] s), solves it with
+MocoCasADiSolver at tolerances 1e-4 from the guess, and writes into DIR:
+
+* ``moco_predictive_N<intervals><tag>.sto``: Moco's solution (a ``MocoTrajectory``);
+* ``moco_predictive_N<intervals><tag>.json``: build and solve seconds (wall and CPU), iterations,
+  objective and its terms, final time, success;
+* with ``--stride``: ``moco_predictive_N<intervals><tag>_stride.sto``, the full stride of
+  ``createPeriodicTrajectory`` (the example's output), and the same file read back as a
+  ``MocoTrajectory`` and a ``TimeSeriesTable`` to check that OpenSim reads it.
+
+``--guess`` (default: colloc's tracking solution, problems/data/gait2d/tracking_solution.sto, the example's
+warm start) is a trajectory in Moco's names, resampled onto Moco's grid (``resampleWithNumTimes``).  With
+``--evaluate`` the objective reported is Moco's evaluation of its goals on that trajectory (zero iterations,
+bounds widened so that IPOPT's bound push leaves the trajectory where it is).  With ``--check FILE.sto``
+OpenSim reads FILE (any stride written by colloc) as a ``TimeSeriesTable`` and a ``MocoTrajectory`` against
+the model's states and prints what it found.
+"""
+import argparse
+import json
+import math
+import pathlib
+import re
+import time
+
+import opensim as osim
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+MODEL = ROOT / "models" / "opensim" / "2D_gait.osim"
+GUESS = ROOT / "problems" / "data" / "gait2d" / "tracking_solution.sto"
+DEG = math.pi / 180
+
+
+def symmetry_goal(model):
+    """The example's ``MocoPeriodicityGoal``: its pairs built from the model's state names."""
+    symmetry = osim.MocoPeriodicityGoal("symmetryGoal")
+    names = [model.getStateVariableNames().getitem(i) for i in range(model.getNumStateVariables())]
+    for s in names:
+        if s.startswith("/jointset"):
+            if "_r" in s:
+                symmetry.addStatePair(osim.MocoPeriodicityGoalPair(s, re.sub(r"_r", "_l", s)))
+            if "_l" in s:
+                symmetry.addStatePair(osim.MocoPeriodicityGoalPair(s, re.sub(r"_l", "_r", s)))
+            if not ("_r" in s or "_l" in s or "pelvis_tx/value" in s or "/activation" in s):
+                symmetry.addStatePair(osim.MocoPeriodicityGoalPair(s))
+    for s in names:
+        if s.endswith("/activation"):
+            if "_r" in s:
+                symmetry.addStatePair(osim.MocoPeriodicityGoalPair(s, re.sub(r"_r", "_l", s)))
+            if "_l" in s:
+                symmetry.addStatePair(osim.MocoPeriodicityGoalPair(s, re.sub(r"_l", "_r", s)))
+    symmetry.addControlPair(osim.MocoPeriodicityGoalPair("/lumbarAct"))
+    return symmetry
+
+
+def study_of(intervals, tolerance=1e-4, max_iterations=1000):
+    """The example's prediction study and its solver (as opensim-core's example2DWalking.py builds them)."""
+    study = osim.MocoStudy()
+    study.setName("gaitPrediction")
+    problem = study.updProblem()
+    processor = osim.ModelProcessor(str(MODEL))
+    problem.setModelProcessor(processor)
+    model = processor.process()
+    model.initSystem()
+    problem.addGoal(symmetry_goal(model))
+    speed = osim.MocoAverageSpeedGoal("speed")
+    speed.set_desired_average_speed(1.2)
+    problem.addGoal(speed)
+    effort = osim.MocoControlGoal("effort", 10)
+    effort.setExponent(3)
+    effort.setDivideByDisplacement(True)
+    problem.addGoal(effort)
+    problem.setTimeBounds(0, [0.4, 0.6])
+    problem.setStateInfo("/jointset/groundPelvis/pelvis_tilt/value", [-20 * DEG, -10 * DEG])
+    problem.setStateInfo("/jointset/groundPelvis/pelvis_tx/value", [0, 1])
+    problem.setStateInfo("/jointset/groundPelvis/pelvis_ty/value", [0.75, 1.25])
+    for side in "lr":
+        problem.setStateInfo(f"/jointset/hip_{side}/hip_flexion_{side}/value", [-10 * DEG, 60 * DEG])
+        problem.setStateInfo(f"/jointset/knee_{side}/knee_angle_{side}/value", [-50 * DEG, 0])
+        problem.setStateInfo(f"/jointset/ankle_{side}/ankle_angle_{side}/value", [-15 * DEG, 25 * DEG])
+    problem.setStateInfo("/jointset/lumbar/lumbar/value", [0, 20 * DEG])
+    solver = study.initCasADiSolver()
+    solver.set_num_mesh_intervals(intervals)
+    solver.set_optim_convergence_tolerance(tolerance)
+    solver.set_optim_constraint_tolerance(tolerance)
+    solver.set_optim_max_iterations(max_iterations)
+    return study, solver
+
+
+def guess_from(solver, path):
+    """Moco's own guess with every state and control of ``path`` copied in by name, the file resampled onto
+    Moco's grid (the same number of uniformly spaced times over the file's span)."""
+    given = osim.MocoTrajectory(str(pathlib.Path(path).resolve()))
+    guess = solver.createGuess()
+    count = guess.getNumTimes()
+    if given.getNumTimes() != count:
+        given.resampleWithNumTimes(count)
+    guess.setTime(given.getTime())
+    for name in given.getStateNames():
+        guess.setState(name, given.getStateMat(name))
+    for name in given.getControlNames():
+        guess.setControl(name, given.getControlMat(name))
+    return guess
+
+
+def widen(problem, big=1e3):
+    """Wide bounds on every state and control, so that IPOPT's bound push leaves a guess where it is."""
+    model = problem.getPhase(0).getModelProcessor().process()
+    model.initSystem()
+    names = model.getStateVariableNames()
+    for name in [names.get(i) for i in range(names.getSize())]:
+        problem.setStateInfo(name, [-big, big])
+    for name in problem.createRep().createControlInfoNames():
+        problem.setControlInfo(name, [-big, big])
+
+
+def check(path):
+    """OpenSim reads ``path`` as a table and as a MocoTrajectory whose states are the model's; a dict."""
+    model = osim.Model(str(MODEL))
+    model.initSystem()
+    table = osim.TimeSeriesTable(str(path))
+    trajectory = osim.MocoTrajectory(str(path))
+    states = [model.getStateVariableNames().getitem(i) for i in range(model.getNumStateVariables())]
+    missing = [s for s in states if s not in list(trajectory.getStateNames())]
+    times = table.getIndependentColumn()
+    return dict(rows=table.getNumRows(), columns=table.getNumColumns(), t0=times[0], tf=times[-1],
+                states=len(trajectory.getStateNames()), controls=len(trajectory.getControlNames()), missing=missing)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--intervals", type=int, default=50)
+    parser.add_argument("--out", default=".")
+    parser.add_argument("--guess", default=str(GUESS), help="start from this MocoTrajectory .sto")
+    parser.add_argument("--max-iterations", type=int, default=1000)
+    parser.add_argument("--tag", default="", help="suffix of the output files' names")
+    parser.add_argument("--evaluate", action="store_true", help="Moco's goals on the guess (no iteration)")
+    parser.add_argument("--stride", action="store_true", help="also write the full stride and read it back")
+    parser.add_argument("--check", help="only read this .sto back in OpenSim and print what it holds")
+    args = parser.parse_args(argv)
+    if args.check:
+        print(json.dumps(check(args.check)))
+        return
+    out = pathlib.Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    wall, cpu = time.time(), time.process_time()
+    study, solver = study_of(args.intervals, max_iterations=0 if args.evaluate else args.max_iterations)
+    if args.evaluate:
+        widen(study.updProblem())
+    solver.resetProblem(study.getProblem())
+    solver.setGuess(guess_from(solver, args.guess))
+    build_wall, build_cpu = time.time() - wall, time.process_time() - cpu
+    wall, cpu = time.time(), time.process_time()
+    solution = study.solve()
+    solve_wall, solve_cpu = time.time() - wall, time.process_time() - cpu
+    solution.unseal()
+    stem = f"moco_predictive_N{args.intervals}{args.tag}"
+    solution.write(str(out / f"{stem}.sto"))
+    report = dict(intervals=args.intervals, build_wall=build_wall, build_cpu=build_cpu, solve_wall=solve_wall,
+                  solve_cpu=solve_cpu, iterations=solution.getNumIterations(), objective=solution.getObjective(),
+                  terms={n: solution.getObjectiveTerm(n) for n in solution.getObjectiveTermNames()},
+                  final_time=solution.getFinalTime(), success=solution.success(), status=solution.getStatus(),
+                  guess=args.guess, date=time.strftime("%Y-%m-%d"), opensim=osim.GetVersionAndDate())
+    if args.stride:
+        stride = osim.createPeriodicTrajectory(solution)
+        stride.write(str(out / f"{stem}_stride.sto"))
+        report["stride"] = check(out / f"{stem}_stride.sto")
+    (out / f"{stem}.json").write_text(json.dumps(report, indent=1))
+    print(json.dumps(report))
+
+
+if __name__ == "__main__":
+    main()
