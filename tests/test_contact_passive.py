@@ -130,7 +130,7 @@ def test_rimless_wheel_simulated_from_mid_stance_keeps_the_steady_gait():
 
 
 def test_contact_hooks_are_registered_with_their_declarations():
-    from colloc.transcription.contact_hooks import CONTACT_HOOKS
+    from colloc.transcription.registry import CONTACT_HOOKS
     from colloc.transcription.contact_vi import ContactVIRows
     from colloc.transcription.contacts import ContactRows
 

@@ -25,6 +25,7 @@ from ..discretization.schemes import Scheme, lagrange_basis
 from . import constraints as kc
 from . import path_points
 from .consistent import project_guess
+from .extension import At
 from .guess import guess_final_time, initial_guess
 
 MODES = ("default", "implicit", "explicit")
@@ -131,74 +132,82 @@ def point_function(problem, opts) -> tuple[ca.Function, dict]:
 def transcribe(problem, mesh, scheme: Scheme, opts: Options, guess=None, contact=None) -> NLP:
     """Build the NLP of ``problem`` on ``mesh`` (normalised, increasing, 0 … 1) with ``scheme``.
 
-    ``contact``, if given, is called as ``contact(grid, residual_names)`` and returns the contact hooks
-    (:class:`colloc.transcription.contacts.ContactRows`): extra variables, the contact forces in the
-    residual, pre-impact interval ends and the complementarity rows.
+    ``contact``, if given, is called as ``contact(grid, residual_names)`` and returns the contact handling
+    (:class:`colloc.transcription.contacts.ContactRows`).  It and the constraint method are extensions
+    (:mod:`colloc.transcription.extension`), called through the protocol's hooks only: extra variables, the
+    contact forces in the residual, interval ends, rows and cost terms.
     """
-    model = problem.model
     grid = Grid(mesh, scheme)
-    mesh, tau, n, ngrid = grid.mesh, grid.tau, grid.num_intervals, grid.num_points
+    tau = grid.tau
     method = kc.make(problem, scheme, opts, grid)
     point, meta = point_function(problem, opts)
 
-    layout = _variables(problem, opts, meta, ngrid, n)
-    method.add_variables(layout)
-    hooks = contact(grid, meta["res_names"]) if contact is not None else None
-    if hooks:
-        hooks.add_variables(layout)
+    layout = _variables(problem, opts, meta, grid.num_points, grid.num_intervals)
+    exts = [method] + ([contact(grid, meta["res_names"])] if contact is not None else [])
+    for ext in exts:
+        ext.add_variables(layout)
     initial_guess(problem, layout, tau, guess)
     if guess is None:  # a warm start is already consistent
         t0g = problem.t0_value
         project_guess(problem, layout, t0g + tau * (guess_final_time(problem) - t0g), point, opts)
-    method.guess(layout)
-    if hooks:
-        hooks.guess(layout)
+    for ext in exts:
+        ext.guess(layout)
 
     w = ca.MX.sym("w", layout.size)
     V = layout.symbols(w)
 
     with recording() as mapped:  # every mapped call of the build, for the point-by-point derivatives
-        nlp = _build(problem, opts, grid, method, point, meta, layout, hooks, w, V)
+        nlp = _build(problem, opts, grid, exts, point, meta, layout, w, V)
     nlp.mapped = tuple(mapped)
     return nlp
 
 
-def _build(problem, opts, grid, method, point, meta, layout, hooks, w, V) -> NLP:
+def _first(values):
+    """The first of ``values`` that is not None (None if all are)."""
+    return next((v for v in values if v is not None), None)
+
+
+def _build(problem, opts, grid, exts, point, meta, layout, w, V) -> NLP:
     model, scheme, n, ngrid, mesh = problem.model, grid.scheme, grid.num_intervals, grid.num_points, grid.mesh
     t0 = problem.t0_value
     tf = V["tf"] if "tf" in layout else problem.tf_bounds[0]
-    fractions = hooks.step_fractions(V) if hooks else None
+    fractions = _first(ext.step_fractions(V) for ext in exts)
     T, H, W = _times(grid, t0, tf, fractions)
     X, Z, U, LAM, P = V["x"], V["z"], V["u"], V["lam"], V["p"]
     (XD, RES, PATH, ACC, LQ), grid_call = map_points(point, ngrid, (T, X, Z, U, LAM, P), opts, symbols=meta["symbols"])
-    if hooks:
-        RES = hooks.adjust_residual(RES, V, X)
+    at = At(T, X, H, XD)
+    for ext in exts:
+        F = ext.generalized_forces(V, at)
+        RES = RES if F is None else RES - F
     rows = Rows()
     nx = len(model.states)
     state_names = [s.name for s in model.states]
-    plain = hooks is None and fractions is None and nx and method.plain_nodes
+    plain = fractions is None and nx and all(ext.plain_nodes for ext in exts)
     coefficients = scheme.defect_coefficients() if plain else None
     if coefficients is not None:  # the next mesh point's own values close each interval: nothing else reads the ends
         ends = kc.Ends(None, None)
         defects = _defects_by_matrices(grid, coefficients, X, XD, tf - t0)
     else:
-        ends = method.interval_ends(V, T, X, XD, point)
-        if hooks and ends.RES is not None:  # a method's own residual at the interval ends replaces the mesh points'
-            ends = ends._replace(RES=hooks.adjust_end_residual(ends.RES, V, ends.X))
-        if hooks:
-            ends = hooks.interval_ends(ends, V, T, point)
+        ends = kc.Ends(X[:, grid.interval_ends], XD[:, grid.interval_ends])
+        for ext in exts:
+            ends = ext.interval_ends(ends, V, at, point)
         node_cols = [list(grid.node(j)) for j in range(scheme.num_nodes - 1)]
         X_nodes = [X[:, c] for c in node_cols] + [ends.X]
         F_nodes = [XD[:, c] for c in node_cols] + [ends.XD]
-        F_nodes = method.adjust_derivatives(F_nodes, V, T, X)
+        for ext in exts:
+            F_nodes = ext.adjust_derivatives(F_nodes, V, at)
         Hx = ca.repmat(H, nx, 1) if nx else H
         defects = scheme.defects(X_nodes, F_nodes, Hx)
+    at = at._replace(ends=ends)
     for dname, d in zip(scheme.defect_names(), defects):
         rows.add("defect" if dname == "defect" else f"defect.{dname}", state_names, d, np.arange(n))
-    res_cols, acc_cols = method.pointwise_rows(RES, ACC, ends)
+    res_cols, acc_cols = RES, ACC
+    for ext in exts:
+        res_cols, acc_cols = ext.pointwise_rows(res_cols, acc_cols, ends)
     rows.add("residual", meta["res_names"], res_cols, np.arange(ngrid))
     if meta["acc_labels"]:
-        pts = method.acceleration_points()
+        pts = _first(ext.acceleration_points() for ext in exts)
+        pts = np.arange(ngrid) if pts is None else pts
         rows.add(None, meta["acc_labels"], acc_cols[:, pts] if len(pts) < ngrid else acc_cols, pts)
     if meta["path_names"]:
         rows.add("path", meta["path_names"], PATH, np.arange(ngrid), meta["path_lower"], meta["path_upper"])
@@ -206,18 +215,17 @@ def _build(problem, opts, grid, method, point, meta, layout, hooks, w, V) -> NLP
         path_points.add_rows(rows, problem, grid, point, meta, opts.path_points, T, H, V, XD)
     if opts.control_interpolation == "linear" and U.numel() and grid.stride > 1:
         _control_interpolation(rows, grid, U, [c.name for c in model.controls])
-    method.add_rows(rows, V, T, X)
-    if hooks:
-        hooks.add_rows(rows, V, T, X, ends)
+    for ext in exts:
+        ext.add_rows(rows, V, at)
 
-    ends_L = hooks.end_integrands(V, T, X, H, LQ, ends) if hooks else None
+    ends_L = _first(ext.end_integrands(V, at, LQ) for ext in exts)
     terms = _costs(problem, rows, V, tf, t0, T, LQ, W, layout, ends_L)
-    terms.update(method.cost_terms(V, X))
-    if hooks:
-        terms.update(hooks.cost_terms(V))
+    for ext in exts:
+        terms.update(ext.cost_terms(V, at))
     if opts.control_interpolation == "free" and U.numel():
         terms.update(_dangling_controls(grid, U))
     f = sum(terms.values()) if terms else ca.MX(0)
+    method, hooks = exts[0], (exts[1] if len(exts) > 1 else None)
     return NLP(w, f, rows, layout, terms, mesh=mesh, grid=grid, point=point, method=method, contact=hooks, grid_call=grid_call)
 
 

@@ -32,6 +32,7 @@ import numpy as np
 from .derivatives import map_points
 from ..errors import OptionError
 from .consistent import check_fixed_consistency, fixed_endpoint_rows
+from .extension import Extension
 
 def _at(cols):
     """Columns ``cols`` as an MX index: a slice where they step evenly, else a list. CasADi builds the same
@@ -75,8 +76,10 @@ class Ends(NamedTuple):
     ACC: object = None
 
 
-class ConstraintMethod:
+class ConstraintMethod(Extension):
     """Base of every kinematic-constraint method; with no constraints, every hook leaves things as they are.
+
+    An :class:`colloc.transcription.extension.Extension` of collocation.
 
     Class attributes
     ----------------
@@ -85,57 +88,21 @@ class ConstraintMethod:
     kinds : tuple of str
         Constraint kinds it handles (``holonomic``, ``nonholonomic``, ``acceleration``).
 
-    The hooks, in the order :func:`colloc.transcription.transcribe` calls them:
-    ``V`` is the dict of symbolic variable blocks (``layout.symbols(w)``), ``T``
-    the row of grid times, ``X``/``XD`` the states and their derivatives on every
-    grid point.  A hook returns what it builds (or adds rows/blocks to the
+    The hooks are the protocol's, in its order: ``V`` is the dict of symbolic variable blocks
+    (``layout.symbols(w)``), ``at.T`` the row of grid times, ``at.X``/``at.XD`` the states and their
+    derivatives on every grid point.  A hook returns what it builds (or adds rows/blocks to the
     container it is given) and stores nothing on the method.
     """
 
+    capabilities = ("transcriptions", "schemes", "kinds")
+    transcriptions = ("collocation",)
     schemes = None
     kinds = ("holonomic", "nonholonomic", "acceleration")
-    #: Whether the defects close on the grid's own node values (no hook replaces or adjusts them); the
-    #: transcription then writes every interval's defects as one sparse product.
-    plain_nodes = True
 
     def __init__(self, problem, opts, grid):
         self.problem, self.opts, self.grid = problem, opts, grid
         self.model = problem.model
         self.n = grid.num_intervals
-
-    def add_variables(self, layout) -> None:
-        """Add the method's own variable blocks to ``layout`` (right after the model's)."""
-
-    def guess(self, layout) -> None:
-        """Fill the guesses of the method's blocks from the model's (already filled)."""
-
-    def interval_ends(self, V, T, X, XD, point) -> Ends:
-        """States and derivatives that close each interval's defects (default: the next mesh point's)."""
-        ends = self.grid.interval_ends
-        return Ends(X[:, ends], XD[:, ends])
-
-    def adjust_derivatives(self, F_nodes, V, T, X):
-        """The node derivatives the defects use (one matrix per scheme node)."""
-        return F_nodes
-
-    def pointwise_rows(self, RES, ACC, ends: Ends):
-        """Residual and acceleration-level values on every grid point, as their rows are imposed."""
-        return RES, ACC
-
-    def acceleration_points(self) -> np.ndarray:
-        """Grid points where the acceleration-level rows are imposed."""
-        return np.arange(self.grid.num_points)
-
-    def add_rows(self, rows, V, T, X) -> None:
-        """Add the method's own constraint rows (mesh-point levels, projections)."""
-
-    def cost_terms(self, V, X) -> dict:
-        """The method's own cost terms."""
-        return {}
-
-    def slacks(self, values) -> dict:
-        """Largest magnitude of each slack block in a solution (for the result)."""
-        return {}
 
 
 class Unconstrained(ConstraintMethod):
@@ -165,10 +132,10 @@ class Bordalba2023(ConstraintMethod):
     def guess(self, layout):
         layout["xp"].guess[:] = layout["x"].guess[:, self.grid.interval_ends]
 
-    def interval_ends(self, V, T, X, XD, point):
+    def interval_ends(self, ends, V, at, point):
         cols = _at(self.grid.interval_ends)
         Xp = V["xp"]
-        args = (T[:, cols], Xp, V["z"][:, cols], V["u"][:, cols], V["lam"][:, cols], V["p"])
+        args = (at.T[:, cols], Xp, V["z"][:, cols], V["u"][:, cols], V["lam"][:, cols], V["p"])
         (xdot_p, res_p, _, acc_p, _), _ = map_points(point, self.n, args, self.opts, outputs=(0, 1, 3))
         return Ends(Xp, xdot_p, res_p, acc_p)
 
@@ -182,7 +149,8 @@ class Bordalba2023(ConstraintMethod):
         acc = ca.horzcat(ACC[:, keep], ends.ACC)[:, order] if ACC.numel() else ACC
         return res, acc
 
-    def add_rows(self, rows, V, T, X):
+    def add_rows(self, rows, V, at):
+        T, X = at.T, at.X
         mesh = self.grid.mesh_points
         (Fval, _), _ = map_points(self.F, mesh.size, (T[:, _at(mesh)], X[:, _at(mesh)], V["p"]), self.opts, outputs=(0,))
         _add_mesh_rows(self.problem, rows, self.labels, Fval, mesh, self.F, self.F_sym)
@@ -194,8 +162,8 @@ class Bordalba2023(ConstraintMethod):
         (d,), _ = map_points(proj, self.n, (T[:, _at(ends)], X[:, _at(ends)], V["xp"], V["mu"], V["p"]), self.opts)
         rows.add("projection", [s.name for s in self.model.states], d, ends)
 
-    def cost_terms(self, V, X):
-        d = X[:, _at(self.grid.interval_ends)] - V["xp"]
+    def cost_terms(self, V, at):
+        d = at.X[:, _at(self.grid.interval_ends)] - V["xp"]
         return {"projection": self.opts.projection_weight * ca.sumsqr(d)}
 
     def slacks(self, values):
@@ -228,10 +196,10 @@ class Posa2016(ConstraintMethod):
         gb = self.opts.velocity_correction_bounds
         layout.add("gamma", [f"{lab.split(':', 1)[1]}.gamma" for lab in self.pos_labels], self.n, -gb, gb, col_index=self.grid.node(1), per="interval")
 
-    def adjust_derivatives(self, F_nodes, V, T, X):
+    def adjust_derivatives(self, F_nodes, V, at):
         # q̇ at the midpoints gets Φ_qᵀ γ (it enters the Simpson defect only)
         mids = self.grid.node(1)
-        (corr,), _ = map_points(self.correction, self.n, (T[:, _at(mids)], X[:, _at(mids)], V["p"], V["gamma"]), self.opts)
+        (corr,), _ = map_points(self.correction, self.n, (at.T[:, _at(mids)], at.X[:, _at(mids)], V["p"], V["gamma"]), self.opts)
         F_nodes = list(F_nodes)
         F_nodes[1] = F_nodes[1] + corr
         return F_nodes
@@ -239,9 +207,9 @@ class Posa2016(ConstraintMethod):
     def acceleration_points(self):
         return self.grid.mesh_points
 
-    def add_rows(self, rows, V, T, X):
+    def add_rows(self, rows, V, at):
         mesh = self.grid.mesh_points
-        (val, _), _ = map_points(self.levels, mesh.size, (T[:, _at(mesh)], X[:, _at(mesh)], V["p"]), self.opts, outputs=(0,))
+        (val, _), _ = map_points(self.levels, mesh.size, (at.T[:, _at(mesh)], at.X[:, _at(mesh)], V["p"]), self.opts, outputs=(0,))
         _add_mesh_rows(self.problem, rows, self.pos_labels + self.vel_labels, val, mesh, self.levels, self.F_sym)
 
     def slacks(self, values):

@@ -1,16 +1,15 @@
-"""The extension protocol of contact-implicit transcriptions: declared capabilities, stateless hooks, a registry.
+"""The declarations of contact-implicit handlings: what each supports, checked before anything is built.
 
-Like the kinematic-constraint methods (:mod:`colloc.transcription.constraints`), a contact handling is a
-class that declares what it supports and whose hooks the transcription calls in a fixed order, each returning
-what it builds (or adding rows and blocks to the container it is given) and keeping nothing between calls:
-everything a later hook needs of an earlier one is handed back to it (collocation's interval ends,
-:class:`colloc.transcription.contacts.ContactEnds`).  :data:`CONTACT_HOOKS` is the registry
-``{transcription: class}``; the option checks read the declarations.
+A contact handling is an :class:`colloc.transcription.extension.Extension` (the protocol the constraint
+methods implement too) that also declares the forces it can place and the contacts it can take.  Each
+transcription kind points at its own (:attr:`colloc.transcription.registry.Kind.contact_hooks`: collocation's
+:class:`colloc.transcription.contacts.ContactRows`, midpoint-vi's
+:class:`colloc.transcription.contact_vi.ContactVIRows`); the option checks read the declarations.
 
 Class attributes
 ----------------
-transcription : str
-    The transcription whose hooks it implements (``"collocation"``, ``"midpoint-vi"``).
+transcriptions : tuple of str
+    The transcription kind whose hooks it implements (``("collocation",)``, ``("midpoint-vi",)``).
 placements : tuple of str
     Where its forces may act (``contact_forces=``; :mod:`colloc.transcription.force_points`).
 restitution : bool
@@ -21,15 +20,13 @@ curved_friction : bool
 from __future__ import annotations
 
 from ..errors import OptionError
-
-#: Registry of contact handlings: ``{transcription: class}`` (filled by :func:`register`).
-CONTACT_HOOKS = {}
+from .extension import Extension
 
 
-class ContactHooks:
+class ContactHooks(Extension):
     """Base of every contact handling; see the module docstring for the declarations."""
 
-    transcription = None
+    capabilities = ("transcriptions", "placements", "restitution", "curved_friction")
     placements = ()
     restitution = False
     curved_friction = False
@@ -37,19 +34,14 @@ class ContactHooks:
     @classmethod
     def check(cls, contacts, placement):
         """Refuse, with one sentence, a contact or a placement the class does not declare it supports."""
+        name = cls.transcriptions[0]
         if placement not in cls.placements:
-            raise OptionError(f"contact_forces='{placement}' does not apply to the {cls.transcription} transcription; "
+            raise OptionError(f"contact_forces='{placement}' does not apply to the {name} transcription; "
                               f"its placements: {', '.join(repr(p) for p in cls.placements)}.")
         for c in contacts:
             if c.friction > 0 and c.tangent is None and not cls.curved_friction:
                 raise OptionError(f"Contact `{c.name}` has friction on a curved surface, whose tangential positions do not exist, but the "
-                                  f"contact-implicit {cls.transcription} equations need them; use a collocation scheme.")
+                                  f"contact-implicit {name} equations need them; use a collocation scheme.")
             if c.restitution != 0 and not cls.restitution:
-                raise OptionError(f"Contact `{c.name}` has restitution {c.restitution:g}, but the contact-implicit {cls.transcription} "
+                raise OptionError(f"Contact `{c.name}` has restitution {c.restitution:g}, but the contact-implicit {name} "
                                   "equations make every impact plastic; declare it with restitution=0 or use a collocation scheme.")
-
-
-def register(cls):
-    """Class decorator: add a :class:`ContactHooks` subclass to :data:`CONTACT_HOOKS` under its transcription."""
-    CONTACT_HOOKS[cls.transcription] = cls
-    return cls

@@ -60,7 +60,7 @@ from .contacts import CLOSED_GAP, COMPLEMENTARITY, CONTACT_MODES, contact_bodies
 from .midpoint_vi import MidpointVITranscription, transcribe_midpoint_vi
 from .base import as_trajectory, with_columns
 from .contact_guess import fill_contact_guess
-from .contact_hooks import ContactHooks, register
+from .contact_hooks import ContactHooks
 
 #: Options of a contact-implicit midpoint-vi transcription.
 OPTIONS = ("contact", "relaxation", "impacts", "forcing")
@@ -85,7 +85,6 @@ def check_contact_vi(problem, options):
         raise OptionError(f"`impacts` must be True or False; got {options['impacts']!r}.")
 
 
-@register
 class ContactVIRows(ContactHooks):
     """The contact variables and rows of one contact-implicit midpoint-vi NLP (hooks of :func:`transcribe_midpoint_vi`).
 
@@ -94,11 +93,11 @@ class ContactVIRows(ContactHooks):
     """
 
     # impulses at the steps, one per node; the sliding speed needs a tangential position
-    transcription, placements, restitution, curved_friction = SCHEME, ("node",), False, False
+    transcriptions, placements, restitution, curved_friction = (SCHEME,), ("node",), False, False
 
-    def __init__(self, problem, vi, relaxation):
+    def __init__(self, problem, vi, relaxation, num_intervals):
         model = problem.model
-        self.vi, self.eps = vi, float(relaxation)
+        self.vi, self.eps, self.n = vi, float(relaxation), int(num_intervals)
         self.contacts = [c for _, cs in contact_bodies(model) for c in cs]
         self.frictional = [i for i, c in enumerate(self.contacts) if c.friction > 0]
         # planar friction keeps its β⁺/β⁻ rows; contacts with two tangents take the 3-D cones (friction3d)
@@ -138,7 +137,8 @@ class ContactVIRows(ContactHooks):
         return [f"{c.name}.{suffix}" for c in which]
 
     # -- hooks ---------------------------------------------------------------------------------
-    def add_variables(self, layout, n):
+    def add_variables(self, layout):
+        n = self.n
         layout.add("cn", self._names("normal_force"), n + 1, 0.0, np.inf)
         layout.add("cbp", self._names("friction_plus", True), n + 1, 0.0, np.inf)
         layout.add("cbm", self._names("friction_minus", True), n + 1, 0.0, np.inf)
@@ -158,20 +158,24 @@ class ContactVIRows(ContactHooks):
         """The configuration each node's contact forces use: ``q_{k+1}``, and ``q_N + h_{N−1} v_N`` at the last node."""
         return ca.horzcat(Q[:, 1:], V["cq"])
 
-    def node_forces(self, V, Q):
+    def generalized_forces(self, V, at):
+        """Generalised contact forces at the nodes, shape (nq, n + 1), weighted like ``Gᵀλ`` (``at.X``: the
+        configurations)."""
+        Q = at.X
         n1 = Q.shape[1]
         F = self.node.map(n1)(self._next(Q, V), V["p"], V["cn"], V["cbp"], V["cbm"], ca.DM.zeros(Q.shape))[0]
         if self.spatial:
             F = F + self.node3.map(n1)(self._next(Q, V), V["p"], ca.mtimes(self.force_map, V["cf3"]), ca.DM.zeros(Q.shape))[0]
         return F
 
-    def add_rows(self, rows, V, Q, H, node_speeds):
-        """``gap``, ``friction`` and ``complementarity`` rows at every node; ``node_speeds`` (nq, n + 1) is ``Δq/h`` and ``v_N``.
+    def add_rows(self, rows, V, at):
+        """``gap``, ``friction`` and ``complementarity`` rows at every node; ``at.speeds`` (nq, n + 1) is ``Δq/h`` and ``v_N``.
 
         The last node has no next configuration: its impulse looks one step ahead along the end speed,
         ``q_N + h_{N−1} v_N`` (rows ``contact:<coordinate>.next``), so that it is fixed as the others are
         (a resting contact holds its weight, ``v_N`` is not launched) whether or not the end speed is given.
         """
+        Q, H, node_speeds = at.X, at.H, at.speeds
         eps, n1 = self.eps, Q.shape[1]
         nodes = np.arange(n1)
         nxt = self._next(Q, V)
@@ -245,10 +249,9 @@ class ContactVITranscription(MidpointVITranscription):
         self.relaxation = float(options.get("relaxation", 1e-6))
 
     def build(self, guess=None):
-        rows = ContactVIRows(self.problem, self.vi, self.relaxation)
+        rows = ContactVIRows(self.problem, self.vi, self.relaxation, len(self.mesh) - 1)
         traj = as_trajectory(guess)
         nlp = transcribe_midpoint_vi(self.problem, self.mesh, self.vi, traj, contact=rows)
-        rows.guess(nlp.layout)
         if traj is not None:  # the forces at the nodes, on the warm start's horizon
             fill_contact_guess(nlp, {n: traj[n] for n in traj.names}, traj.time,
                                traj.time[0] + (traj.time[-1] - traj.time[0]) * np.asarray(nlp.mesh))

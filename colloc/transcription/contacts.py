@@ -69,7 +69,7 @@ from . import friction3d
 from .contact_guess import fill_contact_guess, seed_impacts
 from . import force_points
 from .force_points import BEFORE, FORCES
-from .contact_hooks import ContactHooks, register
+from .contact_hooks import ContactHooks
 
 #: The one contact handling colloc offers besides none.
 CONTACT_MODES = ("implicit",)
@@ -128,15 +128,15 @@ class ContactEnds(NamedTuple):
     integrands: object = None
 
 
-@register
 class ContactRows(ContactHooks):
     """The contact variables and rows of one collocation transcription (hooks called by :func:`transcribe`).
 
     Stores the numeric setup made in ``__init__`` and nothing from its hooks: the interval ends that
-    :meth:`interval_ends` builds are handed back to :meth:`add_rows` and :meth:`end_integrands`.
+    :meth:`interval_ends` builds are handed back to :meth:`add_rows` and :meth:`end_integrands` (``at.ends``).
     """
 
-    transcription, placements, restitution, curved_friction = "collocation", FORCES, True, True
+    # plain_nodes False: impacts and free steps replace the interval ends, the forces change the residual
+    transcriptions, placements, restitution, curved_friction, plain_nodes = ("collocation",), FORCES, True, True, False
 
     def __init__(self, problem, grid, res_names, relaxation, impacts=True, free_steps=None, forces="interval"):
         model = problem.model
@@ -281,9 +281,8 @@ class ContactRows(ContactHooks):
             layout.add(STEPS, ["interval.fraction"], n, nominal / r, np.minimum(nominal * r, 1.0), nominal, col_index=starts,
                        per="interval")
 
-    def cost_terms(self, V):
-        """With free steps, a small pull of every interval towards its length on the given mesh (where nothing
-        else decides the lengths, in flight or at rest, they would be left free)."""
+    def cost_terms(self, V, at):
+        """With free steps, a small pull of every interval towards its length on the given mesh (else left free at rest)."""
         if not self.free_steps:
             return {}
         nominal = ca.DM(self.grid.fractions).T
@@ -332,13 +331,14 @@ class ContactRows(ContactHooks):
             Ue[:, inner] = V["um"]
         return T[:, cols], Xe, Ze, Ue
 
-    def interval_ends(self, ends, V, T, point):
+    def interval_ends(self, ends, V, at, point):
         """The pre-impact state, and with free steps the interval's own accelerations and controls, close every
         interval that ends at an interior mesh point: :class:`ContactEnds`, whose residual and integrands there
-        :meth:`add_rows` and :meth:`end_integrands` are given back (the hooks keep nothing between calls)."""
-        if not self.impact_points.size and not self.free_steps:
+        :meth:`add_rows` and :meth:`end_integrands` get back (nothing is kept); a method's ``ends.RES`` gets the forces."""
+        ends = ends if ends.RES is None else ends._replace(RES=self._end_residual(ends.RES, V, ends.X))
+        if not self.impact_points.size and not self.free_steps:  # nothing but the method's residual
             return ends
-        Te, Xe, Ze, Ue = self._end_values(V, T, V["x"])
+        Te, Xe, Ze, Ue = self._end_values(V, at.T, V["x"])
         # one mapped call for the defects, the end residual rows and the end integrands (recorded, so its
         # derivatives are taken point by point like the grid's)
         wanted = (0, 1, 4) if self.free_steps else (0,)
@@ -361,15 +361,15 @@ class ContactRows(ContactHooks):
         names = [f"{r}.before" for r in self.res_names]
         rows.add("residual", names, ends.residual[:, inner] - F, self.grid.mesh_points[1:-1])
 
-    def end_integrands(self, V, T, X, H, LQ, ends):
+    def end_integrands(self, V, at, LQ):
         """With free steps: the quadrature's correction for the interval ends' own controls, per integral cost
         (column): ``Σ_i w_end H_i (L(x⁻, z⁻, u⁻) − L(x, z, u))`` at the interior mesh points."""
         n = self.grid.num_intervals
         if not self.free_steps or n < 2 or not LQ.numel():
             return None
         inner = list(range(n - 1))
-        w = float(self.grid.scheme.weights[-1]) * H[:, inner]
-        return ca.mtimes(ends.integrands[:, inner] - LQ[:, list(self.grid.mesh_points[1:-1])], w.T)
+        w = float(self.grid.scheme.weights[-1]) * at.H[:, inner]
+        return ca.mtimes(at.ends.integrands[:, inner] - LQ[:, list(self.grid.mesh_points[1:-1])], w.T)
 
     def _on_grid(self, M):
         if self.forces == "collocation":  # a force at every grid point
@@ -378,26 +378,26 @@ class ContactRows(ContactHooks):
         # which made every residual row depend on every interval's forces (Jacobian nonzeros growing as N²)
         return M[:, [int(i) for i in np.argmax(self.interpolation, axis=1)]]
 
-    def adjust_residual(self, RES, V, X):
-        """The residual with the contact forces' generalised force: ``R − Σ (W_nᵀλ + W_tᵀ(β⁺ − β⁻))``."""
-        ng = self.grid.num_points
+    def generalized_forces(self, V, at):
+        """The contact forces' generalised force at every grid point, ``F = Σ (W_nᵀλ + W_tᵀ(β⁺ − β⁻))`` (in ``R − F``)."""
+        ng, X = self.grid.num_points, at.X
         F = self._point.map(ng)(X, V["p"], *(self._on_grid(V[b]) for b in ("cn", "cbp", "cbm")))[0]
         if self.spatial:
             F = F + self.spatial_point.map(ng)(X, V["p"], self._on_grid(ca.mtimes(self.force_map, V["cf3"])))[0]
-        return RES - F
+        return F
 
-    def adjust_end_residual(self, RES, V, Xe):
+    def _end_residual(self, RES, V, Xe):
         """A constraint method's residual at the interval ends (states ``Xe``), with the forces of the mesh points it replaces."""
         cols = [int(i) for i in np.argmax(self.interpolation, axis=1)[self.grid.interval_ends]]
         F = self._point.map(len(cols))(Xe, V["p"], *(V[b][:, cols] for b in ("cn", "cbp", "cbm")))[0]
         F3 = self.spatial_point.map(len(cols))(Xe, V["p"], ca.mtimes(self.force_map, V["cf3"])[:, cols])[0] if self.spatial else 0
         return RES - F - F3
 
-    def add_rows(self, rows, V, T, X, ends):
-        eps, g = self.eps, self.grid
+    def add_rows(self, rows, V, at):
+        eps, g, T, X = self.eps, self.grid, at.T, at.X
         nc, nf, ng = len(self.contacts), len(self.planar), g.num_points
         gap = self._point.map(ng)(X, V["p"], ca.DM.zeros(nc, ng), ca.DM.zeros(nf, ng), ca.DM.zeros(nf, ng))[1]
-        self._end_rows(rows, V, T, X, ends)
+        self._end_rows(rows, V, T, X, at.ends)
         if self.free_steps:
             rows.add("mesh", ["interval.fractions_sum"], ca.sum2(V[STEPS]) - 1.0, [0])
             force_points.control_hull(rows, g, V["u"], V["um"] if g.num_intervals > 1 else None, self.control_names,
@@ -462,9 +462,9 @@ class ContactRows(ContactHooks):
                           gamma, points, self.eps)
 
     # -- reading back --------------------------------------------------------------------------
-    def columns(self, values, duration):
+    def columns(self, values, times):
         """Trajectory columns on the grid: normal and friction forces, impulses (0 off the impact points)."""
-        hbar = duration / self.grid.num_intervals
+        hbar = (times[-1] - times[0]) / self.grid.num_intervals
         ng, E = self.grid.num_points, self.interpolation
         cols = {}
         for i, name in enumerate(self._names("normal_force")):
@@ -571,7 +571,7 @@ class ContactCollocation(Collocation):
     def trajectory(self, nlp, w, meta=None):
         values = nlp.layout.unpack(w)
         traj = reconstruct(self.problem, nlp, values, meta, solved_grid(nlp, values))
-        traj = with_columns(traj, nlp.contact.columns(values, traj.duration), "multiplier")
+        traj = with_columns(traj, nlp.contact.columns(values, traj.time), "multiplier")
         traj.metadata["contact"] = "implicit"
         return traj
 

@@ -35,6 +35,7 @@ from ..discretization.schemes import get_scheme
 from ..results.trajectory import Trajectory
 from . import _bounds, endpoint_function
 from .base import Transcription
+from .extension import At
 from .guess import guess_final_time, initial_guess
 
 
@@ -72,17 +73,16 @@ def transcribe_midpoint_vi(problem, mesh, vi, guess=None, contact=None) -> NLP:
     """The DMOC NLP of ``problem`` on ``mesh`` (normalised, 0 … 1); see :func:`solve_midpoint_vi`.
 
     ``contact`` (optional) adds contact forces at the nodes and their rows
-    (:class:`colloc.transcription.contact_vi.ContactVIRows`): its ``add_variables(layout, n)``,
-    ``node_forces(V, Q)`` (generalised forces, shape (nq, n + 1), weighted like ``Gᵀλ``) and
-    ``add_rows(rows, V, Q, H, node_speeds)``.
+    (:class:`colloc.transcription.contact_vi.ContactVIRows`), called through the extension protocol
+    (:mod:`colloc.transcription.extension`): ``add_variables``, ``guess``, ``generalized_forces`` (shape
+    (nq, n + 1), weighted like ``Gᵀλ``), ``add_rows`` and ``cost_terms``, given the configurations, times,
+    steps and node speeds in an :class:`~colloc.transcription.extension.At`.
     """
     model = problem.model
     mesh = np.asarray(mesh, float)
     n, nq = mesh.size - 1, vi.num_coordinates
-    layout = _layout(problem, vi, n)
-    if contact is not None:
-        contact.add_variables(layout, n)
-    _guess(problem, vi, layout, mesh, guess)
+    exts = [contact] if contact is not None else []
+    layout = _guessed_layout(problem, vi, mesh, guess, exts)
     w = ca.MX.sym("w", layout.size)
     V = layout.symbols(w)
     t0 = problem.t0_value
@@ -92,8 +92,10 @@ def transcribe_midpoint_vi(problem, mesh, vi, guess=None, contact=None) -> NLP:
     Q, U, LAM, P = V["q"], V["u"], V["lam"], V["p"]
     Pm, Pp, Qm, Vm, Tm = vi.interval.map(n)(Q[:, :-1], Q[:, 1:], T[:, :-1], H, U, P)
     PHI, GT = vi.node.map(n + 1)(Q, LAM, T, P)
-    if contact is not None:
-        GT = GT + contact.node_forces(V, Q)
+    at = At(T, Q, H)
+    for ext in exts:
+        F = ext.generalized_forces(V, at)
+        GT = GT if F is None else GT + F
     rows = Rows()
     if n > 1:
         W = ca.repmat(0.5 * (H[:, :-1] + H[:, 1:]), nq, 1)
@@ -105,19 +107,17 @@ def transcribe_midpoint_vi(problem, mesh, vi, guess=None, contact=None) -> NLP:
         if vi.num_multipliers:
             rows.add("holonomic", vi.velocity_names, vi.constraint_rate(Q[:, col], ends[which], T[col], P), [col])
     _speed_rows(problem, vi, rows, ends, Vm, n)
-    if contact is not None:
-        contact.add_rows(rows, V, Q, H, ca.horzcat(Vm, ends["final"]))
+    at = at._replace(speeds=ca.horzcat(Vm, ends["final"]))
+    for ext in exts:
+        ext.add_rows(rows, V, at)
     states = {name: Qm[i, :] for i, name in enumerate(vi.coordinate_names)}
     states.update({name: Vm[i, :] for i, name in enumerate(vi.speed_names)})
     Xm = ca.vertcat(*[states[s.name] for s in model.states])
     LAMm = 0.5 * (LAM[:, :-1] + LAM[:, 1:])
     point_args = [TIME, model.vector("state"), model.vector("control"), model.vector("multiplier"), model.vector("parameter")]
     if problem.paths:
-        path = ca.Function("path", point_args, [ca.vertcat(*[pc.expr for pc in problem.paths])]).map(n)(Tm, Xm, U, _model_order(vi, model, LAMm), P)
-        names = [pc.name if pc.expr.numel() == 1 else f"{pc.name}[{i}]" for pc in problem.paths for i in range(pc.expr.numel())]
-        lo = np.concatenate([pc.lower for pc in problem.paths])
-        hi = np.concatenate([pc.upper for pc in problem.paths])
-        rows.add("path", names, path, np.arange(n), lo, hi)
+        _path_rows(problem, rows, ca.Function("path", point_args, [ca.vertcat(*[pc.expr for pc in problem.paths])]).map(n)(
+            Tm, Xm, U, _model_order(vi, model, LAMm), P))
     e = {which: _endpoint_vector(problem, vi, Q[:, col], ends[which], U[:, 0 if col == 0 else -1], LAM[:, col])
          for col, which in ((0, "initial"), (n, "final"))}
     for bc in problem.boundaries:
@@ -133,8 +133,29 @@ def transcribe_midpoint_vi(problem, mesh, vi, guess=None, contact=None) -> NLP:
         if c.final is not None:
             term = term + endpoint_function(problem, c.final)(t0, tf, e["initial"], e["final"], P)
         terms[c.name] = term
+    for ext in exts:
+        terms.update(ext.cost_terms(V, at))
     f = sum(terms.values()) if terms else ca.MX(0)
     return NLP(w, f, rows, layout, terms, mesh=mesh, contact=contact)
+
+
+def _guessed_layout(problem, vi, mesh, guess, exts) -> Layout:
+    """The layout of the model's and the extensions' variables, every block guessed."""
+    layout = _layout(problem, vi, mesh.size - 1)
+    for ext in exts:
+        ext.add_variables(layout)
+    _guess(problem, vi, layout, mesh, guess)
+    for ext in exts:
+        ext.guess(layout)
+    return layout
+
+
+def _path_rows(problem, rows, path):
+    """The path constraints' rows, ``path`` their values at the interval midpoints."""
+    names = [pc.name if pc.expr.numel() == 1 else f"{pc.name}[{i}]" for pc in problem.paths for i in range(pc.expr.numel())]
+    lo = np.concatenate([pc.lower for pc in problem.paths])
+    hi = np.concatenate([pc.upper for pc in problem.paths])
+    rows.add("path", names, path, np.arange(path.shape[1]), lo, hi)
 
 
 def _layout(problem, vi, n) -> Layout:

@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from ..discretization.schemes import OTHER_SCHEMES
 from .base import Transcription
 from .collocation import Collocation
-from .contact_vi import ContactVITranscription
-from .contacts import ContactCollocation
+from . import constraints
+from .contact_vi import ContactVIRows, ContactVITranscription
+from .contacts import ContactCollocation, ContactRows
 from .discrete_mechanics import SCHEME as MIDPOINT_VI
 from .midpoint_vi import MidpointVITranscription
 
@@ -28,7 +29,9 @@ class Kind:
     no derivative variables, no interior controls), else collocation of the model's ODE/DAE.
     ``control_hold``: ``"scheme"`` (controls on the scheme's polynomial) or ``"zero-order"`` (held over each
     interval; the trajectory's ``metadata["control_hold"]`` says so too).
-    ``smooth`` and ``contact`` build the transcription without and with ``contact="implicit"``.
+    ``smooth`` and ``contact`` build the transcription without and with ``contact="implicit"``;
+    ``contact_hooks`` is the contact handling ``contact`` calls, an extension
+    (:mod:`colloc.transcription.extension`) that declares what it supports.
     """
 
     name: str
@@ -36,6 +39,7 @@ class Kind:
     control_hold: str
     smooth: type
     contact: type
+    contact_hooks: type = None
 
     @property
     def contact_implicit(self) -> bool:
@@ -50,12 +54,27 @@ class Kind:
         return cls(problem, scheme, intervals, mesh, **options)
 
 
-COLLOCATION = Kind("collocation", variational=False, control_hold="scheme", smooth=Collocation, contact=ContactCollocation)
+COLLOCATION = Kind("collocation", variational=False, control_hold="scheme", smooth=Collocation, contact=ContactCollocation,
+                   contact_hooks=ContactRows)
 VARIATIONAL = Kind(MIDPOINT_VI, variational=True, control_hold=OTHER_SCHEMES[MIDPOINT_VI]["control_hold"], smooth=MidpointVITranscription,
-                   contact=ContactVITranscription)
+                   contact=ContactVITranscription, contact_hooks=ContactVIRows)
 #: Every transcription of a single-phase problem by the scheme names that select it (the collocation
 #: schemes' names: :data:`colloc.discretization.schemes.SCHEMES`).
 TRANSCRIPTIONS = {VARIATIONAL.name: VARIATIONAL, COLLOCATION.name: COLLOCATION}
+
+
+#: The contact handling of each transcription kind, ``{name: class}``: read from :data:`TRANSCRIPTIONS`, not a
+#: registry of its own.
+CONTACT_HOOKS = {k.name: k.contact_hooks for k in TRANSCRIPTIONS.values() if k.contact_hooks is not None}
+
+
+def extensions() -> dict:
+    """Every registered extension, ``{name: class}``: the constraint methods (``constraint_method=``, and the
+    plain hooks of a model without constraints) and each transcription's contact handling (``contact=``)."""
+    out = {"constraint:none": constraints.Unconstrained}
+    out.update({f"constraint:{name}": cls for name, cls in constraints.METHODS.items()})
+    out.update({f"contact:{name}": cls for name, cls in CONTACT_HOOKS.items()})
+    return out
 
 
 def by_scheme(scheme) -> Kind:
@@ -71,4 +90,4 @@ def of_trajectory(traj) -> Kind | None:
     return None if scheme is None else by_scheme(scheme)
 
 
-__all__ = ["Kind", "TRANSCRIPTIONS", "COLLOCATION", "VARIATIONAL", "by_scheme", "of_trajectory"]
+__all__ = ["Kind", "TRANSCRIPTIONS", "COLLOCATION", "VARIATIONAL", "CONTACT_HOOKS", "extensions", "by_scheme", "of_trajectory"]
