@@ -326,3 +326,73 @@ def test_the_dense_output_check_finds_bases_and_searches():
     assert _own_dense_output("i = np.searchsorted(mesh, t, side='right') - 1\n") == ["1: calls searchsorted"]
     assert _own_dense_output("def _lagrange_at(nodes, j, s):\n    pass\n") == ["1: defines _lagrange_at"]
     assert _own_dense_output("s = (t - t0) / (t1 - t0)\n") == []  # a local time alone is no basis
+
+
+def test_every_extension_implements_the_one_protocol_and_declares_what_it_supports():
+    """Constraint methods and contact handlings (collocation and midpoint-vi) are all :class:`Extension`s: every
+    hook they override keeps the protocol's signature, and every declaration they name is set by them."""
+    import inspect
+
+    from colloc.transcription.extension import HOOKS, Extension
+    from colloc.transcription.registry import TRANSCRIPTIONS, extensions
+
+    found = extensions()
+    assert {"contact:collocation", "contact:midpoint-vi", "constraint:bordalba2023", "constraint:posa2016"} <= set(found)
+    for hook in HOOKS:
+        assert callable(getattr(Extension, hook)), hook
+    wrong = []
+    for name, cls in found.items():
+        assert issubclass(cls, Extension), name
+        for hook in HOOKS:
+            if inspect.signature(getattr(cls, hook)).parameters.keys() != inspect.signature(getattr(Extension, hook)).parameters.keys():
+                wrong.append(f"{name}.{hook}{inspect.signature(getattr(cls, hook))}")
+        assert "transcriptions" in cls.capabilities and cls.transcriptions, name
+        assert set(cls.transcriptions) <= set(TRANSCRIPTIONS), name
+        # each declaration is made below the protocol's base, not left to it
+        for cap in cls.capabilities:
+            assert any(cap in vars(k) for k in cls.__mro__ if k is not Extension), f"{name} does not declare `{cap}`"
+    assert not wrong, f"hooks whose signatures differ from the protocol's: {wrong}"
+    # each transcription kind's contact handling declares that transcription
+    assert all(k.contact_hooks.transcriptions == (n,) for n, k in TRANSCRIPTIONS.items())
+
+
+#: Names bound to an extension in the transcriptions' code, and attributes of an NLP or transcription holding one
+#: (a bare ``contact`` is also a model's contact elsewhere, so it counts only as ``nlp.contact``).
+EXTENSION_NAMES, EXTENSION_ATTRIBUTES = {"ext", "method", "hooks"}, {"method", "contact"}
+
+
+def test_the_transcriptions_call_extensions_through_the_protocol_only():
+    """Outside the extensions' own classes, code of colloc/transcription touches an extension (a name bound to one,
+    ``nlp.method``, ``nlp.contact`` or an alias of them) only through the protocol: its hooks and declarations.
+
+    ``contact_guess.py`` samples a warm start's contact columns onto the contact blocks; it reads the contact
+    handling's data (contacts, impact points, the point function) and is the one module exempted."""
+    import importlib
+
+    from colloc.transcription.extension import Extension
+
+    allowed = {n for n in dir(Extension) if not n.startswith("_")}
+    strays = []
+    for name, path in _modules().items():
+        if not name.startswith("colloc.transcription") or name.endswith(("contact_guess", ".extension", ".contact_hooks")):
+            continue
+        module = importlib.import_module(name)
+        tree = ast.parse(path.read_text())
+        skip = {id(n) for cls in tree.body if isinstance(cls, ast.ClassDef)
+                and isinstance(getattr(module, cls.name, None), type) and issubclass(getattr(module, cls.name), Extension)
+                for n in ast.walk(cls)}
+        for fn in ast.walk(tree):
+            if not isinstance(fn, (ast.FunctionDef, ast.Module)) or id(fn) in skip:
+                continue
+            holds = lambda v: (isinstance(v, ast.Name) and v.id in names) or (  # noqa: E731
+                isinstance(v, ast.Attribute) and v.attr in EXTENSION_ATTRIBUTES and not (isinstance(v.value, ast.Name) and v.value.id == "self"))
+            names = set(EXTENSION_NAMES)
+            for node in ast.walk(fn):  # aliases: `rows = nlp.contact`, `lay, rows = nlp.layout, nlp.contact`
+                if isinstance(node, ast.Assign):
+                    pairs = [(t, node.value) for t in node.targets]
+                    pairs += [(a, b) for t in node.targets if isinstance(t, ast.Tuple) and isinstance(node.value, ast.Tuple)
+                              for a, b in zip(t.elts, node.value.elts)]
+                    names |= {t.id for t, v in pairs if isinstance(t, ast.Name) and holds(v)}
+            strays += [f"{name}:{node.lineno} .{node.attr}" for node in ast.walk(fn) if id(node) not in skip
+                       and isinstance(node, ast.Attribute) and holds(node.value) and node.attr not in allowed]
+    assert not strays, f"extensions used outside the protocol: {sorted(set(strays))}"

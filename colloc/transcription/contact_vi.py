@@ -61,6 +61,7 @@ from .midpoint_vi import MidpointVITranscription, transcribe_midpoint_vi
 from .base import as_trajectory, with_columns
 from .contact_guess import fill_contact_guess
 from .contact_hooks import ContactHooks
+from .extension import At
 
 #: Options of a contact-implicit midpoint-vi transcription.
 OPTIONS = ("contact", "relaxation", "impacts", "forcing")
@@ -160,7 +161,7 @@ class ContactVIRows(ContactHooks):
 
     def generalized_forces(self, V, at):
         """Generalised contact forces at the nodes, shape (nq, n + 1), weighted like ``Gᵀλ`` (``at.X``: the
-        configurations)."""
+        configurations); symbolic in the NLP, numeric on a solution's ``values``."""
         Q = at.X
         n1 = Q.shape[1]
         F = self.node.map(n1)(self._next(Q, V), V["p"], V["cn"], V["cbp"], V["cbm"], ca.DM.zeros(Q.shape))[0]
@@ -195,14 +196,6 @@ class ContactVIRows(ContactHooks):
                       nodes, eps)
 
     # -- reading back --------------------------------------------------------------------------
-    def forces(self, values, Q):
-        """Generalised contact forces at the nodes, shape (nq, n + 1) (numeric)."""
-        nxt = np.hstack([Q[:, 1:], values["cq"]])
-        out = self.node.map(Q.shape[1])(nxt, values["p"][:, 0], values["cn"], values["cbp"], values["cbm"], np.zeros(Q.shape))[0]
-        if self.spatial:
-            out = out + self.node3.map(Q.shape[1])(nxt, values["p"][:, 0], self.force_map @ values["cf3"], np.zeros(Q.shape))[0]
-        return np.asarray(out)
-
     def columns(self, values, times):
         """Trajectory columns at the nodes: normal and friction forces, impact impulses (module docstring)."""
         H = np.diff(times)
@@ -265,7 +258,8 @@ class ContactVITranscription(MidpointVITranscription):
         times = t0 + nlp.mesh * (tf - t0)
         info = dict(problem=problem.name, mesh=[float(x) for x in nlp.mesh], contact="implicit")
         info.update(meta or {})
-        forces = nlp.contact.forces(values, values["q"])
+        # the same hook as the NLP's, on numbers: the generalised contact forces at the nodes
+        forces = np.asarray(nlp.contact.generalized_forces(values, At(times, values["q"])))
         traj = self.vi.trajectory(times, values["q"], values["u"], values["lam"], values["p"][:, 0], info, forces=forces)
         return with_columns(traj, nlp.contact.columns(values, times), "multiplier")
 
