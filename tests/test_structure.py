@@ -363,10 +363,7 @@ EXTENSION_NAMES, EXTENSION_ATTRIBUTES = {"ext", "method", "hooks"}, {"method", "
 
 def test_the_transcriptions_call_extensions_through_the_protocol_only():
     """Outside the extensions' own classes, code of colloc/transcription touches an extension (a name bound to one,
-    ``nlp.method``, ``nlp.contact`` or an alias of them) only through the protocol: its hooks and declarations.
-
-    ``contact_guess.py`` samples a warm start's contact columns onto the contact blocks; it reads the contact
-    handling's data (contacts, impact points, the point function) and is the one module exempted."""
+    ``nlp.method``, ``nlp.contact`` or an alias of them) only through the protocol: its hooks and declarations."""
     import importlib
 
     from colloc.transcription.extension import Extension
@@ -374,7 +371,7 @@ def test_the_transcriptions_call_extensions_through_the_protocol_only():
     allowed = {n for n in dir(Extension) if not n.startswith("_")}
     strays = []
     for name, path in _modules().items():
-        if not name.startswith("colloc.transcription") or name.endswith(("contact_guess", ".extension", ".contact_hooks")):
+        if not name.startswith("colloc.transcription") or name.endswith((".extension", ".contact_hooks")):
             continue
         module = importlib.import_module(name)
         tree = ast.parse(path.read_text())

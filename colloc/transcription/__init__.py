@@ -129,13 +129,15 @@ def point_function(problem, opts) -> tuple[ca.Function, dict]:
     return f, meta
 
 
-def transcribe(problem, mesh, scheme: Scheme, opts: Options, guess=None, contact=None) -> NLP:
+def transcribe(problem, mesh, scheme: Scheme, opts: Options, guess=None, contact=None, warm=None) -> NLP:
     """Build the NLP of ``problem`` on ``mesh`` (normalised, increasing, 0 … 1) with ``scheme``.
 
     ``contact``, if given, is called as ``contact(grid, residual_names)`` and returns the contact handling
     (:class:`colloc.transcription.contacts.ContactRows`).  It and the constraint method are extensions
     (:mod:`colloc.transcription.extension`), called through the protocol's hooks only: extra variables, the
-    contact forces in the residual, interval ends, rows and cost terms.
+    contact forces in the residual, interval ends, rows and cost terms.  ``warm`` (a
+    :class:`~colloc.transcription.extension.Warm`) holds a warm start's columns that ``guess`` leaves out, for the
+    extensions' guesses.
     """
     grid = Grid(mesh, scheme)
     tau = grid.tau
@@ -151,7 +153,7 @@ def transcribe(problem, mesh, scheme: Scheme, opts: Options, guess=None, contact
         t0g = problem.t0_value
         project_guess(problem, layout, t0g + tau * (guess_final_time(problem) - t0g), point, opts)
     for ext in exts:
-        ext.guess(layout)
+        ext.guess(layout, warm)
 
     w = ca.MX.sym("w", layout.size)
     V = layout.symbols(w)

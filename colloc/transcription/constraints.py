@@ -129,7 +129,7 @@ class Bordalba2023(ConstraintMethod):
         sb = self.opts.projection_slack_bounds
         layout.add("mu", [f"{lab.split(':', 1)[1]}.mu" for lab in self.labels], self.n, -sb, sb, col_index=cols, per="interval")
 
-    def guess(self, layout):
+    def guess(self, layout, warm):
         layout["xp"].guess[:] = layout["x"].guess[:, self.grid.interval_ends]
 
     def interval_ends(self, ends, V, at, point):

@@ -1,15 +1,15 @@
 """Guesses of the contact-implicit collocation variables: forces and impulses of a warm start, bounces seeded.
 
-Used by :class:`colloc.transcription.contacts.ContactCollocation` and
-:class:`colloc.transcription.contact_vi.ContactVITranscription` when they build their NLP; they read the
-contact rows (``nlp.contact``) and fill the layout's guesses only.
+Called by the ``guess`` hooks of :class:`colloc.transcription.contacts.ContactRows` and
+:class:`colloc.transcription.contact_vi.ContactVIRows` (:mod:`colloc.transcription.extension`): they read the
+contact handling's own data and fill the layout's guesses only.
 """
 from __future__ import annotations
 
 import numpy as np
 
 
-def fill_contact_guess(nlp, columns, time, force_times):
+def fill_contact_guess(rows, lay, columns, time, force_times):
     """Contact forces of a warm start, sampled at ``force_times`` (the times of the force blocks' columns);
     impulses moved to the nearest impact point (collocation).
 
@@ -18,7 +18,6 @@ def fill_contact_guess(nlp, columns, time, force_times):
     becomes ``Π = P/h̄`` at the new impact point nearest in time, and the pre-impact speeds there
     ``v⁻ = v⁺ − M⁻¹(W_nᵀP)`` from the state guessed at that point.
     """
-    lay, rows = nlp.layout, nlp.contact
     for i, c in enumerate(rows.contacts):
         if f"{c.name}.normal_force" in columns:
             lay["cn"].guess[i] = np.maximum(np.interp(force_times, time, columns[f"{c.name}.normal_force"]), 0.0)
@@ -27,12 +26,12 @@ def fill_contact_guess(nlp, columns, time, force_times):
             f = np.interp(force_times, time, columns[f"{c.name}.friction_force"])
             lay["cbp"].guess[j], lay["cbm"].guess[j] = np.maximum(f, 0.0), np.maximum(-f, 0.0)
     if "pn" in lay:
-        _move_impulses(nlp, columns, time)
+        _move_impulses(rows, lay, columns, time)
 
 
-def _move_impulses(nlp, columns, time):
+def _move_impulses(rows, lay, columns, time):
     """The warm start's impulses at the nearest impact points, with the pre-impact speeds they imply."""
-    lay, grid, rows = nlp.layout, nlp.grid, nlp.contact
+    grid = rows.grid
     ip = rows.impact_points
     if not ip.size:
         return
@@ -54,7 +53,7 @@ def _move_impulses(nlp, columns, time):
 SEED_GAP = 0.5
 
 
-def seed_impacts(nlp, duration):
+def seed_impacts(rows, lay, duration):
     """Impulses where the guess bounces, for a guess that has none.
 
     For every contact with restitution, at the interior mesh point where its guessed normal speed turns from
@@ -63,7 +62,6 @@ def seed_impacts(nlp, duration):
     (``ẏ⁻ = −ẏ⁺/e``), and the pre-impact speeds it implies.  Without it the homotopy starts with no impulse
     anywhere, where Newton's law admits none but the exact one, and the ball ends where it never bounces.
     """
-    lay, rows = nlp.layout, nlp.contact
     ip = rows.impact_points
     if not ip.size:
         return
@@ -71,7 +69,7 @@ def seed_impacts(nlp, duration):
     nc, nf, ng = len(rows.contacts), len(rows.frictional), x.shape[1]
     no_friction, no_planar = np.zeros(nf), np.zeros(len(rows.planar))
     _, gaps, yd, _ = (np.asarray(a) for a in rows.point.map(ng)(x, p, np.zeros((nc, ng)), np.zeros((nf, ng)), np.zeros((nf, ng))))
-    hbar = duration / nlp.grid.num_intervals
+    hbar = duration / rows.grid.num_intervals
     for i, c in enumerate(rows.contacts):
         if c.restitution <= 0 or (lay["pn"].guess[i] > 0).any():  # no bounce, or the warm start's own impulses
             continue

@@ -61,7 +61,7 @@ from .midpoint_vi import MidpointVITranscription, transcribe_midpoint_vi
 from .base import as_trajectory, with_columns
 from .contact_guess import fill_contact_guess
 from .contact_hooks import ContactHooks
-from .extension import At
+from .extension import At, Warm
 
 #: Options of a contact-implicit midpoint-vi transcription.
 OPTIONS = ("contact", "relaxation", "impacts", "forcing")
@@ -96,9 +96,10 @@ class ContactVIRows(ContactHooks):
     # impulses at the steps, one per node; the sliding speed needs a tangential position
     transcriptions, placements, restitution, curved_friction = (SCHEME,), ("node",), False, False
 
-    def __init__(self, problem, vi, relaxation, num_intervals):
+    def __init__(self, problem, vi, relaxation, mesh):
         model = problem.model
-        self.vi, self.eps, self.n = vi, float(relaxation), int(num_intervals)
+        self.vi, self.eps, self.mesh = vi, float(relaxation), np.asarray(mesh, float)
+        self.n = self.mesh.size - 1
         self.contacts = [c for _, cs in contact_bodies(model) for c in cs]
         self.frictional = [i for i, c in enumerate(self.contacts) if c.friction > 0]
         # planar friction keeps its β⁺/β⁻ rows; contacts with two tangents take the 3-D cones (friction3d)
@@ -151,8 +152,12 @@ class ContactVIRows(ContactHooks):
             layout.add("cg3", [f"{c.name}.slip_speed" for c in cs], n + 1, 0.0, np.inf)
         layout.add("cq", [f"{name}.next" for name in self.vi.coordinate_names], 1)
 
-    def guess(self, layout):
+    def guess(self, layout, warm):
+        """The configuration after the last node from the guessed last one; a warm start's forces at the nodes, on
+        its horizon."""
         layout["cq"].guess[:] = layout["q"].guess[:, -1:]
+        if warm is not None:
+            fill_contact_guess(self, layout, warm.columns, warm.time, warm.time[0] + (warm.time[-1] - warm.time[0]) * self.mesh)
 
     @staticmethod
     def _next(Q, V):
@@ -242,13 +247,10 @@ class ContactVITranscription(MidpointVITranscription):
         self.relaxation = float(options.get("relaxation", 1e-6))
 
     def build(self, guess=None):
-        rows = ContactVIRows(self.problem, self.vi, self.relaxation, len(self.mesh) - 1)
+        rows = ContactVIRows(self.problem, self.vi, self.relaxation, self.mesh)
         traj = as_trajectory(guess)
-        nlp = transcribe_midpoint_vi(self.problem, self.mesh, self.vi, traj, contact=rows)
-        if traj is not None:  # the forces at the nodes, on the warm start's horizon
-            fill_contact_guess(nlp, {n: traj[n] for n in traj.names}, traj.time,
-                               traj.time[0] + (traj.time[-1] - traj.time[0]) * np.asarray(nlp.mesh))
-        return nlp
+        warm = Warm(traj.time, {n: traj[n] for n in traj.names}) if traj is not None else None
+        return transcribe_midpoint_vi(self.problem, self.mesh, self.vi, traj, contact=rows, warm=warm)
 
     def trajectory(self, nlp, w, meta=None) -> Trajectory:
         values = nlp.layout.unpack(w)

@@ -70,6 +70,7 @@ from .contact_guess import fill_contact_guess, seed_impacts
 from . import force_points
 from .force_points import BEFORE, FORCES
 from .contact_hooks import ContactHooks
+from .extension import Warm
 
 #: The one contact handling colloc offers besides none.
 CONTACT_MODES = ("implicit",)
@@ -311,12 +312,17 @@ class ContactRows(ContactHooks):
         E[np.arange(g.num_points), owner] = 1.0
         return E
 
-    def guess(self, layout):
+    def guess(self, layout, warm):
+        """End values from the model's guesses, a warm start's forces and impulses, bounces seeded (contact_guess)."""
         layout["vm"].guess[:] = layout["x"].guess[self.speed_rows][:, self.impact_points]
         if self.free_steps:
             inner = self.grid.mesh_points[1:-1]
             layout["zm"].guess[:] = layout["z"].guess[:, inner]
             layout["um"].guess[:] = layout["u"].guess[:, inner]
+        if warm is not None:  # each interval's force at its midpoint, or a force at every grid point
+            at = self.grid.tau if self.forces == "collocation" else 0.5 * (self.grid.mesh[:-1] + self.grid.mesh[1:])
+            fill_contact_guess(self, layout, warm.columns, warm.time, warm.time[0] + (warm.time[-1] - warm.time[0]) * at)
+        seed_impacts(self, layout, warm.time[-1] - warm.time[0] if warm is not None else guess_final_time(self.problem) - self.problem.t0_value)
 
     def _end_values(self, V, T, X):
         """Each interval's own end values ``(t, x⁻, z⁻, u⁻)``: pre-impact speeds, and with free steps its own
@@ -550,20 +556,14 @@ class ContactCollocation(Collocation):
         """The NLP; a warm start's contact columns (forces, impulses) are sampled onto the contact blocks, its
         other columns guess the model's variables."""
         traj = as_trajectory(guess)
-        model_part = None
+        model_part = warm = None
         if traj is not None:
             known = {v.name for v in self.problem.model.variables} | {s.name + ".dot" for s in self.problem.model.states}
             keep = [n for n in traj.names if n in known]
             model_part = Trajectory(traj.time, {n: traj[n] for n in keep}, {n: traj.kinds[n] for n in keep}, traj.parameters,
                                     traj.metadata)
-        nlp = transcribe(self.problem, self.mesh, self.scheme, self.options, model_part, contact=self.hooks)
-        if traj is not None:
-            grid, span = nlp.grid, traj.time[-1] - traj.time[0]
-            # each interval's force at its midpoint, or a force at every grid point
-            at = grid.tau if self.contact_forces == "collocation" else 0.5 * (grid.mesh[:-1] + grid.mesh[1:])
-            fill_contact_guess(nlp, {n: traj[n] for n in traj.names if n not in set(keep)}, traj.time, traj.time[0] + span * at)
-        seed_impacts(nlp, float(traj.time[-1] - traj.time[0]) if traj is not None else guess_final_time(self.problem) - self.problem.t0_value)
-        return nlp
+            warm = Warm(traj.time, {n: traj[n] for n in traj.names if n not in set(keep)})
+        return transcribe(self.problem, self.mesh, self.scheme, self.options, model_part, contact=self.hooks, warm=warm)
 
     def hooks(self, grid, res_names):
         return ContactRows(self.problem, grid, res_names, self.relaxation, self.impacts, self.free_steps, self.contact_forces)

@@ -15,7 +15,8 @@ Registered extensions: the constraint methods of :data:`colloc.transcription.con
 Hooks, in the order the transcriptions call them (collocation calls all of them, midpoint-vi those marked *):
 
 * ``add_variables(layout)`` *: the extension's variable blocks;
-* ``guess(layout)`` *: their guesses, from the model's (already filled);
+* ``guess(layout, warm)`` *: their guesses, from the model's (already filled) and from ``warm``, the warm
+  start's columns the model does not take (a :class:`Warm`, or None);
 * ``step_fractions(V)``: the interval fractions when the extension makes the steps variables, else None;
 * ``generalized_forces(V, at)`` *: generalised forces the extension adds to the equations of motion at every
   point (collocation subtracts them from the residual, midpoint-vi adds them to the node forces), or None;
@@ -51,6 +52,13 @@ class At(NamedTuple):
     speeds: object = None
 
 
+class Warm(NamedTuple):
+    """The columns of a warm start that are not the model's variables (contact forces, impulses), on its times."""
+
+    time: object
+    columns: dict
+
+
 class Extension:
     """Base of every extension: declarations and hooks that change nothing (module docstring)."""
 
@@ -65,8 +73,8 @@ class Extension:
     def add_variables(self, layout) -> None:
         """Add the extension's variable blocks to ``layout``."""
 
-    def guess(self, layout) -> None:
-        """Fill the guesses of the extension's blocks from the model's (already filled)."""
+    def guess(self, layout, warm: Warm | None) -> None:
+        """Fill the guesses of the extension's blocks from the model's (already filled) and from ``warm``."""
 
     def step_fractions(self, V):
         """The interval fractions ``σ`` (column, ``Σσ = 1``) when they are variables, else None (the mesh given)."""

@@ -69,20 +69,20 @@ class MidpointVITranscription(Transcription):
         return self.vi.trajectory(t0 + nlp.mesh * (tf - t0), values["q"], values["u"], values["lam"], values["p"][:, 0], info)
 
 
-def transcribe_midpoint_vi(problem, mesh, vi, guess=None, contact=None) -> NLP:
+def transcribe_midpoint_vi(problem, mesh, vi, guess=None, contact=None, warm=None) -> NLP:
     """The DMOC NLP of ``problem`` on ``mesh`` (normalised, 0 … 1); see :func:`solve_midpoint_vi`.
 
     ``contact`` (optional) adds contact forces at the nodes and their rows
     (:class:`colloc.transcription.contact_vi.ContactVIRows`), called through the extension protocol
     (:mod:`colloc.transcription.extension`): ``add_variables``, ``guess``, ``generalized_forces`` (shape
     (nq, n + 1), weighted like ``Gᵀλ``), ``add_rows`` and ``cost_terms``, given the configurations, times,
-    steps and node speeds in an :class:`~colloc.transcription.extension.At`.
+    steps and node speeds in an :class:`~colloc.transcription.extension.At`; ``warm`` is handed to its ``guess``.
     """
     model = problem.model
     mesh = np.asarray(mesh, float)
     n, nq = mesh.size - 1, vi.num_coordinates
     exts = [contact] if contact is not None else []
-    layout = _guessed_layout(problem, vi, mesh, guess, exts)
+    layout = _guessed_layout(problem, vi, mesh, guess, exts, warm)
     w = ca.MX.sym("w", layout.size)
     V = layout.symbols(w)
     t0 = problem.t0_value
@@ -139,14 +139,14 @@ def transcribe_midpoint_vi(problem, mesh, vi, guess=None, contact=None) -> NLP:
     return NLP(w, f, rows, layout, terms, mesh=mesh, contact=contact)
 
 
-def _guessed_layout(problem, vi, mesh, guess, exts) -> Layout:
+def _guessed_layout(problem, vi, mesh, guess, exts, warm) -> Layout:
     """The layout of the model's and the extensions' variables, every block guessed."""
     layout = _layout(problem, vi, mesh.size - 1)
     for ext in exts:
         ext.add_variables(layout)
     _guess(problem, vi, layout, mesh, guess)
     for ext in exts:
-        ext.guess(layout)
+        ext.guess(layout, warm)
     return layout
 
 
