@@ -23,7 +23,8 @@ It gets every check of a single-phase file, with those forces:
   impulses only at interior mesh points (constraint tolerance);
 * **dynamics** (one per state): each interval integrated alone from the file's
   state at its start with its controls (the value it ends on where a control
-  jumps) *and its contact forces*, ending on the pre-impact state
+  jumps) *and its contact forces* as the file holds them
+  (:func:`colloc.transcription.force_points.interval_forces`), ending on the pre-impact state
   ``v⁻ = v⁺ − M⁻¹(W_nᵀP + W_tᵀP_t)`` where an impulse acts;
   :func:`colloc.simulate.verify.interval_errors` with the forcing of :func:`interval_contact`;
 * **between grid points**: :func:`colloc.simulate.limits.checks`;
@@ -105,12 +106,15 @@ def interval_contact(problem, traj) -> dict:
     -------
     dict
         ``forcing`` CasADi Function ``(x, p, w) -> ẋ`` (``M⁻¹(W_nᵀλ + W_tᵀf)`` in the speed rows), ``inputs``
-        ``w`` per interval, shape ``(num_contacts + num_frictional, n)``, ``control_ends`` ``{control: (n,)}``,
+        ``w`` per interval, shape ``(num_contacts + num_frictional, n)`` (at each collocation point with
+        ``forcing_nodes``; the forces at each interval's ends ``first_forces``, ``last_forces``:
+        :func:`colloc.transcription.force_points.interval_forces`), ``control_ends`` ``{control: (n,)}``,
         ``targets`` the states each interval ends on, shape ``(num_states, n)`` (pre-impact speeds where an
         impulse acts), and ``rows`` (:class:`colloc.simulate.contact_terms.ContactTerms`).
     """
     from ..discretization.interpolant import Interpolant
     from ..transcription.contacts import END
+    from ..transcription.force_points import interval_forces
 
     model = problem.model
     rows = ContactTerms(problem)
@@ -130,7 +134,12 @@ def interval_contact(problem, traj) -> dict:
     pre = rows.pre_impact.map(ends.size)(X[:, ends], P, Pn[:, ends], Pt[:, ends])
     targets[rows.speed_rows] = np.asarray(pre).reshape(len(rows.speed_rows), -1)
     control_ends = {c.name: traj[c.name + END][ends] for c in model.controls if c.name + END in traj}
-    return dict(forcing=forcing, inputs=W[:, starts], control_ends=control_ends, targets=targets, rows=rows, interpolant=itp)
+    names = [f"{c.name}.normal_force" for c in rows.contacts] + rows.friction_columns()
+    W_end = np.array([traj[n + END] if n + END in traj else w for n, w in zip(names, W)]).reshape(W.shape)
+    placement = traj.metadata.get("contact_forces", "interval")
+    inputs, first, last = interval_forces(placement, itp.grid, W, W_end)
+    return dict(forcing=forcing, inputs=inputs, forcing_nodes=placement == "collocation", first_forces=first, last_forces=last,
+                control_ends=control_ends, targets=targets, rows=rows, interpolant=itp)
 
 
 def consistency_contact(problem, traj, setup) -> dict:
@@ -157,7 +166,7 @@ def consistency_contact(problem, traj, setup) -> dict:
     X = setup["targets"]
     xdot = np.asarray(point.map(ends.size)(traj.time[ends][None, :], X, Z, U, lam, P)[0]).reshape(len(names), -1)
     rhs = _right_hand_side(problem, setup["forcing"])
-    own = np.asarray(rhs.map(ends.size)(traj.time[ends][None, :], X, U, P, setup["inputs"])[0]).reshape(len(names), -1)
+    own = np.asarray(rhs.map(ends.size)(traj.time[ends][None, :], X, U, P, setup["last_forces"])[0]).reshape(len(names), -1)
     out = {}
     for i, n in enumerate(names):
         f = (own[i] if free else traj[n + ".dot"][ends]) if n in implicit else xdot[i]
@@ -359,7 +368,7 @@ def error_budget(problem, traj, setup, signed, simulated, floor=1e-6) -> dict:
     Uend = U[:, ends].copy()
     for k, v in enumerate(model.controls):
         Uend[k] = setup["control_ends"].get(v.name, Uend[k])
-    P, W = _parameters(model, traj), setup["inputs"]
+    P, W = _parameters(model, traj), setup["first_forces"]
     rhs = _right_hand_side(problem, setup["forcing"])
     local = np.abs(np.array([signed[v] for v in names])).reshape(len(names), n)
     robust = np.array([robust_local_errors(np.nan_to_num(e, nan=np.inf)) for e in local]).reshape(local.shape)
@@ -397,7 +406,7 @@ def _file_impacts(problem, traj, setup, rows, before, Uend, rhs) -> list:
     ends = itp.grid.interval_ends
     X = np.array([traj[v.name] for v in model.states]).reshape(len(model.states), -1)
     U = np.array([traj[v.name] for v in model.controls]).reshape(len(model.controls), traj.time.size)
-    P, W = _parameters(model, traj), setup["inputs"]
+    P, W = _parameters(model, traj), setup["first_forces"]
     x, p = model.vector("state"), model.vector("parameter")
     zeros = [ca.SX.zeros(len(rows.contacts)), ca.SX.zeros(rows.num_tangents)]
     gap, yd = rows.point(x, p, *zeros)[1:3]
@@ -411,7 +420,7 @@ def _file_impacts(problem, traj, setup, rows, before, Uend, rhs) -> list:
             k = item["interval"]
             if k is not None:
                 speeds, G = (np.asarray(a, dtype=float) for a in normal(before[:, k], P))
-                f_minus = np.asarray(rhs(traj.time[j], before[:, k], Uend[:, k], P, W[:, k])[0]).ravel()
+                f_minus = np.asarray(rhs(traj.time[j], before[:, k], Uend[:, k], P, setup["last_forces"][:, k])[0]).ravel()
                 f_plus = np.asarray(rhs(traj.time[j], X[:, j], U[:, j], P, W[:, k + 1])[0]).ravel()
                 speed = float(speeds.ravel()[i])
                 jump = float(np.abs(f_plus - f_minus).max() * np.abs(G[i]).sum()) / max(abs(speed), 1e-12)

@@ -56,12 +56,13 @@ def _point(problem):
         return point_function(problem, make_options()) + (False,)
 
 
-def _build(problem, itp, substeps, rtol, atol, forcing=None):
+def _build(problem, itp, substeps, rtol, atol, forcing=None, forcing_nodes=False):
     """One integrator over a mesh interval on local time, and how to fill its parameter vector.
 
     ``forcing``, a CasADi Function ``(x, p, w) -> ẋ`` added to the model's right-hand side, with ``w`` one
     constant vector per interval (the contact forces of a contact-implicit file, constant on each interval),
-    needs the explicit form of the model.
+    or with ``forcing_nodes`` the polynomial through its values at the collocation points
+    (:meth:`Interpolant.value_expression`; forces at the collocation points), needs the explicit form of the model.
     """
     model = problem.model
     point, meta, explicit = _point(problem)
@@ -84,16 +85,17 @@ def _build(problem, itp, substeps, rtol, atol, forcing=None):
         LAM = ca.SX.sym("LAM", nlam, kv)
         lam = itp.value_expression(LAM, s) if nlam else ca.SX(0, 1)
     xdot, res, _, acc, _ = point(t0 + s * h, x, z_dot, u, lam, p)
-    w = ca.SX.sym("w", forcing.size1_in(2) if forcing is not None else 0)
+    nw = forcing.size1_in(2) if forcing is not None else 0
+    w = ca.SX.sym("w", nw, kv if forcing_nodes else 1)
     if forcing is not None:
         if not explicit:
             raise ModelError(f"The model of `{problem.name}` has no explicit form: its contact forces cannot be integrated.")
-        xdot = xdot + forcing(x, p, w)
+        xdot = xdot + forcing(x, p, itp.value_expression(w, s) if forcing_nodes and nw else w)
     alg = [res] if nz else []
     if algebraic_lam:
         alg.append(acc)
     z = ca.vertcat(z_dot, lam) if algebraic_lam else z_dot
-    dae = {"t": s, "x": x, "p": ca.vertcat(t0, h, ca.vec(U), ca.vec(LAM), p, w), "ode": h * xdot}
+    dae = {"t": s, "x": x, "p": ca.vertcat(t0, h, ca.vec(U), ca.vec(LAM), p, ca.vec(w)), "ode": h * xdot}
     if z.numel():
         dae.update(z=z, alg=ca.vertcat(*alg))
     plugin = "idas" if z.numel() else "cvodes"
@@ -112,7 +114,8 @@ def _build(problem, itp, substeps, rtol, atol, forcing=None):
 def _interval_inputs(problem, itp, form, traj, forcing_inputs=None, control_ends=None):
     """The integrator's parameter vector and algebraic start values of every interval at once.
 
-    ``forcing_inputs`` (shape ``(num_w, n)``) are the forcing's values per interval; ``control_ends``
+    ``forcing_inputs`` (shape ``(num_w, n)``, or ``(num_w * num_collocation, n)`` stacked node by node with
+    forces at the collocation points) are the forcing's values per interval; ``control_ends``
     ``{control: values (n,)}`` the control each interval ends on where it differs from the mesh point's
     (free steps: a push may jump there).
 
@@ -214,8 +217,9 @@ def interval_errors(problem, traj, rtol=1e-10, atol=1e-10, contact=None, signed=
     """Each mesh interval integrated alone from the file's state at its start; the error at its end.
 
     ``contact`` (:func:`colloc.simulate.contact_checks.interval_contact`) adds what a contact-implicit file
-    holds: ``forcing``, its ``inputs`` per interval, the ``control_ends`` and the ``targets`` each interval
-    must end on (the pre-impact states where an impulse acts); ``signed=True`` returns ``x_sim − x_file``.
+    holds: ``forcing``, its ``inputs`` per interval (per collocation point with ``forcing_nodes``), the
+    ``control_ends`` and the ``targets`` each interval must end on (the pre-impact states where an impulse
+    acts); ``signed=True`` returns ``x_sim − x_file``.
 
     Returns
     -------
@@ -228,7 +232,7 @@ def interval_errors(problem, traj, rtol=1e-10, atol=1e-10, contact=None, signed=
     model = problem.model
     itp = Interpolant(traj)
     contact = contact or {}
-    integ, form = _build(problem, itp, 1, rtol, atol, contact.get("forcing"))
+    integ, form = _build(problem, itp, 1, rtol, atol, contact.get("forcing"), contact.get("forcing_nodes", False))
     names = [v.name for v in model.states]
     n = itp.num_intervals
     starts, ends = itp.grid.interval_starts, itp.grid.interval_ends

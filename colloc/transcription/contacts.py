@@ -78,8 +78,8 @@ COMPLEMENTARITY = "complementarity"
 #: Gap (times max(1, max |φ|)) below which a contact counts as closed when a result is read back: its
 #: schedule and, on midpoint-vi, where its impacts are.
 CLOSED_GAP = 1e-5
-#: Suffix of the columns holding, at each interior mesh point, the control the interval before it ends on
-#: (free steps: it may differ from the mesh point's own, which starts the next interval).
+#: Suffix of the columns holding, at each interior mesh point, the control (or force at the collocation points) the
+#: interval before it ends on (free steps: it may differ from the mesh point's own, which starts the next interval).
 END = ".interval_end"
 #: Name ending of the rows of Newton's restitution law, ``(ẏ⁺ + e ẏ⁻) P``.
 RESTITUTION = "restitution*impulse"
@@ -472,13 +472,12 @@ class ContactRows(ContactHooks):
         """Trajectory columns on the grid: normal and friction forces, impulses (0 off the impact points)."""
         hbar = (times[-1] - times[0]) / self.grid.num_intervals
         ng, E = self.grid.num_points, self.interpolation
-        cols = {}
-        for i, name in enumerate(self._names("normal_force")):
-            cols[name] = E @ values["cn"][i]
-        for j, i in enumerate(self.planar):
-            cols[f"{self.contacts[i].name}.friction_force"] = E @ (values["cbp"][j] - values["cbm"][j])
-        if self.spatial:
-            cols.update({k: E @ v for k, v in friction3d.split_columns(self.spatial_contacts, values["cf3"], "friction_force").items()})
+        cols = {k: E @ v for k, v in force_points.named_forces(self, values, "").items()}
+        if "cn" + BEFORE in values:  # the forces each interval ends on at an interior mesh point (as for controls)
+            ends = list(self.grid.interval_ends)[:-1]
+            for k, v in force_points.named_forces(self, values, BEFORE).items():
+                cols[k + END] = cols[k].copy()
+                cols[k + END][ends] = v
         for i, name in enumerate(self._names("impulse")):
             col = np.zeros(ng)
             col[self.impact_points] = hbar * values["pn"][i]
@@ -576,8 +575,8 @@ class ContactCollocation(Collocation):
         return traj
 
     def result_metadata(self):
-        # whether each interval ends on its own accelerations (free steps), which verify's defects need
-        return dict(super().result_metadata(), contact="implicit", free_steps=bool(self.free_steps))
+        # whether each interval ends on its own accelerations (free steps) and where its forces act: verify needs both
+        return dict(super().result_metadata(), contact="implicit", free_steps=bool(self.free_steps), contact_forces=self.contact_forces)
 
 
 def step_ratio(free_steps):

@@ -129,6 +129,57 @@ def spatial_rows(rows, contacts, lam, force, gamma3, sd3, grid, group, eps):
                          group.points, tag)
 
 
+def named_forces(rows, values, suffix) -> dict:
+    """Normal and friction force columns ``{name: values}`` of the force blocks named with ``suffix`` (``rows`` a
+    :class:`colloc.transcription.contacts.ContactRows`, ``values`` the unpacked decision vector)."""
+    cols = {f"{c.name}.normal_force": values["cn" + suffix][i] for i, c in enumerate(rows.contacts)}
+    for j, i in enumerate(rows.planar):
+        cols[f"{rows.contacts[i].name}.friction_force"] = values["cbp" + suffix][j] - values["cbm" + suffix][j]
+    if rows.spatial:
+        cols.update(friction3d.split_columns(rows.spatial_contacts, values["cf3" + suffix], "friction_force"))
+    return cols
+
+
+def interval_forces(placement, grid, W, W_end=None):
+    """The contact forces of a result as its transcription held them on each interval, by their ``placement``
+    (``contact_forces``, recorded in the result's metadata; a file that does not say has one force per interval).
+
+    One force per interval: the value at the interval's start, constant.  Forces at the collocation points: the
+    polynomial through the forces at the scheme's collocation points
+    (:func:`colloc.discretization.interpolant.collocation_nodes`; Radau's first point, which no defect uses, is not
+    among them), ending on the force of ``W_end`` where an interval ends on its own (free steps), as the
+    defects use them.
+
+    Parameters
+    ----------
+    grid : Grid
+        The grid of ``traj``.
+    W : ndarray, shape (num_w, num_points)
+        The force columns of the result.
+    W_end : ndarray, shape (num_w, num_points), optional
+        The forces each interval ends on at the interval ends (the ``NAME.interval_end`` columns).
+
+    Returns
+    -------
+    inputs : ndarray, shape (num_w, n) or (num_collocation * num_w, n)
+        Per interval the constant force, or the values at the collocation points stacked point by point (``ca.vec``
+        of ``(num_w, num_collocation)``) for the polynomial of :func:`colloc.simulate.verify.interval_errors`.
+    first, last : ndarray, shape (num_w, n)
+        The forces at each interval's start and end.
+    """
+    from ..discretization.interpolant import collocation_nodes, polynomial
+
+    starts, n, scheme = grid.interval_starts, grid.num_intervals, grid.scheme
+    if placement != "collocation":
+        return W[:, starts], W[:, starts], W[:, starts]
+    cols = collocation_nodes(scheme)
+    V = W[:, grid.nodes_of_intervals][:, :, cols]  # (num_w, n, num_collocation)
+    if W_end is not None and cols[-1] == scheme.num_nodes - 1:
+        V[:, :, -1] = W_end[:, grid.interval_ends]
+    at_ends = polynomial(V, scheme.nodes[cols], [0.0, 1.0])  # (num_w, n, 2)
+    return V.transpose(2, 0, 1).reshape(-1, n), at_ends[..., 0], at_ends[..., 1]
+
+
 def bernstein_matrix(degree, s) -> np.ndarray:
     """``B`` (len(s), degree + 1): ``B[j, k] = C(d, k) s_j^k (1 − s_j)^(d−k)``, the Bernstein basis at local times ``s``."""
     s = np.asarray(s, dtype=float)[:, None]
