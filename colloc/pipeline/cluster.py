@@ -7,13 +7,13 @@ process per solve.  Dask is an optional dependency (``python -m pip install
 """
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import signal
 import threading
 
 from ..errors import MissingDependencyError, OptionError
+from ..solvers.ipopt import sigint_as
 
 #: How long to try to reach a scheduler given by address.
 CONNECT_TIMEOUT = "10s"
@@ -104,19 +104,11 @@ def _IgnoreCtrlC():
     return IgnoreCtrlC()
 
 
-@contextlib.contextmanager
 def _workers_ignore_ctrl_c():
     """Start the worker processes with SIGINT ignored (inherited through exec; Python then installs no
     KeyboardInterrupt handler): Ctrl-C in a terminal reaches the whole process group, and the client
     alone stops the run and closes the cluster, instead of every worker printing its traceback."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
+    return sigint_as(signal.SIG_IGN)
 
 
 __all__ = ["MissingDependencyError", "dask_client_class", "check_cluster", "connect", "CONNECT_TIMEOUT", "WORKER_TIMEOUT"]

@@ -24,9 +24,7 @@ then flagged ``Status.INTERRUPTED``).
 """
 from __future__ import annotations
 
-import contextlib
 import signal
-import threading
 import warnings
 import time as _time
 
@@ -35,7 +33,7 @@ import numpy as np
 
 from ..errors import OptionError
 from ..results.trajectory import Status
-from .ipopt import Outcome, _interruptible, merged_options, outcome_terms, refuse_options_one_by_one
+from .ipopt import Outcome, _interruptible, merged_options, outcome_terms, refuse_options_one_by_one, sigint_as
 from .stages import stage_structure, stagewise
 
 #: FATROP's return flags (fatrop/ip_algorithm/ip_algorithm.hpp, IpSolverReturnFlag) with colloc's status and hint.
@@ -122,21 +120,13 @@ def run_fatrop(nlp, opts, expand, progress, checkpoint, to_trajectory, start):
     return _unpermute(nlp, st, sol), stats, build_seconds, solve_seconds
 
 
-@contextlib.contextmanager
 def _ctrl_c_ends_the_process():
     """Ctrl-C during FATROP's build (one C++ call that can take minutes and never returns to Python in between)
     ends the process at once with the signal's own status (a shell reports 130), instead of waiting for the build.
 
     Nothing is solved yet, so nothing is lost: the result's claim (its lock file) is taken over by the next run.
     """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGINT, signal.SIG_DFL)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
+    return sigint_as(signal.SIG_DFL)
 
 
 class _StopRequest:

@@ -537,3 +537,17 @@ class IpoptBackend:
     refusal = staticmethod(lambda transcription: None)
     run = staticmethod(run_ipopt)
     outcome = staticmethod(outcome)
+
+
+@contextmanager
+def sigint_as(handler):
+    """Within the block, SIGINT is handled by ``handler`` (``signal.SIG_IGN``, ``signal.SIG_DFL`` or a function),
+    then restored; in a thread other than the main one (where signals cannot be set) nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
