@@ -156,6 +156,30 @@ def declare_frame_contact(body, frame, offset=(0.0, 0.0, 0.0), plane=None, name=
     return declare_point_contact(body, label, point, lambda x: ca.dot(n, x - ca.DM(origin)), restitution, friction, cone, facets)
 
 
+def generalized_force(body, contacts, normal=None, tangential=None):
+    """``Σ W_nᵀ λ_i + W_tᵀ f_i`` over the contacts of ``contacts`` on ``body``: the generalised force (one row per
+    speed of ``body``) of normal forces ``normal[i]`` (None: none) and tangential force components
+    ``tangential[i]`` (a dict by contact index; a contact missing from it has none)."""
+    gen = ca.SX.zeros(body.num_speeds, 1)
+    for i, c in enumerate(contacts):
+        if c.body is not body:
+            continue
+        if normal is not None:
+            gen += c.normal_jacobian.T * normal[i]
+        if tangential and i in tangential:
+            gen += ca.mtimes(c.tangent_jacobian.T, tangential[i])
+    return gen
+
+
+def gaps_and_speeds(contacts, tangential=()):
+    """The gaps ``φ_i``, normal speeds ``ẏ_i = W_n v`` of ``contacts`` and tangential speeds ``ṡ_i = W_t v`` of
+    the contacts whose indices ``tangential`` lists (three lists of expressions)."""
+    gap = [c.gap for c in contacts]
+    normal = [ca.mtimes(c.normal_jacobian, c.body.v) for c in contacts]
+    slide = [ca.mtimes(contacts[i].tangent_jacobian, contacts[i].body.v) for i in tangential]
+    return gap, normal, slide
+
+
 def _three(value, what):
     try:
         v = [float(a) for a in value]
@@ -215,4 +239,4 @@ def _coefficient(value, what, upper):
     return x
 
 
-__all__ = ["Contact", "CONES", "declare_contact", "declare_point_contact", "declare_frame_contact", "contacts_of"]
+__all__ = ["Contact", "CONES", "declare_contact", "declare_point_contact", "declare_frame_contact", "contacts_of", "generalized_force", "gaps_and_speeds"]

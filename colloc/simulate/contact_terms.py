@@ -20,6 +20,7 @@ from __future__ import annotations
 import casadi as ca
 import numpy as np
 
+from ..model.contact import gaps_and_speeds, generalized_force
 from ..transcription.contacts import contact_bodies
 
 
@@ -58,25 +59,14 @@ class ContactTerms:
         lam, ft = ca.SX.sym("lam", nc), ca.SX.sym("ft", nt)
         offsets = np.concatenate([[0], np.cumsum(self.tangents)]).astype(int)
         force = ca.SX.zeros(len(res_names), 1)
-        before, gap, yd, sd = [], [], [], []
+        before = []
         for b in bodies:
-            gen = ca.SX.zeros(b.num_speeds, 1)
-            for i, c in enumerate(self.contacts):
-                if c.body is not b:
-                    continue
-                gen += c.normal_jacobian.T * lam[i]
-                if i in self.frictional:
-                    r = self.frictional.index(i)
-                    gen += ca.mtimes(c.tangent_jacobian.T, ft[offsets[r]:offsets[r + 1]])
+            gen = generalized_force(b, self.contacts, lam,
+                                    {i: ft[offsets[r]:offsets[r + 1]] for r, i in enumerate(self.frictional)})
             rows = [res_names.index(model.lookup(s).name) for s in b.speeds]
             force[rows] = force[rows] + gen
             before.append(b.v - ca.solve(b.equations().mass_matrix, gen))
-        for c in self.contacts:
-            gap.append(c.gap)
-            yd.append(ca.mtimes(c.normal_jacobian, c.body.v))
-        for i in self.frictional:
-            c = self.contacts[i]
-            sd.append(ca.mtimes(c.tangent_jacobian, c.body.v))
+        gap, yd, sd = gaps_and_speeds(self.contacts, self.frictional)
         col = lambda e: ca.vertcat(*e) if e else ca.SX(0, 1)  # noqa: E731
         self.point = ca.Function("contact_terms", [x, p, lam, ft], [force, col(gap), col(yd), col(sd)])
         self.pre_impact = ca.Function("pre_impact", [x, p, lam, ft], [col(before)])

@@ -55,7 +55,7 @@ from typing import NamedTuple
 import casadi as ca
 import numpy as np
 
-from ..model.contact import contacts_of
+from ..model.contact import contacts_of, gaps_and_speeds, generalized_force
 from .derivatives import map_points
 from ..errors import OptionError
 from ..discretization.grid import Grid
@@ -162,36 +162,22 @@ class ContactRows(ContactHooks):
         lam, bp, bm = ca.SX.sym("lam", nc), ca.SX.sym("bp", nf), ca.SX.sym("bm", nf)
         F3 = ca.SX.sym("F3", 2 * len(self.spatial))
         force, force3 = ca.SX.zeros(len(res_names), 1), ca.SX.zeros(len(res_names), 1)
-        momentum, momentum3, gap, yd, sd, before = [], [], [], [], [], []
+        momentum, momentum3, before = [], [], []
         vminus = ca.SX.sym("vminus", len(self.speed_rows))
         xminus = ca.SX(x)
         xminus[self.speed_rows] = vminus
         for b in bodies:
             rows = [res_names.index(model.lookup(s).name) for s in b.speeds]
-            gen, gen3 = ca.SX.zeros(b.num_speeds, 1), ca.SX.zeros(b.num_speeds, 1)
-            for i, c in enumerate(self.contacts):
-                if c.body is not b:
-                    continue
-                gen += c.normal_jacobian.T * lam[i]
-                if i in self.planar:
-                    j = self.planar.index(i)
-                    gen += c.tangent_jacobian.T * (bp[j] - bm[j])
-                if i in self.spatial:
-                    r = self.spatial.index(i)
-                    gen3 += ca.mtimes(c.tangent_jacobian.T, F3[2 * r:2 * r + 2])
+            gen = generalized_force(b, self.contacts, lam, {i: bp[j] - bm[j] for j, i in enumerate(self.planar)})
+            gen3 = generalized_force(b, self.contacts, None, {i: F3[2 * r:2 * r + 2] for r, i in enumerate(self.spatial)})
             force[rows] = force[rows] + gen
             force3[rows] = force3[rows] + gen3
             momentum3.append(-gen3)
             M = b.equations().mass_matrix
             momentum.append(ca.mtimes(M, b.v - ca.substitute(b.v, x, xminus)) - gen)
             before.append(b.v - ca.solve(M, gen))  # v⁻ = v⁺ − M⁻¹(W_nᵀP + W_tᵀP_t), for warm starts
-        for c in self.contacts:
-            gap.append(c.gap)
-            yd.append(ca.mtimes(c.normal_jacobian, c.body.v))
-        for i in self.planar:
-            c = self.contacts[i]
-            sd.append(ca.mtimes(c.tangent_jacobian, c.body.v))
-        sd3 = [ca.mtimes(self.contacts[i].tangent_jacobian, self.contacts[i].body.v) for i in self.spatial]
+        gap, yd, sd = gaps_and_speeds(self.contacts, self.planar)
+        sd3 = gaps_and_speeds(self.contacts, self.spatial)[2]
         col = lambda e: ca.vertcat(*e) if e else ca.SX(0, 1)  # noqa: E731
         self._point = ca.Function("contact_point", [x, p, lam, bp, bm], [force, col(gap), col(yd), col(sd)])
         # 3-D friction (F3: each contact's force in its tangent coordinates) -> residual force, momentum, ṡ
