@@ -35,6 +35,28 @@ DATA = ROOT / "problems" / "data" / "gait2d"
 DEG = math.pi / 180
 
 
+def symmetry_goal(model):
+    """The example's ``MocoPeriodicityGoal``: its pairs built from the model's state names."""
+    symmetry = osim.MocoPeriodicityGoal("symmetryGoal")
+    names = [model.getStateVariableNames().getitem(i) for i in range(model.getNumStateVariables())]
+    for s in names:
+        if s.startswith("/jointset"):
+            if "_r" in s:
+                symmetry.addStatePair(osim.MocoPeriodicityGoalPair(s, re.sub(r"_r", "_l", s)))
+            if "_l" in s:
+                symmetry.addStatePair(osim.MocoPeriodicityGoalPair(s, re.sub(r"_l", "_r", s)))
+            if not ("_r" in s or "_l" in s or "pelvis_tx/value" in s or "/activation" in s):
+                symmetry.addStatePair(osim.MocoPeriodicityGoalPair(s))
+    for s in names:
+        if s.endswith("/activation"):
+            if "_r" in s:
+                symmetry.addStatePair(osim.MocoPeriodicityGoalPair(s, re.sub(r"_r", "_l", s)))
+            if "_l" in s:
+                symmetry.addStatePair(osim.MocoPeriodicityGoalPair(s, re.sub(r"_l", "_r", s)))
+    symmetry.addControlPair(osim.MocoPeriodicityGoalPair("/lumbarAct"))
+    return symmetry
+
+
 def study_of(intervals, duration=0.47, tolerance=1e-4, max_iterations=1000):
     """The example's MocoStudy and its solver (as opensim-core's example2DWalking.py builds them)."""
     track = osim.MocoTrack()
@@ -52,26 +74,9 @@ def study_of(intervals, duration=0.47, tolerance=1e-4, max_iterations=1000):
     track.set_final_time(duration)
     study = track.initialize()
     problem = study.updProblem()
-    symmetry = osim.MocoPeriodicityGoal("symmetryGoal")
-    problem.addGoal(symmetry)
     model = processor.process()
     model.initSystem()
-    names = [model.getStateVariableNames().getitem(i) for i in range(model.getNumStateVariables())]
-    for s in names:
-        if s.startswith("/jointset"):
-            if "_r" in s:
-                symmetry.addStatePair(osim.MocoPeriodicityGoalPair(s, re.sub(r"_r", "_l", s)))
-            if "_l" in s:
-                symmetry.addStatePair(osim.MocoPeriodicityGoalPair(s, re.sub(r"_l", "_r", s)))
-            if not ("_r" in s or "_l" in s or "pelvis_tx/value" in s or "/activation" in s):
-                symmetry.addStatePair(osim.MocoPeriodicityGoalPair(s))
-    for s in names:
-        if s.endswith("/activation"):
-            if "_r" in s:
-                symmetry.addStatePair(osim.MocoPeriodicityGoalPair(s, re.sub(r"_r", "_l", s)))
-            if "_l" in s:
-                symmetry.addStatePair(osim.MocoPeriodicityGoalPair(s, re.sub(r"_l", "_r", s)))
-    symmetry.addControlPair(osim.MocoPeriodicityGoalPair("/lumbarAct"))
+    problem.addGoal(symmetry_goal(model))
     osim.MocoControlGoal.safeDownCast(problem.updGoal("control_effort")).setWeight(10)
     contact = osim.MocoContactTrackingGoal("contact", 1)
     contact.setExternalLoadsFile(str(DATA / "referenceGRF.xml"))

@@ -29,37 +29,16 @@ import argparse
 import json
 import math
 import pathlib
-import re
 import time
 
 import opensim as osim
+
+from moco_gait import symmetry_goal, widen  # the same goal and bounds as the tracking script's
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 MODEL = ROOT / "models" / "opensim" / "2D_gait.osim"
 GUESS = ROOT / "problems" / "data" / "gait2d" / "tracking_solution.sto"
 DEG = math.pi / 180
-
-
-def symmetry_goal(model):
-    """The example's ``MocoPeriodicityGoal``: its pairs built from the model's state names."""
-    symmetry = osim.MocoPeriodicityGoal("symmetryGoal")
-    names = [model.getStateVariableNames().getitem(i) for i in range(model.getNumStateVariables())]
-    for s in names:
-        if s.startswith("/jointset"):
-            if "_r" in s:
-                symmetry.addStatePair(osim.MocoPeriodicityGoalPair(s, re.sub(r"_r", "_l", s)))
-            if "_l" in s:
-                symmetry.addStatePair(osim.MocoPeriodicityGoalPair(s, re.sub(r"_l", "_r", s)))
-            if not ("_r" in s or "_l" in s or "pelvis_tx/value" in s or "/activation" in s):
-                symmetry.addStatePair(osim.MocoPeriodicityGoalPair(s))
-    for s in names:
-        if s.endswith("/activation"):
-            if "_r" in s:
-                symmetry.addStatePair(osim.MocoPeriodicityGoalPair(s, re.sub(r"_r", "_l", s)))
-            if "_l" in s:
-                symmetry.addStatePair(osim.MocoPeriodicityGoalPair(s, re.sub(r"_l", "_r", s)))
-    symmetry.addControlPair(osim.MocoPeriodicityGoalPair("/lumbarAct"))
-    return symmetry
 
 
 def study_of(intervals, tolerance=1e-4, max_iterations=1000):
@@ -110,17 +89,6 @@ def guess_from(solver, path):
     for name in given.getControlNames():
         guess.setControl(name, given.getControlMat(name))
     return guess
-
-
-def widen(problem, big=1e3):
-    """Wide bounds on every state and control, so that IPOPT's bound push leaves a guess where it is."""
-    model = problem.getPhase(0).getModelProcessor().process()
-    model.initSystem()
-    names = model.getStateVariableNames()
-    for name in [names.get(i) for i in range(names.getSize())]:
-        problem.setStateInfo(name, [-big, big])
-    for name in problem.createRep().createControlInfoNames():
-        problem.setControlInfo(name, [-big, big])
 
 
 def check(path):
