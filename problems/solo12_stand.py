@@ -60,17 +60,24 @@ def robot(friction=0.8, facets=4):
     return body
 
 
-def build(duration=0.2, friction=0.8, max_torque=2.7):
-    """Stand ``duration`` seconds, at rest in the standing pose at both ends."""
+def _standing_problem(name, duration, friction, max_torque):
+    """The robot standing (its pose, the feet's positions, the torques that hold it) and a problem on it with
+    bounded torques and least ∫|τ|² dt."""
     jump = _jump_script()
     body = robot(friction)
-    q0, _ = jump.standing_pose(body)
+    q0, feet0 = jump.standing_pose(body)
     tau0, _ = jump.static_stand(body, q0)
     tau = [u.symbol for u in body.variables if u.kind == "control"]
-    prob = cl.Problem([body], t0=0.0, tf=duration, name="solo12_stand")
+    prob = cl.Problem([body], t0=0.0, tf=duration, name=name)
     for u in tau:
         prob.bound(u, -max_torque, max_torque)
     prob.minimize(integral=sum(u**2 for u in tau), name="torque_squared")
+    return body, q0, feet0, tau0, tau, prob
+
+
+def build(duration=0.2, friction=0.8, max_torque=2.7):
+    """Stand ``duration`` seconds, at rest in the standing pose at both ends."""
+    body, q0, _, tau0, tau, prob = _standing_problem("solo12_stand", duration, friction, max_torque)
     rest = {s: float(v) for s, v in zip(body.coordinates, q0)}
     rest[body.coordinates[3]] = (0.0, 1.5)
     rest.update({s: 0.0 for s in body.speeds})
@@ -88,15 +95,7 @@ def build_jump(distance=0.2, duration=0.85, friction=0.8, max_torque=2.7, regula
     the guess stands, sliding its base forward at constant speed (the feet follow by the legs' kinematics)."""
     import numpy as np
 
-    jump = _jump_script()
-    body = robot(friction)
-    q0, feet0 = jump.standing_pose(body)
-    tau0, _ = jump.static_stand(body, q0)
-    tau = [u.symbol for u in body.variables if u.kind == "control"]
-    prob = cl.Problem([body], t0=0.0, tf=duration, name="solo12_jump_implicit")
-    for u in tau:
-        prob.bound(u, -max_torque, max_torque)
-    prob.minimize(integral=sum(u**2 for u in tau), name="torque_squared")
+    body, q0, feet0, tau0, tau, prob = _standing_problem("solo12_jump_implicit", duration, friction, max_torque)
     if regularization:
         prob.minimize(integral=regularization * sum(a**2 for a in list(body.a.elements())[6:]), name="joint_acceleration")
     start = {s: float(v) for s, v in zip(body.coordinates, q0)}

@@ -131,6 +131,20 @@ def widen(problem, big=1e3):
         problem.setControlInfo(name, [-big, big])
 
 
+def solve_and_report(study, path, **report):
+    """Solve ``study``, write its solution to ``path`` (.sto) and return it with a report: ``report``'s items,
+    solve wall and CPU seconds, iterations, objective and its terms, success and status."""
+    wall, cpu = time.time(), time.process_time()
+    solution = study.solve()
+    report.update(solve_wall=time.time() - wall, solve_cpu=time.process_time() - cpu)
+    solution.unseal()
+    solution.write(str(path))
+    report.update(iterations=solution.getNumIterations(), objective=solution.getObjective(),
+                  terms={n: solution.getObjectiveTerm(n) for n in solution.getObjectiveTermNames()},
+                  success=solution.success(), status=solution.getStatus())
+    return solution, report
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--intervals", type=int, default=50)
@@ -151,16 +165,9 @@ def main(argv=None):
         solver.resetProblem(study.getProblem())
         solver.setGuess(guess_from(solver, args.guess))
     build_wall, build_cpu = time.time() - wall, time.process_time() - cpu
-    wall, cpu = time.time(), time.process_time()
-    solution = study.solve()
-    solve_wall, solve_cpu = time.time() - wall, time.process_time() - cpu
-    solution.unseal()
     stem = f"moco_gait_N{args.intervals}{args.tag}"
-    solution.write(str(out / f"{stem}.sto"))
-    report = dict(intervals=args.intervals, build_wall=build_wall, build_cpu=build_cpu, solve_wall=solve_wall,
-                  solve_cpu=solve_cpu, iterations=solution.getNumIterations(), objective=solution.getObjective(),
-                  terms={n: solution.getObjectiveTerm(n) for n in solution.getObjectiveTermNames()},
-                  success=solution.success(), status=solution.getStatus(), guess=args.guess)
+    _, report = solve_and_report(study, out / f"{stem}.sto", intervals=args.intervals, build_wall=build_wall,
+                                 build_cpu=build_cpu, guess=args.guess)
     (out / f"{stem}.json").write_text(json.dumps(report, indent=1))
     print(json.dumps(report))
 

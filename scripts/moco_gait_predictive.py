@@ -33,7 +33,7 @@ import time
 
 import opensim as osim
 
-from moco_gait import symmetry_goal, widen  # the same goal and bounds as the tracking script's
+from moco_gait import solve_and_report, symmetry_goal, widen  # the same goal and bounds as the tracking script's
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 MODEL = ROOT / "models" / "opensim" / "2D_gait.osim"
@@ -127,17 +127,11 @@ def main(argv=None):
     solver.resetProblem(study.getProblem())
     solver.setGuess(guess_from(solver, args.guess))
     build_wall, build_cpu = time.time() - wall, time.process_time() - cpu
-    wall, cpu = time.time(), time.process_time()
-    solution = study.solve()
-    solve_wall, solve_cpu = time.time() - wall, time.process_time() - cpu
-    solution.unseal()
     stem = f"moco_predictive_N{args.intervals}{args.tag}"
-    solution.write(str(out / f"{stem}.sto"))
-    report = dict(intervals=args.intervals, build_wall=build_wall, build_cpu=build_cpu, solve_wall=solve_wall,
-                  solve_cpu=solve_cpu, iterations=solution.getNumIterations(), objective=solution.getObjective(),
-                  terms={n: solution.getObjectiveTerm(n) for n in solution.getObjectiveTermNames()},
-                  final_time=solution.getFinalTime(), success=solution.success(), status=solution.getStatus(),
-                  guess=args.guess, date=time.strftime("%Y-%m-%d"), opensim=osim.GetVersionAndDate())
+    solution, report = solve_and_report(study, out / f"{stem}.sto", intervals=args.intervals, build_wall=build_wall,
+                                        build_cpu=build_cpu)
+    report.update(final_time=solution.getFinalTime(), guess=args.guess, date=time.strftime("%Y-%m-%d"),
+                  opensim=osim.GetVersionAndDate())
     if args.stride:
         stride = osim.createPeriodicTrajectory(solution)
         stride.write(str(out / f"{stem}_stride.sto"))

@@ -89,35 +89,6 @@ def test_moco_evaluates_the_same_objective(gait):
     assert violations[worst] < 1e-6, worst
 
 
-OPENSIM_COM = r"""
-import json, sys
-import opensim as osim
-model = osim.Model(sys.argv[1])
-state = model.initSystem()
-for name, value in json.loads(sys.argv[2]).items():
-    model.getCoordinateSet().get(name).setValue(state, value, False)
-model.realizePosition(state)
-print(json.dumps(list(model.calcMassCenterPosition(state).to_numpy())))
-"""
-
-
-def test_center_of_mass_is_opensims(gait):
-    """The centre of mass at a walking pose equals OpenSim's ``Model::calcMassCenterPosition`` (subprocess:
-    the ``opensim`` wheel carries its own libcasadi)."""
-    if importlib.util.find_spec("opensim") is None:
-        pytest.skip("needs the opensim package")
-    osim = gait.tracking.model()
-    pose = {"pelvis_tilt": -0.2, "pelvis_tx": 0.3, "pelvis_ty": 0.9, "hip_flexion_r": 0.5, "hip_flexion_l": -0.1,
-            "knee_angle_r": -0.6, "knee_angle_l": -0.2, "ankle_angle_r": 0.1, "ankle_angle_l": -0.2, "lumbar": 0.15}
-    q = np.array([pose[c] for c in osim.skeleton.coordinates])
-    mine = np.asarray(ca.Function("com", [osim.skeleton.q], [gait.center_of_mass(osim)])(q)).ravel()
-    done = subprocess.run([sys.executable, "-c", OPENSIM_COM, str(gait.tracking.MODEL), json.dumps(pose)],
-                          capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-2000:]
-    theirs = json.loads(done.stdout.strip().splitlines()[-1])
-    np.testing.assert_allclose(mine, theirs, rtol=0, atol=1e-12)
-
-
 def test_full_stride_reads_back_in_opensim(gait, tmp_path):
     """The full stride (the half cycle, then its mirror image) written under OpenSim's names is read by
     OpenSim as a table and as a MocoTrajectory holding every state of the model, over twice the half cycle
