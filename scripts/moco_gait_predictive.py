@@ -26,9 +26,12 @@ OpenSim reads FILE (any stride written by colloc) as a ``TimeSeriesTable`` and a
 the model's states and prints what it found.
 """
 import argparse
+import contextlib
 import json
 import math
+import os
 import pathlib
+import tempfile
 import time
 
 import opensim as osim
@@ -41,8 +44,9 @@ GUESS = ROOT / "problems" / "data" / "gait2d" / "tracking_solution.sto"
 DEG = math.pi / 180
 
 
-def study_of(intervals, tolerance=1e-4, max_iterations=1000):
-    """The example's prediction study and its solver (as opensim-core's example2DWalking.py builds them)."""
+def study_of(intervals, tolerance=1e-4, max_iterations=1000, hessian="limited-memory"):
+    """The example's prediction study and its solver (as opensim-core's example2DWalking.py builds them;
+    ``hessian`` is ``optim_hessian_approximation``, the example's default "limited-memory" or "exact")."""
     study = osim.MocoStudy()
     study.setName("gaitPrediction")
     problem = study.updProblem()
@@ -72,6 +76,7 @@ def study_of(intervals, tolerance=1e-4, max_iterations=1000):
     solver.set_optim_convergence_tolerance(tolerance)
     solver.set_optim_constraint_tolerance(tolerance)
     solver.set_optim_max_iterations(max_iterations)
+    solver.set_optim_hessian_approximation(hessian)
     return study, solver
 
 
@@ -89,6 +94,24 @@ def guess_from(solver, path):
     for name in given.getControlNames():
         guess.setControl(name, given.getControlMat(name))
     return guess
+
+
+@contextlib.contextmanager
+def ipopt_options(options):
+    """Run the block in a fresh folder holding an ``ipopt.opt`` with ``options`` (a dict): IPOPT reads that
+    file from the working directory, and MocoCasADiSolver has no property for options such as
+    ``mu_strategy``.  Paths given to Moco must be absolute."""
+    if not options:
+        yield
+        return
+    here = os.getcwd()
+    with tempfile.TemporaryDirectory(prefix="moco-ipopt-") as folder:
+        pathlib.Path(folder, "ipopt.opt").write_text("".join(f"{k} {v}\n" for k, v in options.items()))
+        os.chdir(folder)
+        try:
+            yield
+        finally:
+            os.chdir(here)
 
 
 def check(path):
@@ -110,6 +133,11 @@ def main(argv=None):
     parser.add_argument("--out", default=".")
     parser.add_argument("--guess", default=str(GUESS), help="start from this MocoTrajectory .sto")
     parser.add_argument("--max-iterations", type=int, default=1000)
+    parser.add_argument("--tolerance", type=float, default=1e-4, help="optim_convergence and constraint tolerance")
+    parser.add_argument("--hessian", default="limited-memory", choices=("limited-memory", "exact"),
+                        help="optim_hessian_approximation")
+    parser.add_argument("--mu-strategy", choices=("monotone", "adaptive"),
+                        help="IPOPT's barrier update (default: IPOPT's, adaptive with the limited-memory Hessian)")
     parser.add_argument("--tag", default="", help="suffix of the output files' names")
     parser.add_argument("--evaluate", action="store_true", help="Moco's goals on the guess (no iteration)")
     parser.add_argument("--stride", action="store_true", help="also write the full stride and read it back")
@@ -118,19 +146,22 @@ def main(argv=None):
     if args.check:
         print(json.dumps(check(args.check)))
         return
-    out = pathlib.Path(args.out)
+    out = pathlib.Path(args.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
     wall, cpu = time.time(), time.process_time()
-    study, solver = study_of(args.intervals, max_iterations=0 if args.evaluate else args.max_iterations)
+    study, solver = study_of(args.intervals, tolerance=args.tolerance, hessian=args.hessian,
+                             max_iterations=0 if args.evaluate else args.max_iterations)
     if args.evaluate:
         widen(study.updProblem())
     solver.resetProblem(study.getProblem())
     solver.setGuess(guess_from(solver, args.guess))
     build_wall, build_cpu = time.time() - wall, time.process_time() - cpu
     stem = f"moco_predictive_N{args.intervals}{args.tag}"
-    solution, report = solve_and_report(study, out / f"{stem}.sto", intervals=args.intervals, build_wall=build_wall,
-                                        build_cpu=build_cpu)
-    report.update(final_time=solution.getFinalTime(), guess=args.guess, date=time.strftime("%Y-%m-%d"),
+    with ipopt_options({"mu_strategy": args.mu_strategy} if args.mu_strategy else {}):
+        solution, report = solve_and_report(study, out / f"{stem}.sto", intervals=args.intervals,
+                                            build_wall=build_wall, build_cpu=build_cpu)
+    report.update(final_time=solution.getFinalTime(), guess=args.guess, tolerance=args.tolerance, hessian=args.hessian,
+                  mu_strategy=args.mu_strategy or "IPOPT's default", date=time.strftime("%Y-%m-%d"),
                   opensim=osim.GetVersionAndDate())
     if args.stride:
         stride = osim.createPeriodicTrajectory(solution)
