@@ -24,7 +24,7 @@ Constraints
 
 Transcription: as the tracking problem's, Hermite–Simpson, 50 intervals, ``control_interpolation="linear"``
 (Moco's midpoint controls), ``mode="explicit"``.  Guess: colloc's tracking solution at 50 intervals
-(``problems/data/gait2d/tracking_solution.sto``, written by :func:`write_tracking_guess`; the example starts
+(``problems/data/gait2d/tracking_solution.sto``, written by :func:`write_opensim`; the example starts
 its prediction from its tracking solution).
 
 Reference: OpenSim Moco 4.6 (``MocoCasADiSolver``, tolerances 1e-4, the same guess, 50 intervals) solving
@@ -114,8 +114,10 @@ def trajectory_guess(trajectory, osim, com):
     return guess
 
 
-def write_tracking_guess(result, path=GUESS):
-    """Write a tracking solution's states and controls under OpenSim's names (the guess file); the path."""
+def write_opensim(result, path=GUESS):
+    """Write a 2-D walking solution's states and controls under OpenSim's names; the path.  A tracking
+    solution so written is the guess file; a prediction so written is a start for
+    ``scripts/moco_gait_predictive.py --guess`` (``MocoTrajectory`` reads it)."""
     traj = result.trajectory
     keep = [n for n in traj.names if traj.kinds.get(n) in ("state", "control")]
     kept = cl.Trajectory(traj.time, {n: traj[n] for n in keep}, {n: traj.kinds[n] for n in keep})

@@ -60,6 +60,8 @@ report = dict(setup_wall=setup_wall, solve_wall=solve_wall, wall=time.time() - w
               compiler_cpu=children.ru_utime + children.ru_stime, iterations=result.iterations,
               objective=result.objective, success=bool(result.success), status=str(result.status.value))
 result.trajectory.write(stem + ".sto")
+if hasattr(module, "write_opensim"):  # OpenSim's names: a start for the Moco side (the prediction's check)
+    module.write_opensim(result, stem + "_opensim.sto")
 open(stem + ".json", "w").write(json.dumps(report))
 """
 
@@ -68,8 +70,9 @@ def colloc_script(problem):
     return ROOT / "problems" / f"{SCRIPTS[problem]}.py"
 
 
-def moco_command(problem, quick, out):
-    """The Moco side's command line, or None when its script is missing."""
+def moco_command(problem, quick, out, guess=None):
+    """The Moco side's command line, or None when its script is missing; ``guess``: the prediction started
+    from that .sto (OpenSim's names) instead of the tracking solution."""
     if problem == "inverse":
         script = ROOT / "scripts" / "moco_inverse.py"
         args = ["--tolerance", "1e-4", "--mesh-interval", "0.04" if quick else "0.02", "--tendons", "implicit",
@@ -77,6 +80,8 @@ def moco_command(problem, quick, out):
     else:
         script = ROOT / "scripts" / ("moco_gait.py" if problem == "tracking" else "moco_gait_predictive.py")
         args = ["--intervals", str(QUICK_INTERVALS if quick else INTERVALS[problem])]
+        if guess is not None:
+            args += ["--guess", str(guess), "--tag", "_from_colloc"]
     return [sys.executable, str(script), *args, "--out", str(out)] if script.exists() else None
 
 
@@ -91,8 +96,8 @@ def run_colloc(problem, quick, out, cache):
     return json.loads(pathlib.Path(f"{stem}.json").read_text())
 
 
-def run_moco(problem, quick, out):
-    command = moco_command(problem, quick, out)
+def run_moco(problem, quick, out, guess=None):
+    command = moco_command(problem, quick, out, guess)
     if command is None:
         return dict(error="its Moco script is not in scripts/")
     wall = time.time()
@@ -127,6 +132,10 @@ def ratios(problem, rows):
             continue
         out.append(f"{problem:10} Moco / {side}: CPU {moco['cpu'] / mine['cpu']:.1f}×, wall {moco['wall'] / mine['wall']:.1f}×; "
                    f"objectives differ by {abs(moco['objective'] - mine['objective']) / abs(moco['objective']):.1e} relative")
+    check, mine = rows.get("moco from colloc", {}), rows.get("colloc warm", {})
+    if check and mine and "error" not in check and "error" not in mine:
+        out.append(f"{problem:10} Moco from colloc's solution: {check['iterations']} iterations, {check['objective']:.8f} "
+                   f"({(check['objective'] - mine['objective']) / abs(mine['objective']):+.1e} relative to colloc's)")
     return out
 
 
@@ -153,6 +162,9 @@ def main(argv=None):
                 rows["colloc warm"] = run_colloc(problem, args.quick, out, cache)
         if not args.skip_moco:
             rows["moco"] = run_moco(problem, args.quick, out)
+            start = out / f"colloc_{problem}_{'quick' if args.quick else 'full'}_opensim.sto"
+            if problem == "predictive" and start.exists():  # is colloc's optimum Moco's too? (not timed against)
+                rows["moco from colloc"] = run_moco(problem, args.quick, out, guess=start)
         for side, r in rows.items():
             lines.append(line(problem, side, r))
             print(lines[-1], flush=True)
