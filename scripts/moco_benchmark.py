@@ -1,13 +1,17 @@
 """colloc and OpenSim Moco on Moco's 2-D walking problems, on the same machine in one run.
 
     python scripts/benchmark.py --moco [--quick] [--problems tracking predictive inverse] [--out DIR] [--skip-moco]
-    python scripts/moco_benchmark.py   (the same options)
+    python scripts/moco_benchmark.py   (the same options, and [--moco-max-iterations N])
 
 Problems (each side solves the same NLP: same model, goals, bounds, mesh and tolerance conventions):
 
 ``tracking``    problems/gait2d_tracking.py against scripts/moco_gait.py (MocoTrack, 50 intervals);
 ``predictive``  problems/gait2d_predictive.py against scripts/moco_gait_predictive.py (50 intervals), both
-                from colloc's stored tracking solution;
+                from colloc's stored tracking solution, Moco with the example's settings (limited-memory
+                Hessian, tolerances 1e-4, at most 1000 iterations or ``--moco-max-iterations``); from there
+                Moco does not finish (docs/moco-gait.md), so a second Moco row, ``moco from colloc``,
+                starts Moco from colloc's solution (written by the script's ``write_opensim``) and shows
+                where Moco converges: the objectives are compared there, the times against the first;
 ``inverse``     problems/gait2d_inverse.py (its ``run()``: implicit tendons) against scripts/moco_inverse.py
                 (MocoInverse, 0.02 s mesh, ``--tendons implicit``), when both files are present; else the row
                 says it is missing.
@@ -70,9 +74,10 @@ def colloc_script(problem):
     return ROOT / "problems" / f"{SCRIPTS[problem]}.py"
 
 
-def moco_command(problem, quick, out, guess=None):
+def moco_command(problem, quick, out, guess=None, max_iterations=None):
     """The Moco side's command line, or None when its script is missing; ``guess``: the prediction started
-    from that .sto (OpenSim's names) instead of the tracking solution."""
+    from that .sto (OpenSim's names) instead of the tracking solution; ``max_iterations``: the prediction's
+    iteration limit (None: the example's 1000)."""
     if problem == "inverse":
         script = ROOT / "scripts" / "moco_inverse.py"
         args = ["--tolerance", "1e-4", "--mesh-interval", "0.04" if quick else "0.02", "--tendons", "implicit",
@@ -82,6 +87,8 @@ def moco_command(problem, quick, out, guess=None):
         args = ["--intervals", str(QUICK_INTERVALS if quick else INTERVALS[problem])]
         if guess is not None:
             args += ["--guess", str(guess), "--tag", "_from_colloc"]
+        if problem == "predictive" and max_iterations is not None:
+            args += ["--max-iterations", str(max_iterations)]
     return [sys.executable, str(script), *args, "--out", str(out)] if script.exists() else None
 
 
@@ -96,8 +103,8 @@ def run_colloc(problem, quick, out, cache):
     return json.loads(pathlib.Path(f"{stem}.json").read_text())
 
 
-def run_moco(problem, quick, out, guess=None):
-    command = moco_command(problem, quick, out, guess)
+def run_moco(problem, quick, out, guess=None, max_iterations=None):
+    command = moco_command(problem, quick, out, guess, max_iterations)
     if command is None:
         return dict(error="its Moco script is not in scripts/")
     wall = time.time()
@@ -144,6 +151,8 @@ def main(argv=None):
     parser.add_argument("--problems", nargs="+", choices=PROBLEMS, default=list(PROBLEMS))
     parser.add_argument("--quick", action="store_true", help="20 intervals (inverse: 0.04 s mesh)")
     parser.add_argument("--out", default="moco_benchmark")
+    parser.add_argument("--moco-max-iterations", type=int,
+                        help="the prediction's Moco iteration limit from the tracking guess (default: the example's 1000)")
     parser.add_argument("--skip-moco", action="store_true", help="colloc's side only (no opensim package)")
     args = parser.parse_args(argv)
     out = pathlib.Path(args.out).resolve()
@@ -161,7 +170,7 @@ def main(argv=None):
                 rows["colloc cold"] = run_colloc(problem, args.quick, out, cache)
                 rows["colloc warm"] = run_colloc(problem, args.quick, out, cache)
         if not args.skip_moco:
-            rows["moco"] = run_moco(problem, args.quick, out)
+            rows["moco"] = run_moco(problem, args.quick, out, max_iterations=args.moco_max_iterations)
             start = out / f"colloc_{problem}_{'quick' if args.quick else 'full'}_opensim.sto"
             if problem == "predictive" and start.exists():  # is colloc's optimum Moco's too? (not timed against)
                 rows["moco from colloc"] = run_moco(problem, args.quick, out, guess=start)

@@ -1,7 +1,8 @@
 """Moco's side of the 2-D walking prediction (problems/gait2d_predictive.py), run by OpenSim Moco itself.
 
     python scripts/moco_gait_predictive.py [--intervals 50] [--out DIR] [--guess FILE.sto] [--max-iterations N]
-                                           [--evaluate] [--stride] [--tag TAG]
+                                           [--tolerance 1e-4] [--hessian limited-memory|exact]
+                                           [--mu-strategy monotone|adaptive] [--evaluate] [--stride] [--tag TAG]
 
 Needs the ``opensim`` package (``pip install ".[opensim]"``) and runs in its own process: the ``opensim``
 wheel carries its own libcasadi, which cannot share a process with the ``casadi`` package colloc uses.
@@ -24,6 +25,18 @@ warm start) is a trajectory in Moco's names, resampled onto Moco's grid (``resam
 bounds widened so that IPOPT's bound push leaves the trajectory where it is).  With ``--check FILE.sto``
 OpenSim reads FILE (any stride written by colloc) as a ``TimeSeriesTable`` and a ``MocoTrajectory`` against
 the model's states and prints what it found.
+
+``--tolerance`` sets Moco's convergence and constraint tolerances, ``--hessian`` its
+``optim_hessian_approximation``; ``--mu-strategy`` IPOPT's barrier update, which MocoCasADiSolver has no
+property for: it is written to an ``ipopt.opt`` in a fresh working folder, the options file IPOPT reads
+(its "List of user-set options" then shows it used).
+
+Measured (docs/moco-gait.md, "Moco's solve of the prediction"): with the example's settings Moco does not
+finish from the tracking solution (at 20 intervals 0.13574 after 340 iterations, still infeasible): with a
+limited-memory Hessian IPOPT uses its adaptive barrier update, which takes μ to 5e-9 while the iterate is
+still far from feasible, stalls against the bounds, raises μ again and creeps; the monotone update is slower
+still, and the "exact" (finite-difference) Hessian did not finish its set-up.  Started from colloc's solution
+Moco converges in 17–28 iterations to colloc's optimum, its objective 5e-5–1.3e-4 high at its tolerance 1e-4.
 """
 import argparse
 import contextlib
