@@ -2,8 +2,8 @@
 
 The oracle is OpenSim Moco (scripts/moco_gait_predictive.py in a subprocess, run once and stored: the
 ``opensim`` wheel carries its own libcasadi): Moco's own evaluation of its goals on colloc's 20-interval
-solution (tests/data/moco/gait2d_predictive_N20_colloc.{sto,json}) equals colloc's objective, and a
-slow test solves the problem again and reaches that objective.  Moco's own solves of the problem are
+solution (tests/data/moco/gait2d_predictive_N20_colloc.{sto,json}) equals colloc's objective; slow tests
+ask Moco again in a subprocess and solve the problem again to reach that objective.  Moco's own solves of the problem are
 compared in docs/moco-gait.md.
 """
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import pathlib
+import re
 import subprocess
 import sys
 import warnings
@@ -106,6 +107,23 @@ def test_full_stride_reads_back_in_opensim(gait, tmp_path):
     assert read["missing"] == [] and read["states"] == 38 and read["controls"] == 19
     assert read["rows"] == 2 * half.time.size - 1
     assert read["tf"] == pytest.approx(2 * half.time[-1], rel=1e-12)
+
+
+@pytest.mark.slow
+def test_moco_evaluates_colloc_solution_live(gait, tmp_path):
+    """Moco itself, now (scripts/moco_gait_predictive.py --evaluate in a subprocess: zero IPOPT iterations on
+    the stored solution), evaluates its goals to colloc's objective on that trajectory; and its IPOPT takes the
+    barrier update from the ``ipopt.opt`` the script writes (its list of user-set options shows it used)."""
+    if importlib.util.find_spec("opensim") is None:
+        pytest.skip("needs the opensim package")
+    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "moco_gait_predictive.py"), "--intervals",
+                           str(INTERVALS), "--evaluate", "--mu-strategy", "monotone", "--guess", str(SOLUTION),
+                           "--out", str(tmp_path)], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    moco = json.loads(done.stdout.strip().splitlines()[-1])
+    terms, _ = at_guess(gait.build(guess=SOLUTION), INTERVALS)
+    assert moco["objective"] == pytest.approx(terms["effort"], rel=1e-9)
+    assert re.search(r"mu_strategy\s*=\s*monotone\s+yes", done.stdout)
 
 
 @pytest.mark.slow
