@@ -23,8 +23,9 @@ PROBLEMS_DIR = Path(__file__).resolve().parents[1] / "problems"
 DEFAULT_INTERVALS = 30
 #: Problems whose solve takes more than ~5 s (the alp rider refines its mesh to 1e-6: ~10 s; the 2-D walking
 #: tracking solves 50 intervals of an 18-muscle model; the OpenSim squat to stand, 18 muscles on a closed
-#: chain: about a minute; the 2-D walking MocoInverse, 18 muscles on 24 intervals: ~15 s).
-SLOW = {"alp_rider", "gait2d_tracking", "osim_squat_to_stand", "gait2d_inverse"}
+#: chain: about a minute; the 2-D walking MocoInverse, 18 muscles on 24 intervals: ~15 s; the 2-D walking
+#: prediction, 50 intervals: ~100 iterations).
+SLOW = {"alp_rider", "gait2d_tracking", "osim_squat_to_stand", "gait2d_inverse", "gait2d_predictive"}
 #: Scripts that load a robot of the optional example-robot-data wheel (colloc's `robots` extra).
 ROBOTS = {"panda_reach", "solo12_jump", "solo12_stand", "ur5_min_time", "ur10_reach"}
 
