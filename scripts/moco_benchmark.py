@@ -125,8 +125,8 @@ def run_moco(problem, quick, out, guess=None, max_iterations=None):
 
 def line(problem, side, r):
     if "error" in r:
-        return f"{problem:10} {side:12} not run: {r['error']}"
-    return (f"{problem:10} {side:12} {r['setup_wall']:9.2f} {r['solve_wall']:9.2f} {r['wall']:9.2f} {r['cpu']:9.2f} "
+        return f"{problem:10} {side:16} not run: {r['error']}"
+    return (f"{problem:10} {side:16} {r['setup_wall']:9.2f} {r['solve_wall']:9.2f} {r['wall']:9.2f} {r['cpu']:9.2f} "
             f"{r['compiler_cpu']:7.2f} {r['iterations']:5d} {r['objective']:14.8f}  {r['status']}")
 
 
@@ -157,7 +157,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     out = pathlib.Path(args.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
-    head = (f"{'problem':10} {'side':12} {'setup s':>9} {'solve s':>9} {'wall s':>9} {'CPU s':>9} {'cc CPU':>7} "
+    head = (f"{'problem':10} {'side':16} {'setup s':>9} {'solve s':>9} {'wall s':>9} {'CPU s':>9} {'cc CPU':>7} "
             f"{'iter':>5} {'objective':>14}  status")
     lines, table = [head], {}
     print(head, flush=True)
