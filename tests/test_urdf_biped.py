@@ -86,3 +86,119 @@ def test_urdf_model_equals_pinocchio(biped):
         p, _ = body.frame(f"{side}_tibia")
         assert np.allclose(np.array(ca.Function("p", [body.q], [p])(qu)).ravel(),
                            data.oMf[model.getFrameId(f"{side}_tibia")].translation, atol=1e-12)
+
+
+
+def test_feet_are_contact_points_of_the_tibias_in_the_plane(biped):
+    """The planar feet have ``contact_point``'s gap, normal and first tangent Jacobians; its second tangent (y) has
+    an all-zero Jacobian in this planar model, which is why the script declares planar contacts."""
+    body = biped.robot()
+    for side, planar in zip(("left", "right"), body.contacts):
+        other = cl.Multibody.from_urdf(biped.URDF, name="biped", actuated=[])
+        point = other.contact_point(f"{side}_tibia", offset=(0.0, 0.0, -biped.SHIN), name=f"{side}_foot", friction=0.8)
+        mine = ca.Function("a", [body.q], [planar.gap, planar.normal_jacobian, planar.tangent_jacobian])
+        theirs = ca.Function("b", [other.q], [point.gap, point.normal_jacobian, point.tangent_jacobian])
+        for q, _, _ in _poses(2, 3):
+            g, wn, wt = (np.array(a) for a in mine(q))
+            g2, wn2, wt2 = (np.array(a) for a in theirs(q))
+            assert g == pytest.approx(g2, abs=1e-14) and np.allclose(wn, wn2, atol=1e-14)
+            assert np.allclose(wt, wt2[:1], atol=1e-14) and not wt2[1].any()
+
+
+# -- the solved step -------------------------------------------------------------------------------------------
+def _mirror(biped, body, tr, row):
+    """The state at ``row`` with left and right swapped, as the names of ``body``'s states."""
+    names = [s.name() for s in body.coordinates + body.speeds]
+    swap = dict(biped.mirror_pairs(body))
+    return np.array([tr[swap.get(n, n)][row] for n in names])
+
+
+@pytest.fixture(scope="module")
+def step(biped):
+    res = cl.solve(biped.build(), ipopt={"tol": 1e-8}, **biped.SOLVE)
+    return res
+
+
+@pytest.mark.slow
+def test_schedule_free_step_is_physical(biped, step):
+    assert step.success, step.message
+    tr = step.trajectory
+    body = biped.robot()
+    feet = ca.Function("feet", [body.q], [ca.vertcat(*[c.gap for c in body.contacts])])
+    Q = np.array([tr[s.name()] for s in body.coordinates])
+    gaps = np.array(feet(Q))
+    assert gaps.min() >= -1e-7  # no foot below the ground at any grid point
+    dense = tr.sample(np.linspace(0.0, tr.time[-1], 701))  # nor between them, to the scheme's interpolation error
+    assert np.array(feet(np.array([dense[s.name()] for s in body.coordinates]))).min() >= -2e-3
+    for side in ("left", "right"):
+        lam, f = tr[f"biped.{side}_foot.normal_force"], tr[f"biped.{side}_foot.friction_force"]
+        P, Pt = tr[f"biped.{side}_foot.impulse"], tr[f"biped.{side}_foot.friction_impulse"]
+        assert lam.min() >= -1e-8 and P.min() >= -1e-8
+        assert np.all(np.abs(f) <= biped.FRICTION * lam + 1e-6) and np.all(np.abs(Pt) <= biped.FRICTION * P + 1e-6)
+    # the step: every state at T is the mirror of the state at 0, the hip D = 0.5 m further on
+    names = [s.name() for s in body.coordinates + body.speeds]
+    end = np.array([tr[n][-1] for n in names])
+    start = _mirror(biped, body, tr, 0)
+    start[0] += 0.5
+    assert np.allclose(end, start, atol=1e-6)
+    # each foot carries the robot while it stands alone: over the step the normal forces and impulses average to
+    # the weight, since the vertical momentum at T equals the one at 0 (m = 40 kg)
+    from colloc.discretization.interpolant import Interpolant
+
+    grid = Interpolant(tr).grid
+    h = np.diff(tr.time[grid.mesh_points])
+    starts = grid.interval_starts
+    support = sum(h @ tr[f"biped.{s}_foot.normal_force"][starts] + tr[f"biped.{s}_foot.impulse"].sum() for s in ("left", "right"))
+    assert support / tr.time[-1] == pytest.approx(40.0 * 9.81, rel=2e-2)
+
+
+@pytest.mark.slow
+def test_heel_strike_obeys_newtons_law(biped, step):
+    """The largest impulse, a foot striking the ground: the interval before it integrated alone (scipy, with the
+    file's torques and the interval's forces) gives v⁻, and M(q)(v⁺ − v⁻) = W_nᵀP_n + W_tᵀP_t, the striking foot
+    stops (plastic, e = 0) and the other foot does not pull."""
+    from scipy.integrate import solve_ivp
+
+    from colloc.discretization.interpolant import Interpolant
+    from colloc.model.contact import generalized_force
+
+    tr = step.trajectory
+    body = biped.robot()
+    contacts = body.contacts
+    impulses = np.array([tr[f"{c.name}.impulse"] for c in contacts])
+    i, row = np.unravel_index(np.argmax(impulses), impulses.shape)
+    assert impulses[i, row] > 5.0  # a real strike, not a relaxation's residue
+    itp = Interpolant(tr)
+    grid = itp.grid
+    k = int(np.flatnonzero(grid.interval_ends == row)[0])
+    a, b = grid.interval_starts[k], row
+    tau = [u.symbol for u in body.variables if u.kind == "control"]
+    ends = grid.interval_ends
+    controls = [itp.control(u.name(), tr[u.name() + ".interval_end"][ends]) for u in tau]
+    lam = ca.SX.sym("lam", 2)
+    fric = ca.SX.sym("f", 2)
+    eq = body.equations()
+    gen = generalized_force(body, contacts, [lam[0], lam[1]], {0: fric[0], 1: fric[1]})
+    acc = ca.Function("acc", [body.q, body.v, ca.vertcat(*tau), lam, fric],
+                      [ca.solve(eq.mass_matrix, -ca.substitute(eq.residual, body.a, ca.DM.zeros(7)) + gen)])
+    forces = [np.array([tr[f"{c.name}.{what}"][a] for c in contacts]) for what in ("normal_force", "friction_force")]
+
+    def rhs(t, x):
+        u = [c(t) for c in controls]
+        return np.r_[x[7:], np.array(acc(x[:7], x[7:], u, *forces)).ravel()]
+
+    names = [s.name() for s in body.coordinates + body.speeds]
+    x0 = np.array([tr[n][a] for n in names])
+    sol = solve_ivp(rhs, (tr.time[a], tr.time[b]), x0, rtol=1e-11, atol=1e-11)
+    q, v_minus = sol.y[:7, -1], sol.y[7:, -1]
+    v_plus = np.array([tr[n][b] for n in names[7:]])
+    assert np.allclose(q, [tr[n][b] for n in names[:7]], atol=2e-3)  # the interval's own error
+    M, Wn, Wt = (np.array(f) for f in ca.Function("w", [body.q], [eq.mass_matrix, ca.vertcat(*[c.normal_jacobian for c in contacts]),
+                                                                   ca.vertcat(*[c.tangent_jacobian for c in contacts])])(q))
+    P = np.array([tr[f"{c.name}.impulse"][b] for c in contacts])
+    Pt = np.array([tr[f"{c.name}.friction_impulse"][b] for c in contacts])
+    momentum = M @ (v_plus - v_minus)
+    assert np.allclose(momentum, Wn.T @ P + Wt.T @ Pt, atol=2e-2 * np.abs(momentum).max())
+    assert (Wn @ v_minus)[i] < -0.1  # it strikes
+    assert (Wn @ v_plus)[i] == pytest.approx(0.0, abs=1e-7)  # and stops: e = 0
+    assert abs(Pt[i]) <= biped.FRICTION * P[i] + 1e-9
