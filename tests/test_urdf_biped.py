@@ -152,31 +152,24 @@ def test_schedule_free_step_is_physical(biped, step):
     assert support / tr.time[-1] == pytest.approx(40.0 * 9.81, rel=2e-2)
 
 
-@pytest.mark.slow
-def test_heel_strike_obeys_newtons_law(biped, step):
-    """The largest impulse, a foot striking the ground: the interval before it integrated alone (scipy, with the
-    file's torques and the interval's forces) gives v⁻, and M(q)(v⁺ − v⁻) = W_nᵀP_n + W_tᵀP_t, the striking foot
-    stops (plastic, e = 0) and the other foot does not pull."""
+def _before_strike(biped, tr):
+    """The strike (largest impulse) and the interval before it integrated alone (scipy, the file's torques as its
+    scheme holds them and the interval's constant forces): ``(body, contact index, row, q, v⁻, sol)``."""
     from scipy.integrate import solve_ivp
 
     from colloc.discretization.interpolant import Interpolant
     from colloc.model.contact import generalized_force
 
-    tr = step.trajectory
     body = biped.robot()
     contacts = body.contacts
     impulses = np.array([tr[f"{c.name}.impulse"] for c in contacts])
     i, row = np.unravel_index(np.argmax(impulses), impulses.shape)
-    assert impulses[i, row] > 5.0  # a real strike, not a relaxation's residue
     itp = Interpolant(tr)
-    grid = itp.grid
-    k = int(np.flatnonzero(grid.interval_ends == row)[0])
-    a, b = grid.interval_starts[k], row
+    ends = itp.grid.interval_ends
+    a = itp.grid.interval_starts[int(np.flatnonzero(ends == row)[0])]
     tau = [u.symbol for u in body.variables if u.kind == "control"]
-    ends = grid.interval_ends
     controls = [itp.control(u.name(), tr[u.name() + ".interval_end"][ends]) for u in tau]
-    lam = ca.SX.sym("lam", 2)
-    fric = ca.SX.sym("f", 2)
+    lam, fric = ca.SX.sym("lam", 2), ca.SX.sym("f", 2)
     eq = body.equations()
     gen = generalized_force(body, contacts, [lam[0], lam[1]], {0: fric[0], 1: fric[1]})
     acc = ca.Function("acc", [body.q, body.v, ca.vertcat(*tau), lam, fric],
@@ -184,21 +177,55 @@ def test_heel_strike_obeys_newtons_law(biped, step):
     forces = [np.array([tr[f"{c.name}.{what}"][a] for c in contacts]) for what in ("normal_force", "friction_force")]
 
     def rhs(t, x):
-        u = [c(t) for c in controls]
-        return np.r_[x[7:], np.array(acc(x[:7], x[7:], u, *forces)).ravel()]
+        return np.r_[x[7:], np.array(acc(x[:7], x[7:], [c(t) for c in controls], *forces)).ravel()]
 
     names = [s.name() for s in body.coordinates + body.speeds]
-    x0 = np.array([tr[n][a] for n in names])
-    sol = solve_ivp(rhs, (tr.time[a], tr.time[b]), x0, rtol=1e-11, atol=1e-11)
-    q, v_minus = sol.y[:7, -1], sol.y[7:, -1]
-    v_plus = np.array([tr[n][b] for n in names[7:]])
-    assert np.allclose(q, [tr[n][b] for n in names[:7]], atol=2e-3)  # the interval's own error
+    sol = solve_ivp(rhs, (tr.time[a], tr.time[row]), np.array([tr[n][a] for n in names]), rtol=1e-11, atol=1e-11)
+    return body, int(i), int(row), sol.y[:7, -1], sol.y[7:, -1], forces
+
+
+@pytest.mark.slow
+def test_heel_strike_obeys_newtons_law(biped, step):
+    """Newton's law at the strike, M(q)(v⁺ − v⁻) = W_nᵀP_n + W_tᵀP_t, with v⁻ from the interval before it
+    integrated alone; the striking foot stops (e = 0) inside the friction cone."""
+    tr = step.trajectory
+    body, i, row, q, v_minus, _ = _before_strike(biped, tr)
+    contacts = body.contacts
+    assert tr[f"{contacts[i].name}.impulse"][row] > 5.0  # a real strike, not a relaxation's residue
+    names = [s.name() for s in body.coordinates + body.speeds]
+    v_plus = np.array([tr[n][row] for n in names[7:]])
+    assert np.allclose(q, [tr[n][row] for n in names[:7]], atol=2e-3)  # the interval's own error
+    q = np.array([tr[n][row] for n in names[:7]])  # the impact's configuration
+    eq = body.equations()
     M, Wn, Wt = (np.array(f) for f in ca.Function("w", [body.q], [eq.mass_matrix, ca.vertcat(*[c.normal_jacobian for c in contacts]),
                                                                    ca.vertcat(*[c.tangent_jacobian for c in contacts])])(q))
-    P = np.array([tr[f"{c.name}.impulse"][b] for c in contacts])
-    Pt = np.array([tr[f"{c.name}.friction_impulse"][b] for c in contacts])
+    P = np.array([tr[f"{c.name}.impulse"][row] for c in contacts])
+    Pt = np.array([tr[f"{c.name}.friction_impulse"][row] for c in contacts])
     momentum = M @ (v_plus - v_minus)
     assert np.allclose(momentum, Wn.T @ P + Wt.T @ Pt, atol=2e-2 * np.abs(momentum).max())
     assert (Wn @ v_minus)[i] < -0.1  # it strikes
     assert (Wn @ v_plus)[i] == pytest.approx(0.0, abs=1e-7)  # and stops: e = 0
     assert abs(Pt[i]) <= biped.FRICTION * P[i] + 1e-9
+    # Kelly's heel strike (plastic, no slip, the robot with both feet free) maps the same v⁻ to the same v⁺
+    kelly = _script("five_link_biped")
+    impact, _, _ = kelly.heel_strike(kelly.stance_model()[0])
+    stance = contacts[1 - i].name.split(".")[1]
+    angles = biped.absolute_angles(body.q)  # Kelly's labels: the standing leg's tibia first
+    to_kelly = ca.vertcat(body.points[stance], *(angles if i == 1 else angles[::-1]))
+    f = ca.Function("k", [body.q, body.v], [to_kelly, ca.jtimes(to_kelly, body.q, body.v)])
+    kq, kv_minus = (np.array(a).ravel() for a in f(q, v_minus))
+    kv_plus = impact.velocity_after(kq, kv_minus)[0]
+    assert np.allclose(kv_plus, np.array(f(q, v_plus)[1]).ravel(), atol=2e-2)
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="the sticking rows hold at the grid points with the mesh point's post-impact "
+                                       "speeds: an interval that ends in another contact's impact is free to slide "
+                                       "on its pre-impact speeds (measured: the stance foot reaches 0.15 m/s)")
+def test_stance_foot_sticks_up_to_the_strike(biped, step):
+    tr = step.trajectory
+    body, i, row, q, v_minus, forces = _before_strike(biped, tr)
+    other = 1 - i
+    assert forces[0][other] > 0 and abs(forces[1][other]) < biped.FRICTION * forces[0][other]  # inside the cone: sticks
+    slide = ca.Function("s", [body.q, body.v], [ca.mtimes(body.contacts[other].tangent_jacobian, body.v)])(q, v_minus)
+    assert abs(float(slide)) < 1e-3
