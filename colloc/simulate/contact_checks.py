@@ -95,7 +95,7 @@ def _variational(traj) -> bool:
     return made_by is not None and made_by.variational
 
 
-#: Impulse (relative to max(1, largest impulse)) below which a file's impulse is no impact.
+#: Impulse (relative to max(1, the largest impulse of any contact)) below which a file's impulse is no impact.
 IMPACT = 1e-6
 
 
@@ -414,8 +414,11 @@ def _file_impacts(problem, traj, setup, rows, before, Uend, rhs) -> list:
     Pn, _ = impulses(rows, traj)
     end_of = {int(j): k for k, j in enumerate(ends[:-1])}
     found = []
+    # the largest impulse of every contact sets the scale, as for the simulator's impacts (resimulate): a residue of
+    # 1e-6 N s on a contact that never strikes is no impact to find again
+    scale = max(1.0, float(Pn.max(initial=0.0)))
     for i, c in enumerate(rows.contacts):
-        for j in np.flatnonzero(Pn[i] > IMPACT * max(1.0, Pn[i].max(initial=0.0))):
+        for j in np.flatnonzero(Pn[i] > IMPACT * scale):
             item = dict(row=int(j), contact=c.name, index=i, time=float(traj.time[j]), interval=end_of.get(int(j)), impulse=float(Pn[i, j]))
             k = item["interval"]
             if k is not None:
