@@ -10,7 +10,7 @@ and the CPU seconds of ``colloc.solve`` with its build, for
 * Solo12's forward jump of 0.2 m in 0.85 s: ``solo12_stand.build_jump`` (no schedule, ``3N`` intervals, free
   steps, impacts) against ``problems/solo12_jump.py``'s three phases (``N`` intervals each);
 * the five-link biped's periodic step of 0.5 m in 0.7 s from its URDF: ``problems/urdf_biped.py`` (two
-  unilateral feet, no schedule, ``2N`` intervals) against Kelly's step (one phase ending in a heel strike, ``N``);
+  unilateral feet, no schedule, ``3N`` intervals) against Kelly's step (one phase ending in a heel strike, ``N``);
 * a passive walker, where ``problems/`` has one (``compass_gait.py`` or ``rimless_wheel.py``: ``build()``
   at ``2N`` intervals, and ``build_two_phase()`` at ``N`` per phase where the script defines it).
 
@@ -71,7 +71,7 @@ def cases(n):
            ("solo12 jump 0.2 m", "no schedule", stand.build_jump, dict(scheme="hermite-simpson", intervals=3 * n, contact="implicit")),
            ("solo12 jump 0.2 m", "3 phases", jump.build, dict(jump.SOLVE, intervals=n))]
     biped = load("urdf_biped")  # one periodic step of the five-link biped from its URDF, against Kelly's heel-strike step
-    out += [("biped step 0.5 m", "no schedule", biped.build, dict(biped.SOLVE, intervals=2 * n)),
+    out += [("biped step 0.5 m", "no schedule", biped.build, dict(biped.SOLVE, intervals=3 * n)),
             ("biped step 0.5 m", "1 phase + heel strike", biped.build_two_phase, dict(scheme="hermite-simpson", intervals=n))]
     for stem in ("compass_gait", "rimless_wheel"):
         walker = load(stem)
