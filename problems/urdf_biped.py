@@ -39,6 +39,12 @@ Guess
 support on a pinned stance foot, a heel strike with Newton's law and the leg swap).  It has no ground: its
 stance foot may pull on the ground and needs unbounded friction, and its support is single throughout.
 
+Measured (docs/urdf.md, 12 intervals, free steps): 402.5749, the gait Kelly's (single support, the strike at
+0.566 s with 27.3 N s inside the cone), against 469.6287 for Kelly's two phases at 12 intervals; 14 % lower
+because the standing foot slides 1.8 mm just before the strike (the sticking rows of the interval that ends at
+an impact see the post-impact speeds), a transcription artifact (``tests/test_urdf_biped.py`` records it as
+an expected failure).  ``colloc verify`` passes on both files.
+
 Source: M. Kelly, "An Introduction to Trajectory Optimization: How to Do Your Own Direct Collocation",
 SIAM Review 59(4), 2017, §7 (the step, bounds and guess); contact-implicit collocation after Posa, Cantu &
 Tedrake, IJRR 33(1), 2014.  No published optimum for this step [NOT FOUND]: the multi-phase version is the
@@ -54,9 +60,9 @@ import numpy as np
 import colloc as cl
 from colloc.goals.effort import periodicity
 
-#: From ε = 1 (the hopper's start), to ε = 1e-6: the step to 1e-7 ended in restoration failure (1e-6 leaves
-#: impulses of 1e-6 N s on the standing foot, a residue next to the strike's 27 N s).
-SOLVE = dict(scheme="hermite-simpson", intervals=12, contact="implicit", relaxation=1.0, complementarity_tolerance=1e-6)
+#: From ε = 1 (the hopper's start) down to 3e-7, where ``colloc verify``'s maximal-dissipation check (1e-6) holds;
+#: the step from 1e-6 to 1e-7 ended in restoration failure.
+SOLVE = dict(scheme="hermite-simpson", intervals=12, contact="implicit", relaxation=1.0, complementarity_tolerance=3e-7)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 URDF = os.path.join(HERE, "data", "five_link_biped.urdf")
