@@ -4,6 +4,8 @@
   written independently in absolute angles with the stance foot's position): the kinetic energy is invariant,
   so ``M_urdf = Jᵀ M_kelly J`` and ``g_urdf = Jᵀ g_kelly`` with ``J = ∂q_kelly/∂q_urdf``;
 * the URDF's model against Pinocchio (``crba``, ``rnea``) loading the same file;
+* Kelly's two-phase step admissible for the schedule-free problem (ground force and heel-strike impulse in the
+  cone of μ = 0.8), so the two costs compare the same motions;
 * the solved schedule-free step: no penetration, forces in the friction cone, the mirror periodicity, Newton's
   law at each foot strike, and ``colloc verify``'s checks.
 """
@@ -103,6 +105,35 @@ def test_feet_are_contact_points_of_the_tibias_in_the_plane(biped):
             g2, wn2, wt2 = (np.array(a) for a in theirs(q))
             assert g == pytest.approx(g2, abs=1e-14) and np.allclose(wn, wn2, atol=1e-14)
             assert np.allclose(wt, wt2[:1], atol=1e-14) and not wt2[1].any()
+
+
+
+def test_kellys_step_is_admissible_for_the_schedule_free_problem(biped):
+    """The two-phase step pins its stance foot and lets its heel strike stick: with μ = 0.8 the ground can do
+    both, so the schedule-free problem admits Kelly's gait (the basis of comparing the two costs).  The ground
+    force is the free robot's inverse dynamics on the stance foot's coordinates (M a + c, its first two rows,
+    with a from the stance model's dynamics)."""
+    kelly = _script("five_link_biped")
+    res = cl.solve(biped.build_two_phase(), scheme="hermite-simpson", intervals=12, ipopt={"tol": 1e-8})
+    assert res.success, res.message
+    tr = res.trajectory.phase(0)
+    stance, u = kelly.stance_model()
+    free = kelly.free_model()
+    eq, eqf = stance.equations(), free.equations()
+    acc = ca.Function("a", [stance.q, stance.v] + u, [ca.solve(eq.mass_matrix, eq.generalized_force - eq.bias)])
+    ground = ca.Function("F", [free.q, free.v, free.a], [(ca.mtimes(eqf.mass_matrix, free.a) + eqf.bias)[:2]])
+    s = tr.sample(np.linspace(0.0, tr.time[-1], 71))
+    for k in range(71):
+        q = [s[f"biped.q{i}"][k] for i in range(1, 6)]
+        v = [s[f"biped.dq{i}"][k] for i in range(1, 6)]
+        a = np.array(acc(q, v, *[s[f"biped.u{i}"][k] for i in range(2, 6)])).ravel()
+        fx, fz = np.array(ground(np.r_[0, 0, q], np.r_[0, 0, v], np.r_[0, 0, a])).ravel()
+        assert fz > 100.0 and abs(fx) <= biped.FRICTION * fz  # measured: 172–466 N, |F_x|/F_z ≤ 0.351
+    impact, _, _ = kelly.heel_strike(stance)
+    q = [tr[f"biped.q{i}"][-1] for i in range(1, 6)]
+    v = [tr[f"biped.dq{i}"][-1] for i in range(1, 6)]
+    _, P = impact.velocity_after(np.r_[0, 0, q], np.r_[0, 0, v])
+    assert P[1] > 0 and abs(P[0]) <= biped.FRICTION * P[1]  # measured: (−13.65, 26.41) N s, ratio 0.517
 
 
 # -- the solved step -------------------------------------------------------------------------------------------
