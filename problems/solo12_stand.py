@@ -38,6 +38,8 @@ method for trajectory optimization of rigid bodies through contact", IJRR 33(1),
 import importlib.util
 import os
 
+import casadi as ca
+
 import colloc as cl
 
 SOLVE = dict(scheme="hermite-simpson", intervals=4, contact="implicit", impacts=False, free_steps=False)
@@ -73,6 +75,51 @@ def _standing_problem(name, duration, friction, max_torque):
         prob.bound(u, -max_torque, max_torque)
     prob.minimize(integral=sum(u**2 for u in tau), name="torque_squared")
     return body, q0, feet0, tau0, tau, prob
+
+
+def static_forces(body, q):
+    """Joint torques (12,) and each foot's force in its contact frame (4, 3): normal force, friction along the
+    contact's two tangents, that hold ``body`` at rest in pose ``q`` (least-squares split of the weight), from the
+    contacts' own Jacobians ``W_n``, ``W_t``."""
+    import numpy as np
+
+    W = ca.Function("W", [body.q], [ca.vertcat(*[ca.vertcat(c.normal_jacobian, c.tangent_jacobian) for c in body.contacts])])
+    bias = ca.Function("c", [body.q, body.v], [body.bias_force])(q, np.zeros(body.num_speeds))
+    nv = body.num_speeds
+    S = np.zeros((nv - 6, nv))
+    S[:, 6:] = np.eye(nv - 6)
+    sol = np.linalg.lstsq(np.hstack([S.T, np.array(W(q)).T]), np.array(bias).ravel(), rcond=None)[0]
+    return sol[:nv - 6], sol[nv - 6:].reshape(len(body.contacts), 3)
+
+
+def standing_guess(duration, distance=0.0, friction=0.8, num=9):
+    """A guess that stands: the standing pose, its base sliding ``distance`` forward at constant speed (the legs
+    rigid), the torques and the feet's forces of the static stand at every time.  It names no contact mode: every
+    foot is on the ground and loaded throughout, as it is at the start.
+
+    Returns
+    -------
+    Trajectory
+        ``num`` times over ``[0, duration]``; states, controls and the feet's ``normal_force``,
+        ``friction_force_1``, ``_2`` (for ``colloc.solve(..., guess=...)``).
+    """
+    import numpy as np
+
+    body = robot(friction)
+    q0, _ = _jump_script().standing_pose(body)
+    tau0, forces = static_forces(body, q0)
+    t = np.linspace(0.0, duration, num)
+    columns = {s.name(): np.full(num, float(v)) for s, v in zip(body.coordinates, q0)}
+    columns.update({s.name(): np.zeros(num) for s in body.speeds})
+    columns[body.coordinates[0].name()] = q0[0] + distance * t / duration
+    columns[body.speeds[0].name()] = np.full(num, distance / duration)
+    kinds = {n: "state" for n in columns}
+    for u, f in zip([u.symbol for u in body.variables if u.kind == "control"], tau0):
+        columns[u.name()], kinds[u.name()] = np.full(num, float(f)), "control"
+    for c, (lam, f1, f2) in zip(body.contacts, forces):
+        for suffix, v in (("normal_force", lam), ("friction_force_1", f1), ("friction_force_2", f2)):
+            columns[f"{c.name}.{suffix}"], kinds[f"{c.name}.{suffix}"] = np.full(num, float(v)), "multiplier"
+    return cl.Trajectory(t, columns, kinds)
 
 
 def build(duration=0.2, friction=0.8, max_torque=2.7):

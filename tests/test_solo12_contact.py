@@ -119,3 +119,30 @@ def test_contact_implicit_stance_verifies(stance):
     stand, tr = stance
     checks, _ = check_contact_file(stand.build(), tr, 1e-6, 1e-2)
     assert all(c.passed for c in checks), [c.line() for c in checks if not c.passed]
+
+
+@pytest.mark.parametrize("placement", ["interval", "collocation"])
+def test_standing_guess_is_an_equilibrium_of_the_transcribed_contact_dynamics(placement):
+    # The guess of problems/solo12_stand.py names no contact mode, but it must hold the robot up: its torques
+    # and 3-D foot forces (the weight split by least squares through the contacts' Jacobians) put every
+    # residual row M a + c − τ − W_nᵀλ − W_tᵀf of the transcription at 0 (at rest a = 0, and c is the
+    # weight), the collocation defects at 0, the forces inside their 4-facet cones.  Checks that the guess's
+    # friction forces (tangent coordinates) reach the cone's facet variables as the same force.
+    from colloc.pipeline import driver
+
+    stand = _script("solo12_stand")
+    problem = stand.build()
+    guess = stand.standing_guess(0.2)
+    tr = driver.transcription(problem, **dict(stand.SOLVE, intervals=2, contact_forces=placement))
+    with pytest.warns(UserWarning, match="interpolated linearly"):
+        nlp = tr.build(tr.warm_start(guess))
+    w = nlp.layout.vector("guess")
+    g = np.array(ca.Function("g", [nlp.w], [nlp.g])(w)).ravel()
+    for kind in ("residual", "defect"):
+        values = np.concatenate([v.ravel() for _, v in nlp.rows.values(g, kind)])
+        assert values.size and np.abs(values).max() <= 1e-9, (kind, np.abs(values).max())
+    cones = [v for b, v in nlp.rows.values(g, "friction") if any(n.endswith("cone") for n in b.names)]
+    assert cones and min(float(v.min()) for v in cones) > 0.0
+    lam = np.array([guess[f"solo12.{f}_FOOT.normal_force"][0] for f in ("FL", "FR", "HL", "HR")])
+    model = pin.buildModelFromUrdf(URDF, pin.JointModelFreeFlyer())
+    assert lam.sum() == pytest.approx(pin.computeTotalMass(model) * G, rel=1e-10)
