@@ -23,12 +23,13 @@ Constraints
 What is checked (tests/test_solo12_contact.py): at rest the feet's forces balance the weight, by the
 contacts' own Jacobians against Pinocchio's mass and centre of mass; over the solved stance the time
 average of the feet's normal forces is the weight m g (start and end at rest: the base's vertical
-momentum does not change).  Measured (4 intervals, mesh given): J = 0.2516392, 508 iterations over the
-relaxation homotopy, 63 CPU s; the same stance with the feet held by holonomic constraints 0.2514116 (40
-iterations, 3 CPU s).  ``colloc verify`` fails it on ``dynamics:`` (each interval integrated alone ends
-0.86 rad/s off in the knee speeds: 4 intervals are too coarse for the light legs); its contact rows and
-event-driven re-simulation pass.  With free steps the homotopy stalled at ε = 1e-4 (1147 iterations).
-``build_jump`` (the jump without a schedule) was not solved.
+momentum does not change).  Measured (4 intervals, mesh given, from :func:`standing_guess`): J = 0.2516392,
+284 iterations over the relaxation homotopy (66 at ε = 0.1, then 44–49 per step down to 1e-5, 9–13 below),
+26 CPU s; the same stance with the feet held by holonomic constraints 0.2514116 (40 iterations, 3 CPU s).
+With a force at every collocation point (``contact_forces="collocation"``) 0.2514556 in 750 iterations.
+``colloc verify`` passes it: its feet stick throughout, so each interval is integrated with them held by the
+contact law (integrated with the file's constant forces instead, an interval ends 0.86 rad/s off in the knee
+speeds: a 38 g lower leg turns a small force error into a large speed error).
 
 Source: robot model from example-robot-data (Solo12 URDF and the SRDF's ``straight_standing`` pose;
 Grimminger et al., "An open torque-controlled modular robot architecture for legged locomotion

@@ -6,7 +6,7 @@
   Pinocchio (``computeTotalMass``, ``centerOfMass``);
 * the contact-implicit stance (no schedule): over the horizon the feet's normal forces average to m g,
   since the base starts and ends at rest (impulse = change of momentum), and ``colloc verify``'s checks of
-  the file pass.
+  the file pass, and fail on a moved knee angle or a raised foot force.
 """
 import importlib.util
 import os
@@ -111,15 +111,29 @@ def test_contact_implicit_stance_carries_the_weight(stance):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="4 intervals are too coarse for the legs: each interval integrated alone with "
-                                       "its constant forces ends 0.86 rad/s off in the knee speeds (limit 1e-2)")
-def test_contact_implicit_stance_verifies(stance):
+def test_contact_implicit_stance_verifies_and_a_tampered_stance_does_not(stance):
+    # Every check passes. Integrated with the file's constant forces each interval of this stance ends 0.86 rad/s
+    # off in the knee speeds (a lower leg weighs 38 g: a force error δF moves the foot by h δF / m); its feet stick
+    # throughout, so verify integrates each interval with them held by the contact law (colloc.simulate.held_intervals),
+    # and those end within 3e-4 of the file.  Two edits must still fail it: a knee angle moved by 0.02 rad at an
+    # interior mesh point (the interval ending there does not reach it), and one foot's force raised by 30 % on
+    # an interval (the model at its grid points no longer balances)
+    from copy import deepcopy
+
     from colloc.simulate.contact_checks import check_contact_file
 
     stand, tr = stance
     checks, _ = check_contact_file(stand.build(), tr, 1e-6, 1e-2)
     assert all(c.passed for c in checks), [c.line() for c in checks if not c.passed]
-
+    mesh = np.flatnonzero(np.isin(tr.time, tr.time[::2]))  # Hermite–Simpson: mesh points are every other grid point
+    moved = deepcopy(tr)
+    moved["solo12.FL_KFE"][mesh[2]] += 0.02
+    failed = {c.name for c in check_contact_file(stand.build(), moved, 1e-6, 1e-2)[0] if not c.passed}
+    assert "dynamics:solo12.FL_KFE" in failed, failed
+    pushed = deepcopy(tr)
+    pushed["solo12.HR_FOOT.normal_force"][mesh[1]:mesh[2]] *= 1.3
+    failed = {c.name for c in check_contact_file(stand.build(), pushed, 1e-6, 1e-2)[0] if not c.passed}
+    assert "derivatives" in failed, failed
 
 @pytest.mark.parametrize("placement", ["interval", "collocation"])
 def test_standing_guess_is_an_equilibrium_of_the_transcribed_contact_dynamics(placement):
