@@ -44,6 +44,8 @@ import casadi as ca
 import colloc as cl
 
 SOLVE = dict(scheme="hermite-simpson", intervals=4, contact="implicit", impacts=False, free_steps=False)
+#: The schedule-free jump (:func:`build_jump`): a soft landing, as the three-phase jump's, so no impulses; the mesh given.
+JUMP_SOLVE = dict(scheme="hermite-simpson", intervals=12, contact="implicit", impacts=False, free_steps=False)
 
 
 def _jump_script():
@@ -78,24 +80,30 @@ def _standing_problem(name, duration, friction, max_torque):
     return body, q0, feet0, tau0, tau, prob
 
 
-def static_forces(body, q):
+def static_forces(body, q, v=None, a=None):
     """Joint torques (12,) and each foot's force in its contact frame (4, 3): normal force, friction along the
-    contact's two tangents, that hold ``body`` at rest in pose ``q`` (least-squares split of the weight), from the
-    contacts' own Jacobians ``W_n``, ``W_t``."""
+    contact's two tangents, that give ``body`` in pose ``q`` the speeds ``v`` and accelerations ``a`` (default
+    rest), least-squares split: ``M(q) a + c(q, v) = Sᵀτ + Σ_k (W_n,kᵀ λ_k + W_t,kᵀ f_k)``, with the contacts' own
+    Jacobians."""
     import numpy as np
 
-    W = ca.Function("W", [body.q], [ca.vertcat(*[ca.vertcat(c.normal_jacobian, c.tangent_jacobian) for c in body.contacts])])
-    bias = ca.Function("c", [body.q, body.v], [body.bias_force])(q, np.zeros(body.num_speeds))
     nv = body.num_speeds
+    v = np.zeros(nv) if v is None else v
+    a = np.zeros(nv) if a is None else a
+    acc = ca.SX.sym("a", nv)
+    rhs = ca.mtimes(body.equations().mass_matrix, acc) + body.bias_force
+    W = ca.vertcat(*[ca.vertcat(c.normal_jacobian, c.tangent_jacobian) for c in body.contacts])
+    W, load = ca.Function("W", [body.q, body.v, acc], [W, rhs])(q, v, a)
     S = np.zeros((nv - 6, nv))
     S[:, 6:] = np.eye(nv - 6)
-    sol = np.linalg.lstsq(np.hstack([S.T, np.array(W(q)).T]), np.array(bias).ravel(), rcond=None)[0]
+    sol = np.linalg.lstsq(np.hstack([S.T, np.array(W).T]), np.array(load).ravel(), rcond=None)[0]
     return sol[:nv - 6], sol[nv - 6:].reshape(len(body.contacts), 3)
 
 
-def standing_guess(duration, distance=0.0, friction=0.8, num=9):
-    """A guess that stands: the standing pose, its base sliding ``distance`` forward at constant speed (the legs
-    rigid), the torques and the feet's forces of the static stand at every time.  It names no contact mode: every
+def standing_guess(duration, distance=0.0, friction=0.8, num=33):
+    """A guess that stands: the standing pose, its base moving ``distance`` forward from rest to rest (smoothstep
+    ``3s² − 2s³``, the legs rigid, so the feet slide), with the torques and feet's forces that give it that motion
+    (:func:`static_forces`: the weight and the base's push, split by least squares).  It names no contact mode: every
     foot is on the ground and loaded throughout, as it is at the start.
 
     Returns
@@ -108,42 +116,33 @@ def standing_guess(duration, distance=0.0, friction=0.8, num=9):
 
     body = robot(friction)
     q0, _ = _jump_script().standing_pose(body)
-    tau0, forces = static_forces(body, q0)
     t = np.linspace(0.0, duration, num)
+    s = t / duration
+    x, vx, ax = (distance * (3 * s**2 - 2 * s**3), distance * 6 * (s - s**2) / duration, distance * 6 * (1 - 2 * s) / duration**2)
+    tau, forces = zip(*[static_forces(body, q0 + np.eye(q0.size)[0] * xk, np.eye(body.num_speeds)[0] * vk,
+                                      np.eye(body.num_speeds)[0] * ak) for xk, vk, ak in zip(x, vx, ax)])
+    tau, forces = np.array(tau), np.array(forces)  # (num, 12), (num, 4, 3)
     columns = {s.name(): np.full(num, float(v)) for s, v in zip(body.coordinates, q0)}
     columns.update({s.name(): np.zeros(num) for s in body.speeds})
-    columns[body.coordinates[0].name()] = q0[0] + distance * t / duration
-    columns[body.speeds[0].name()] = np.full(num, distance / duration)
+    columns[body.coordinates[0].name()] = q0[0] + x
+    columns[body.speeds[0].name()] = vx
     kinds = {n: "state" for n in columns}
-    for u, f in zip([u.symbol for u in body.variables if u.kind == "control"], tau0):
-        columns[u.name()], kinds[u.name()] = np.full(num, float(f)), "control"
-    for c, (lam, f1, f2) in zip(body.contacts, forces):
-        for suffix, v in (("normal_force", lam), ("friction_force_1", f1), ("friction_force_2", f2)):
-            columns[f"{c.name}.{suffix}"], kinds[f"{c.name}.{suffix}"] = np.full(num, float(v)), "multiplier"
+    for j, u in enumerate([u.symbol for u in body.variables if u.kind == "control"]):
+        columns[u.name()], kinds[u.name()] = tau[:, j], "control"
+    for i, c in enumerate(body.contacts):
+        for j, suffix in enumerate(("normal_force", "friction_force_1", "friction_force_2")):
+            columns[f"{c.name}.{suffix}"], kinds[f"{c.name}.{suffix}"] = forces[:, i, j], "multiplier"
     return cl.Trajectory(t, columns, kinds)
 
 
-def build(duration=0.2, friction=0.8, max_torque=2.7):
-    """Stand ``duration`` seconds, at rest in the standing pose at both ends."""
-    body, q0, _, tau0, tau, prob = _standing_problem("solo12_stand", duration, friction, max_torque)
-    rest = {s: float(v) for s, v in zip(body.coordinates, q0)}
-    rest[body.coordinates[3]] = (0.0, 1.5)
-    rest.update({s: 0.0 for s in body.speeds})
-    prob.initial(rest)
-    prob.final(rest)
-    guess = {s: float(v) for s, v in zip(body.coordinates, q0)}
-    guess.update({u: float(f) for u, f in zip(tau, tau0)})
-    prob.guess(guess)
-    return prob
-
-
-def build_jump(distance=0.2, duration=0.85, friction=0.8, max_torque=2.7, regularization=1e-6):
-    """``solo12_jump``'s motion without its schedule: from rest in the standing pose to rest ``distance`` further
-    forward after ``duration`` (its push, flight and landing add up to 0.85 s), least ∫(|τ|² + w|q̈_joints|²) dt;
-    the guess stands, sliding its base forward at constant speed (the feet follow by the legs' kinematics)."""
+def build(duration=0.2, friction=0.8, max_torque=2.7, distance=0.0, regularization=0.0):
+    """From rest in the standing pose to rest ``distance`` further forward after ``duration`` seconds (0: stand
+    still), least ∫(|τ|² + w|q̈_joints|²) dt, w = ``regularization``; the problem's own guess stands, its base
+    sliding forward at constant speed (:func:`standing_guess` adds the feet's forces)."""
     import numpy as np
 
-    body, q0, feet0, tau0, tau, prob = _standing_problem("solo12_jump_implicit", duration, friction, max_torque)
+    name = "solo12_stand" if distance == 0 else "solo12_jump_implicit"
+    body, q0, _, tau0, tau, prob = _standing_problem(name, duration, friction, max_torque)
     if regularization:
         prob.minimize(integral=regularization * sum(a**2 for a in list(body.a.elements())[6:]), name="joint_acceleration")
     start = {s: float(v) for s, v in zip(body.coordinates, q0)}
@@ -153,10 +152,16 @@ def build_jump(distance=0.2, duration=0.85, friction=0.8, max_torque=2.7, regula
     end[body.coordinates[0]] = float(q0[0] + distance)
     prob.initial(start)
     prob.final(end)
-    t = np.linspace(0.0, duration, 9)
     guess = {s: float(v) for s, v in zip(body.coordinates, q0)}
-    guess[body.coordinates[0]] = (t, q0[0] + distance * t / duration)
+    guess[body.coordinates[0]] = (float(q0[0]), float(q0[0] + distance))
     guess[body.speeds[0]] = distance / duration
     guess.update({u: float(f) for u, f in zip(tau, tau0)})
     prob.guess(guess)
     return prob
+
+
+def build_jump(distance=0.2, duration=0.85, friction=0.8, max_torque=2.7, regularization=1e-6):
+    """``solo12_jump``'s motion without its schedule: :func:`build` over its distance and duration (its push,
+    flight and landing add up to 0.85 s) with its cost; ``colloc verify FILE problems/solo12_stand.py --set
+    distance=0.2 --set duration=0.85 --set regularization=1e-6`` checks a solution."""
+    return build(duration, friction, max_torque, distance, regularization)

@@ -5,10 +5,11 @@ motion and mesh size, IPOPT's iterations (summed over the relaxation homotopy of
 and the CPU seconds of ``colloc.solve`` with its build, for
 
 * Solo12 standing still 0.2 s: ``problems/solo12_stand.py`` (four unilateral feet with 4-facet cones, no
-  schedule, ``N`` intervals) against one phase whose feet are held by holonomic constraints
-  (``problems/solo12_jump.py``'s stance phase, ``N`` intervals);
-* Solo12's forward jump of 0.2 m in 0.85 s: ``solo12_stand.build_jump`` (no schedule, ``3N`` intervals, free
-  steps, impacts) against ``problems/solo12_jump.py``'s three phases (``N`` intervals each);
+  schedule, ``N`` intervals, from ``standing_guess``) against one phase whose feet are held by holonomic
+  constraints (``problems/solo12_jump.py``'s stance phase, ``N`` intervals);
+* Solo12's forward jump of 0.2 m in 0.85 s: ``solo12_stand.build_jump`` (no schedule, ``3N`` intervals, the
+  mesh given, no impulses, from ``standing_guess``) against ``problems/solo12_jump.py``'s three phases (``N``
+  intervals each, the same cost);
 * a passive walker, where ``problems/`` has one (``compass_gait.py`` or ``rimless_wheel.py``: ``build()``
   at ``2N`` intervals, and ``build_two_phase()`` at ``N`` per phase where the script defines it).
 
@@ -64,9 +65,10 @@ def held_stance(duration=0.2):
 def cases(n):
     """``(motion, form, build, solve options)`` at ``n`` intervals per phase."""
     stand, jump = load("solo12_stand"), load("solo12_jump")
-    out = [("solo12 stand 0.2 s", "no schedule", stand.build, dict(stand.SOLVE, intervals=n)),
+    out = [("solo12 stand 0.2 s", "no schedule", stand.build, dict(stand.SOLVE, intervals=n, guess=stand.standing_guess(0.2))),
            ("solo12 stand 0.2 s", "held feet, 1 phase", held_stance, dict(scheme="hermite-simpson", intervals=n)),
-           ("solo12 jump 0.2 m", "no schedule", stand.build_jump, dict(scheme="hermite-simpson", intervals=3 * n, contact="implicit")),
+           ("solo12 jump 0.2 m", "no schedule", stand.build_jump,
+            dict(stand.JUMP_SOLVE, intervals=3 * n, guess=stand.standing_guess(0.85, 0.2))),
            ("solo12 jump 0.2 m", "3 phases", jump.build, dict(jump.SOLVE, intervals=n))]
     for stem in ("compass_gait", "rimless_wheel"):
         walker = load(stem)
