@@ -177,8 +177,9 @@ def _homotopy(tr, options, steps_eps, solver, blocks=None):
     steps, build_total, solve_total, iterations, multipliers = [], 0.0, 0.0, 0, None
     for k, eps in enumerate(steps_eps):
         set_relaxation(nlp, eps)
+        # positional: monitored (None: when progress or checkpoints ask), the last step's multipliers, reuse the solver
         sol, stats, build_s, solve_s = solver.run(nlp, solver_opts, options.expand, options.progress, options.checkpoint, to_trajectory,
-                                                  start, multipliers=multipliers, reuse=True)
+                                                  start, None, multipliers, True)
         build_total, solve_total = build_total + build_s, solve_total + solve_s
         o = solver.outcome(nlp, sol, stats, nlp.terms)
         iterations += o.iterations
