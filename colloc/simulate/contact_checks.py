@@ -224,7 +224,7 @@ def check_contact_file(problem, traj, tolerance, dynamics_tolerance) -> tuple[li
     checks += consistency_checks(problem, traj, tolerance, dynamics_tolerance, consistency_contact(problem, traj, setup))
     signed, mesh_times, message = interval_errors(problem, traj, contact=setup, signed=True)
     allowed = sticking_intervals(problem, traj, setup)  # planted feet: their forces follow the motion, held by the contact law
-    signed, _ = better_of(signed, held_interval_errors(problem, traj, setup) if allowed.any() else None, traj, allowed)
+    signed, _ = better_of(signed, held_interval_errors(problem, traj, setup, allowed) if allowed.any() else None, traj, allowed)
     local = {n: np.abs(e) for n, e in signed.items()}
     checks += _dynamics(problem, traj, dynamics_tolerance, lambda *_: (local, mesh_times, message))
     checks += between_grid_points(problem, traj)

@@ -23,9 +23,10 @@ from __future__ import annotations
 import numpy as np
 
 
-def held_interval_errors(problem, traj, setup) -> np.ndarray | None:
-    """``x_sim − x_file`` at each interval's end, shape ``(num_states, num_intervals)``, the interval simulated
-    event by event from the file's state at its start (NaN where the simulation failed); ``setup`` is
+def held_interval_errors(problem, traj, setup, intervals) -> np.ndarray | None:
+    """``x_sim − x_file`` at each interval's end, shape ``(num_states, num_intervals)``, the intervals where
+    ``intervals`` (bool, one per interval) is true simulated event by event from the file's state at their start
+    (NaN where the simulation failed, and on the others); ``setup`` is
     :func:`colloc.simulate.contact_checks.interval_contact`'s (its ``targets``: the pre-impact state where an
     impulse acts, which the simulator reaches just before its own impact).  None if the model has no contacts
     the simulator takes."""
@@ -44,7 +45,8 @@ def held_interval_errors(problem, traj, setup) -> np.ndarray | None:
                 for c in problem.model.controls}
     names = [v.name for v in problem.model.states]
     out = np.full((len(names), grid.num_intervals), np.nan)
-    for k, (a, b) in enumerate(zip(grid.interval_starts, ends)):
+    for k in np.flatnonzero(intervals):
+        a, b = grid.interval_starts[k], ends[k]
         q0, v0 = ([traj[n][a] for n in group] for group in (system.coordinate_names, system.speed_names))
         try:
             sim = simulate_events(system, float(t[b]), q0, v0, controls=controls, parameters=traj.parameters or None,
@@ -88,13 +90,15 @@ def sticking_intervals(problem, traj, setup) -> np.ndarray:
 
 def better_of(forced: dict, held: np.ndarray | None, traj, allowed=None) -> tuple[dict, np.ndarray]:
     """Per interval, the integration that ends nearer the file: ``forced`` ``{state: (n,)}`` (the file's forces) or
-    ``held`` (the contact law), the latter only on the intervals ``allowed`` (:func:`sticking_intervals`); distance = the largest error over states relative to max(1, max |x|).  Returns the
-    chosen signed errors and which intervals took ``held``."""
+    ``held`` (the contact law), the latter only on the intervals ``allowed`` (:func:`sticking_intervals`); the
+    distance is the largest error over states relative to max(1, max |x|).  Returns the chosen signed errors and
+    which intervals took ``held``."""
     names = list(forced)
     F = np.array([forced[n] for n in names])
     if held is None:
         return forced, np.zeros(F.shape[1], dtype=bool)
     scale = np.array([max(1.0, float(np.max(np.abs(traj[n])))) for n in names])[:, None]
+
     def distance(E):
         return np.where(np.isfinite(E), np.abs(E), np.inf).max(axis=0)
 
