@@ -23,12 +23,20 @@ Constraints
 What is checked (tests/test_solo12_contact.py): at rest the feet's forces balance the weight, by the
 contacts' own Jacobians against Pinocchio's mass and centre of mass; over the solved stance the time
 average of the feet's normal forces is the weight m g (start and end at rest: the base's vertical
-momentum does not change).  Measured (4 intervals, mesh given): J = 0.2516392, 508 iterations over the
-relaxation homotopy, 63 CPU s; the same stance with the feet held by holonomic constraints 0.2514116 (40
-iterations, 3 CPU s).  ``colloc verify`` fails it on ``dynamics:`` (each interval integrated alone ends
-0.86 rad/s off in the knee speeds: 4 intervals are too coarse for the light legs); its contact rows and
-event-driven re-simulation pass.  With free steps the homotopy stalled at ε = 1e-4 (1147 iterations).
-``build_jump`` (the jump without a schedule) was not solved.
+momentum does not change).  Measured (4 intervals, mesh given, from :func:`standing_guess`): J = 0.2516392,
+284 iterations over the relaxation homotopy (66 at ε = 0.1, then 44–49 per step down to 1e-5, 9–13 below),
+26 CPU s; the same stance with the feet held by holonomic constraints 0.2514116 (40 iterations, 3 CPU s).
+With a force at every collocation point (``contact_forces="collocation"``) 0.2514556 in 750 iterations.
+``colloc verify`` passes it: its feet stick throughout, so each interval is integrated with them held by the
+contact law (integrated with the file's constant forces instead, an interval ends 0.86 rad/s off in the knee
+speeds: a 38 g lower leg turns a small force error into a large speed error).
+
+The jump without a schedule (:func:`build_jump`, ``JUMP_SOLVE``) is not solved to the end: from
+:func:`standing_guess` (feet sliding under the moving base) the relaxation steps converge while ε is large
+(6 intervals, ε₀ = 10, factor 0.3: 88, 83, 153, 308 iterations down to ε = 0.27, 0.12 CPU s per iteration, 70 % of
+it in the Hessian's evaluation) and then crawl with steps of 1e-4 to 1e-2, each smaller ε starting with the
+active products violated; from ε₀ = 0.1 the first step already crawls.  The three-phase jump of the same
+motion and cost: 1.6704927 (``problems/solo12_jump.py``).
 
 Source: robot model from example-robot-data (Solo12 URDF and the SRDF's ``straight_standing`` pose;
 Grimminger et al., "An open torque-controlled modular robot architecture for legged locomotion
@@ -38,9 +46,16 @@ method for trajectory optimization of rigid bodies through contact", IJRR 33(1),
 import importlib.util
 import os
 
+import casadi as ca
+
 import colloc as cl
 
 SOLVE = dict(scheme="hermite-simpson", intervals=4, contact="implicit", impacts=False, free_steps=False)
+#: The schedule-free jump (:func:`build_jump`): a soft landing, as the three-phase jump's, so no impulses; the mesh
+#: given; the homotopy from ε₀ = 10, where its first step converges (88 iterations at 6 intervals, 130 at 12; from
+#: 0.1 it crawled with steps of 1e-3).  Not solved to the end yet: the later steps crawl (module docstring).
+JUMP_SOLVE = dict(scheme="hermite-simpson", intervals=12, contact="implicit", impacts=False, free_steps=False,
+                  relaxation=10.0)
 
 
 def _jump_script():
@@ -75,27 +90,69 @@ def _standing_problem(name, duration, friction, max_torque):
     return body, q0, feet0, tau0, tau, prob
 
 
-def build(duration=0.2, friction=0.8, max_torque=2.7):
-    """Stand ``duration`` seconds, at rest in the standing pose at both ends."""
-    body, q0, _, tau0, tau, prob = _standing_problem("solo12_stand", duration, friction, max_torque)
-    rest = {s: float(v) for s, v in zip(body.coordinates, q0)}
-    rest[body.coordinates[3]] = (0.0, 1.5)
-    rest.update({s: 0.0 for s in body.speeds})
-    prob.initial(rest)
-    prob.final(rest)
-    guess = {s: float(v) for s, v in zip(body.coordinates, q0)}
-    guess.update({u: float(f) for u, f in zip(tau, tau0)})
-    prob.guess(guess)
-    return prob
-
-
-def build_jump(distance=0.2, duration=0.85, friction=0.8, max_torque=2.7, regularization=1e-6):
-    """``solo12_jump``'s motion without its schedule: from rest in the standing pose to rest ``distance`` further
-    forward after ``duration`` (its push, flight and landing add up to 0.85 s), least ∫(|τ|² + w|q̈_joints|²) dt;
-    the guess stands, sliding its base forward at constant speed (the feet follow by the legs' kinematics)."""
+def static_forces(body, q, v=None, a=None):
+    """Joint torques (12,) and each foot's force in its contact frame (4, 3): normal force, friction along the
+    contact's two tangents, that give ``body`` in pose ``q`` the speeds ``v`` and accelerations ``a`` (default
+    rest), least-squares split: ``M(q) a + c(q, v) = Sᵀτ + Σ_k (W_n,kᵀ λ_k + W_t,kᵀ f_k)``, with the contacts' own
+    Jacobians."""
     import numpy as np
 
-    body, q0, feet0, tau0, tau, prob = _standing_problem("solo12_jump_implicit", duration, friction, max_torque)
+    nv = body.num_speeds
+    v = np.zeros(nv) if v is None else v
+    a = np.zeros(nv) if a is None else a
+    acc = ca.SX.sym("a", nv)
+    rhs = ca.mtimes(body.equations().mass_matrix, acc) + body.bias_force
+    W = ca.vertcat(*[ca.vertcat(c.normal_jacobian, c.tangent_jacobian) for c in body.contacts])
+    W, load = ca.Function("W", [body.q, body.v, acc], [W, rhs])(q, v, a)
+    S = np.zeros((nv - 6, nv))
+    S[:, 6:] = np.eye(nv - 6)
+    sol = np.linalg.lstsq(np.hstack([S.T, np.array(W).T]), np.array(load).ravel(), rcond=None)[0]
+    return sol[:nv - 6], sol[nv - 6:].reshape(len(body.contacts), 3)
+
+
+def standing_guess(duration, distance=0.0, friction=0.8, num=33):
+    """A guess that stands: the standing pose, its base moving ``distance`` forward from rest to rest (smoothstep
+    ``3s² − 2s³``, the legs rigid, so the feet slide), with the torques and feet's forces that give it that motion
+    (:func:`static_forces`: the weight and the base's push, split by least squares).  It names no contact mode: every
+    foot is on the ground and loaded throughout, as it is at the start.
+
+    Returns
+    -------
+    Trajectory
+        ``num`` times over ``[0, duration]``; states, controls and the feet's ``normal_force``,
+        ``friction_force_1``, ``_2`` (for ``colloc.solve(..., guess=...)``).
+    """
+    import numpy as np
+
+    body = robot(friction)
+    q0, _ = _jump_script().standing_pose(body)
+    t = np.linspace(0.0, duration, num)
+    s = t / duration
+    x, vx, ax = (distance * (3 * s**2 - 2 * s**3), distance * 6 * (s - s**2) / duration, distance * 6 * (1 - 2 * s) / duration**2)
+    tau, forces = zip(*[static_forces(body, q0 + np.eye(q0.size)[0] * xk, np.eye(body.num_speeds)[0] * vk,
+                                      np.eye(body.num_speeds)[0] * ak) for xk, vk, ak in zip(x, vx, ax)])
+    tau, forces = np.array(tau), np.array(forces)  # (num, 12), (num, 4, 3)
+    columns = {s.name(): np.full(num, float(v)) for s, v in zip(body.coordinates, q0)}
+    columns.update({s.name(): np.zeros(num) for s in body.speeds})
+    columns[body.coordinates[0].name()] = q0[0] + x
+    columns[body.speeds[0].name()] = vx
+    kinds = {n: "state" for n in columns}
+    for j, u in enumerate([u.symbol for u in body.variables if u.kind == "control"]):
+        columns[u.name()], kinds[u.name()] = tau[:, j], "control"
+    for i, c in enumerate(body.contacts):
+        for j, suffix in enumerate(("normal_force", "friction_force_1", "friction_force_2")):
+            columns[f"{c.name}.{suffix}"], kinds[f"{c.name}.{suffix}"] = forces[:, i, j], "multiplier"
+    return cl.Trajectory(t, columns, kinds)
+
+
+def build(duration=0.2, friction=0.8, max_torque=2.7, distance=0.0, regularization=0.0):
+    """From rest in the standing pose to rest ``distance`` further forward after ``duration`` seconds (0: stand
+    still), least ∫(|τ|² + w|q̈_joints|²) dt, w = ``regularization``; the problem's own guess stands, its base
+    sliding forward at constant speed (:func:`standing_guess` adds the feet's forces)."""
+    import numpy as np
+
+    name = "solo12_stand" if distance == 0 else "solo12_jump_implicit"
+    body, q0, _, tau0, tau, prob = _standing_problem(name, duration, friction, max_torque)
     if regularization:
         prob.minimize(integral=regularization * sum(a**2 for a in list(body.a.elements())[6:]), name="joint_acceleration")
     start = {s: float(v) for s, v in zip(body.coordinates, q0)}
@@ -105,10 +162,16 @@ def build_jump(distance=0.2, duration=0.85, friction=0.8, max_torque=2.7, regula
     end[body.coordinates[0]] = float(q0[0] + distance)
     prob.initial(start)
     prob.final(end)
-    t = np.linspace(0.0, duration, 9)
     guess = {s: float(v) for s, v in zip(body.coordinates, q0)}
-    guess[body.coordinates[0]] = (t, q0[0] + distance * t / duration)
+    guess[body.coordinates[0]] = (float(q0[0]), float(q0[0] + distance))
     guess[body.speeds[0]] = distance / duration
     guess.update({u: float(f) for u, f in zip(tau, tau0)})
     prob.guess(guess)
     return prob
+
+
+def build_jump(distance=0.2, duration=0.85, friction=0.8, max_torque=2.7, regularization=1e-6):
+    """``solo12_jump``'s motion without its schedule: :func:`build` over its distance and duration (its push,
+    flight and landing add up to 0.85 s) with its cost; ``colloc verify FILE problems/solo12_stand.py --set
+    distance=0.2 --set duration=0.85 --set regularization=1e-6`` checks a solution."""
+    return build(duration, friction, max_torque, distance, regularization)

@@ -6,7 +6,7 @@
   Pinocchio (``computeTotalMass``, ``centerOfMass``);
 * the contact-implicit stance (no schedule): over the horizon the feet's normal forces average to m g,
   since the base starts and ends at rest (impulse = change of momentum), and ``colloc verify``'s checks of
-  the file pass.
+  the file pass, and fail on a moved knee angle or a raised foot force.
 """
 import importlib.util
 import os
@@ -111,11 +111,52 @@ def test_contact_implicit_stance_carries_the_weight(stance):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="4 intervals are too coarse for the legs: each interval integrated alone with "
-                                       "its constant forces ends 0.86 rad/s off in the knee speeds (limit 1e-2)")
-def test_contact_implicit_stance_verifies(stance):
+def test_contact_implicit_stance_verifies_and_a_tampered_stance_does_not(stance):
+    # Every check passes. Integrated with the file's constant forces each interval of this stance ends 0.86 rad/s
+    # off in the knee speeds (a lower leg weighs 38 g: a force error δF moves the foot by h δF / m); its feet stick
+    # throughout, so verify integrates each interval with them held by the contact law (colloc.simulate.held_intervals),
+    # and those end within 3e-4 of the file.  Two edits must still fail it: a knee angle moved by 0.02 rad at an
+    # interior mesh point (the interval ending there does not reach it), and one foot's force raised by 30 % on
+    # an interval (the model at its grid points no longer balances)
+    from copy import deepcopy
+
     from colloc.simulate.contact_checks import check_contact_file
 
     stand, tr = stance
     checks, _ = check_contact_file(stand.build(), tr, 1e-6, 1e-2)
     assert all(c.passed for c in checks), [c.line() for c in checks if not c.passed]
+    mesh = np.flatnonzero(np.isin(tr.time, tr.time[::2]))  # Hermite–Simpson: mesh points are every other grid point
+    moved = deepcopy(tr)
+    moved["solo12.FL_KFE"][mesh[2]] += 0.02
+    failed = {c.name for c in check_contact_file(stand.build(), moved, 1e-6, 1e-2)[0] if not c.passed}
+    assert "dynamics:solo12.FL_KFE" in failed, failed
+    pushed = deepcopy(tr)
+    pushed["solo12.HR_FOOT.normal_force"][mesh[1]:mesh[2]] *= 1.3
+    failed = {c.name for c in check_contact_file(stand.build(), pushed, 1e-6, 1e-2)[0] if not c.passed}
+    assert "derivatives" in failed, failed
+
+@pytest.mark.parametrize("placement", ["interval", "collocation"])
+def test_standing_guess_is_an_equilibrium_of_the_transcribed_contact_dynamics(placement):
+    # The guess of problems/solo12_stand.py names no contact mode, but it must hold the robot up: its torques
+    # and 3-D foot forces (the weight split by least squares through the contacts' Jacobians) put every
+    # residual row M a + c − τ − W_nᵀλ − W_tᵀf of the transcription at 0 (at rest a = 0, and c is the
+    # weight), the collocation defects at 0, the forces inside their 4-facet cones.  Checks that the guess's
+    # friction forces (tangent coordinates) reach the cone's facet variables as the same force.
+    from colloc.pipeline import driver
+
+    stand = _script("solo12_stand")
+    problem = stand.build()
+    guess = stand.standing_guess(0.2)
+    tr = driver.transcription(problem, **dict(stand.SOLVE, intervals=2, contact_forces=placement))
+    with pytest.warns(UserWarning, match="interpolated linearly"):
+        nlp = tr.build(tr.warm_start(guess))
+    w = nlp.layout.vector("guess")
+    g = np.array(ca.Function("g", [nlp.w], [nlp.g])(w)).ravel()
+    for kind in ("residual", "defect"):
+        values = np.concatenate([v.ravel() for _, v in nlp.rows.values(g, kind)])
+        assert values.size and np.abs(values).max() <= 1e-9, (kind, np.abs(values).max())
+    cones = [v for b, v in nlp.rows.values(g, "friction") if any(n.endswith("cone") for n in b.names)]
+    assert cones and min(float(v.min()) for v in cones) > 0.0
+    lam = np.array([guess[f"solo12.{f}_FOOT.normal_force"][0] for f in ("FL", "FR", "HL", "HR")])
+    model = pin.buildModelFromUrdf(URDF, pin.JointModelFreeFlyer())
+    assert lam.sum() == pytest.approx(pin.computeTotalMass(model) * G, rel=1e-10)

@@ -47,6 +47,11 @@ from ..transcription.contacts import CLOSED_GAP, COMPLEMENTARITY
 FREE_FROM = 1e-3
 #: IPOPT options of the warm-started steps of the homotopy (the user's ``ipopt`` overrides them).
 WARM = {"bound_push": 1e-9, "bound_frac": 1e-9, "mu_init": 1e-6}
+#: IPOPT options of the steps after the first, which also start from the last step's multipliers: without them
+#: IPOPT sets every bound multiplier to 1, far from the barrier's μ, and each step of Solo12's stance took 50–80
+#: iterations to walk back to a solution that had hardly moved.
+WARM_MULTIPLIERS = {"warm_start_init_point": "yes", "warm_start_bound_push": 1e-9, "warm_start_bound_frac": 1e-9,
+                    "warm_start_slack_bound_push": 1e-9, "warm_start_slack_bound_frac": 1e-9, "warm_start_mult_bound_push": 1e-9}
 #: IPOPT options of every step: MUMPS's permuting scaling (MC64, IPOPT's default), which colloc's defaults turn
 #: off; the complementarity rows are degenerate and without it the pushed block took 813 iterations, not 395.
 CONTACT_IPOPT = {"mumps_permuting_scaling": 7}
@@ -169,10 +174,12 @@ def _homotopy(tr, options, steps_eps, solver, blocks=None):
         if blocks and name in blocks and np.shape(blocks[name]) == b.guess.shape:
             b.guess[:] = np.clip(blocks[name], b.lower, b.upper)
     to_trajectory = lambda w: tr.trajectory(nlp, w, dict(status="checkpoint", success=False))  # noqa: E731
-    steps, build_total, solve_total, iterations = [], 0.0, 0.0, 0
+    steps, build_total, solve_total, iterations, multipliers = [], 0.0, 0.0, 0, None
     for k, eps in enumerate(steps_eps):
         set_relaxation(nlp, eps)
-        sol, stats, build_s, solve_s = solver.run(nlp, solver_opts, options.expand, options.progress, options.checkpoint, to_trajectory, start)
+        # positional: monitored (None: when progress or checkpoints ask), the last step's multipliers, reuse the solver
+        sol, stats, build_s, solve_s = solver.run(nlp, solver_opts, options.expand, options.progress, options.checkpoint, to_trajectory,
+                                                  start, None, multipliers, True)
         build_total, solve_total = build_total + build_s, solve_total + solve_s
         o = solver.outcome(nlp, sol, stats, nlp.terms)
         iterations += o.iterations
@@ -185,7 +192,8 @@ def _homotopy(tr, options, steps_eps, solver, blocks=None):
         start = _time.perf_counter()
         # IPOPT pushes a starting point off its bounds by 1e-2, which would lift every sticking contact's
         # sliding speed off zero and every zero force into the cone: warm steps start where the last ended
-        solver_opts = {**solver_opts, **WARM, **(ipopt or {})}
+        solver_opts = {**solver_opts, **WARM, **WARM_MULTIPLIERS, **(ipopt or {})}
+        multipliers = (np.asarray(sol["lam_x"]).ravel(), np.asarray(sol["lam_g"]).ravel())
     res = make_result(tr, nlp, sol, stats, build_total, solve_total, solver)
     info = contact_report(nlp, o.g, res.trajectory, steps)
     traj = res.trajectory

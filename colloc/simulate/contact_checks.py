@@ -26,7 +26,9 @@ It gets every check of a single-phase file, with those forces:
   jumps) *and its contact forces* as the file holds them
   (:func:`colloc.transcription.force_points.interval_forces`), ending on the pre-impact state
   ``v⁻ = v⁺ − M⁻¹(W_nᵀP + W_tᵀP_t)`` where an impulse acts;
-  :func:`colloc.simulate.verify.interval_errors` with the forcing of :func:`interval_contact`;
+  :func:`colloc.simulate.verify.interval_errors` with the forcing of :func:`interval_contact`; where every
+  loaded contact sticks, the event-driven simulation of the interval alone counts if it ends nearer
+  (:mod:`colloc.simulate.held_intervals`: a planted foot's force follows the motion);
 * **between grid points**: :func:`colloc.simulate.limits.checks`;
 * **resimulation**: the event-driven simulator (:func:`colloc.simulate.events.simulate_events`),
   from the file's initial state with its controls (the scheme's own interpolant)
@@ -80,6 +82,7 @@ import numpy as np
 
 from .checks import Check, basic_checks, solution_checks, _dynamics
 from .contact_terms import ContactTerms
+from .held_intervals import better_of, held_interval_errors, sticking_intervals
 from ..discretization.interpolant import last_rows_at
 from ..transcription.registry import of_trajectory
 
@@ -220,6 +223,8 @@ def check_contact_file(problem, traj, tolerance, dynamics_tolerance) -> tuple[li
     checks.append(_contact_rows_check(setup["rows"], problem, traj, tolerance))
     checks += consistency_checks(problem, traj, tolerance, dynamics_tolerance, consistency_contact(problem, traj, setup))
     signed, mesh_times, message = interval_errors(problem, traj, contact=setup, signed=True)
+    allowed = sticking_intervals(problem, traj, setup)  # planted feet: their forces follow the motion, held by the contact law
+    signed, _ = better_of(signed, held_interval_errors(problem, traj, setup, allowed) if allowed.any() else None, traj, allowed)
     local = {n: np.abs(e) for n, e in signed.items()}
     checks += _dynamics(problem, traj, dynamics_tolerance, lambda *_: (local, mesh_times, message))
     checks += between_grid_points(problem, traj)

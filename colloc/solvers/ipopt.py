@@ -209,7 +209,7 @@ def _hashable(opts):
     return key
 
 
-def run_ipopt(nlp, ipopt_opts, expand, progress, checkpoint, to_trajectory, start, monitored=None):
+def run_ipopt(nlp, ipopt_opts, expand, progress, checkpoint, to_trajectory, start, monitored=None, multipliers=None, reuse=False):
     """Create the IPOPT solver of ``nlp`` and run it from its guess, interruptibly.
 
     ``start`` is when building began (``perf_counter``); returns ``(solution,
@@ -222,6 +222,11 @@ def run_ipopt(nlp, ipopt_opts, expand, progress, checkpoint, to_trajectory, star
     and the handler raises only while IPOPT runs), with the iterate kept.  A solve that meets a NaN or
     inf is run once more with the callback, which numbers the iterations and keeps the iterate before
     the last, so that the report can say where the non-finite value came from.
+
+    With ``reuse``, a solve of an NLP that ran before with the same options reuses its solver (a homotopy
+    changes only the row bounds between solves; creating the solver, with its derivatives, is a large part
+    of a small robot's solve).  ``multipliers`` ``(lam_x, lam_g)`` start IPOPT's multipliers there (with
+    ``warm_start_init_point``).
     """
     if monitored is None:
         monitored = bool(progress or checkpoint)
@@ -230,25 +235,33 @@ def run_ipopt(nlp, ipopt_opts, expand, progress, checkpoint, to_trajectory, star
     if log.hidden:  # IPOPT's table gives its own iteration numbers to the progress lines; the log itself is not shown
         ipopt_opts = {**ipopt_opts, "print_level": 5}
     mapped = getattr(nlp, "mapped", None)  # collocation NLPs; phased and midpoint-vi ones are left to CasADi
-    derivatives = structured(nlp, mapped) if mapped is not None and not expand else None
     callback = {"iteration_callback": monitor} if monitored else {}
-    try:
-        solver = ca.nlpsol("colloc", "ipopt", {"x": nlp.w, "f": nlp.f, "g": nlp.g},
-                           {"ipopt": ipopt_opts, "expand": bool(expand), "print_time": False, "error_on_fail": False,
-                            **callback, **(derivatives or {})})
-    except RuntimeError as e:
-        raise _ipopt_option_error(str(e), ipopt_opts) from None
+    key = _hashable({**ipopt_opts, " expand": bool(expand)}) if reuse and not monitored else None
+    cache = nlp.__dict__.setdefault("_ipopt_solvers", {}) if key is not None else {}
+    solver = cache.get(key)
+    if solver is None:
+        derivatives = structured(nlp, mapped) if mapped is not None and not expand else None
+        try:
+            solver = ca.nlpsol("colloc", "ipopt", {"x": nlp.w, "f": nlp.f, "g": nlp.g},
+                               {"ipopt": ipopt_opts, "expand": bool(expand), "print_time": False, "error_on_fail": False,
+                                **callback, **(derivatives or {})})
+        except RuntimeError as e:
+            raise _ipopt_option_error(str(e), ipopt_opts) from None
+        cache[key] = solver
     build_seconds = _time.perf_counter() - start
     lay = nlp.layout
     start, cpu = _time.perf_counter(), _time.process_time()
+    warm = dict(lam_x0=multipliers[0], lam_g0=multipliers[1]) if multipliers is not None else {}
     # CasADi reports each NaN/inf evaluation at a trial point as a warning on stderr: collect them instead
     with _interruptible(monitor, raising=not monitored) as guard, EvaluationWatch(lambda: monitor.iteration) as watch, log:
         with guard.armed():
-            sol = solver(x0=lay.vector("guess"), lbx=lay.vector("lower"), ubx=lay.vector("upper"), lbg=nlp.rows.lower, ubg=nlp.rows.upper)
+            sol = solver(x0=lay.vector("guess"), lbx=lay.vector("lower"), ubx=lay.vector("upper"), lbg=nlp.rows.lower,
+                         ubg=nlp.rows.upper, **warm)
     solve_seconds = _time.perf_counter() - start
     stats = solver.stats()
     if not monitored and not monitor.interrupted and (watch.events or stats.get("return_status") == "Invalid_Number_Detected"):
-        return run_ipopt(nlp, ipopt_opts, expand, progress, checkpoint, to_trajectory, _time.perf_counter() - build_seconds, True)
+        return run_ipopt(nlp, ipopt_opts, expand, progress, checkpoint, to_trajectory, _time.perf_counter() - build_seconds, True,
+                         multipliers)
     stats["solve_cpu_seconds"] = _time.process_time() - cpu  # moves less than wall time when the machine is shared
     stats["nonfinite_evaluations"] = watch.events
     stats["previous_iterate"] = monitor.before_last

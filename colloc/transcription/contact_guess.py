@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .friction3d import facet_directions, variable_slices
+
 
 def fill_contact_guess(rows, lay, columns, time, force_times):
     """Contact forces of a warm start, sampled at ``force_times`` (the times of the force blocks' columns);
@@ -25,8 +27,30 @@ def fill_contact_guess(rows, lay, columns, time, force_times):
             j = rows.planar.index(i)
             f = np.interp(force_times, time, columns[f"{c.name}.friction_force"])
             lay["cbp"].guess[j], lay["cbm"].guess[j] = np.maximum(f, 0.0), np.maximum(-f, 0.0)
+    if rows.spatial and "cf3" in lay:
+        _spatial_friction(rows, lay, columns, time, force_times)
     if "pn" in lay:
         _move_impulses(rows, lay, columns, time)
+
+
+def _spatial_friction(rows, lay, columns, time, force_times):
+    """3-D friction forces of a warm start (``NAME.friction_force_1``, ``_2`` in tangent coordinates) as the cone's
+    variables: the components of a circular cone; on a polyhedral one each facet's share ``max(0, d_jᵀF)``, scaled so
+    that the facets add up to ``F`` along it (exactly ``F`` for 4 facets).  A standing robot's guess then holds its
+    weight with its splayed feet from the first iteration."""
+    for c, sl in zip(rows.spatial_contacts, variable_slices(rows.spatial_contacts)):
+        names = (f"{c.name}.friction_force_1", f"{c.name}.friction_force_2")
+        if not all(n in columns for n in names):
+            continue
+        F = np.array([np.interp(force_times, time, columns[n]) for n in names])  # (2, m)
+        if c.cone == "circular":
+            lay["cf3"].guess[sl] = F
+            continue
+        D = facet_directions(c.facets)
+        beta = np.maximum(D @ F, 0.0)
+        along = np.einsum("im,im->m", D.T @ beta, F)  # the facets' sum projected on F, times |F|
+        norm2 = np.einsum("im,im->m", F, F)
+        lay["cf3"].guess[sl] = beta * np.divide(norm2, along, out=np.zeros_like(norm2), where=along > 0)
 
 
 def _move_impulses(rows, lay, columns, time):
