@@ -272,11 +272,12 @@ def lowpass_iir(signal, step, cutoff):
 def resample_natural_quintic(time, values, new_time):
     """Values of the natural quintic spline interpolating ``(time, values)`` (OpenSim's ``GCVSpline``, degree 5,
     error variance 0: knots at the data, third and fourth derivatives zero at both ends)."""
+    from ..discretization.grid import locate
     from .splines import natural_coefficients
 
     time, new_time = np.asarray(time, dtype=float), np.asarray(new_time, dtype=float)
     coeffs = natural_coefficients(time, values, 5)
-    piece = np.clip(np.searchsorted(time, new_time, side="right") - 1, 0, time.size - 2)
+    piece = locate(time, new_time)[0]
     tau = new_time - time[piece]
     out = np.zeros_like(tau)
     for c in coeffs:  # Horner, highest power first
