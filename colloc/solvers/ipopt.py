@@ -209,6 +209,37 @@ def _hashable(opts):
     return key
 
 
+#: Environment variables by which a user sets OpenBLAS's threads himself (then colloc leaves them alone).
+BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "GOTO_NUM_THREADS")
+
+
+@lru_cache(maxsize=None)
+def single_threaded_blas() -> bool:
+    """Run the OpenBLAS that CasADi's wheel bundles for MUMPS on one thread (once per process); whether it
+    was set.
+
+    MUMPS factorizes collocation KKT systems in fronts too small for a second BLAS thread to pay, and
+    OpenBLAS's idle threads spin: on the 2-D walking tracking problem (dense 58-variable blocks at every
+    grid point) the factorizations took 3.5 CPU s on one thread against 4.3 on two, no faster in wall
+    time (docs/performance.md); the small problems of ``problems/`` do not engage it either way.  An
+    ``OPENBLAS_NUM_THREADS`` (or ``OMP_NUM_THREADS``) the user set is respected.  Only CasADi's private
+    library is touched, never NumPy's.
+    """
+    if any(os.environ.get(v) for v in BLAS_THREAD_VARIABLES):
+        return False
+    import ctypes
+    import glob
+
+    for path in sorted(glob.glob(os.path.join(os.path.dirname(ca.__file__), "*casadi-tp-openblas*"))):
+        try:
+            library = ctypes.CDLL(path)  # loaded already by IPOPT's plugin: the same handle
+            library.openblas_set_num_threads(1)
+            return True
+        except (OSError, AttributeError):
+            continue
+    return False
+
+
 def run_ipopt(nlp, ipopt_opts, expand, progress, checkpoint, to_trajectory, start, monitored=None):
     """Create the IPOPT solver of ``nlp`` and run it from its guess, interruptibly.
 
@@ -238,6 +269,7 @@ def run_ipopt(nlp, ipopt_opts, expand, progress, checkpoint, to_trajectory, star
                             **callback, **(derivatives or {})})
     except RuntimeError as e:
         raise _ipopt_option_error(str(e), ipopt_opts) from None
+    single_threaded_blas()
     build_seconds = _time.perf_counter() - start
     lay = nlp.layout
     start, cpu = _time.perf_counter(), _time.process_time()
