@@ -70,3 +70,34 @@ def _threads_after_a_solve(**env):
 def test_mumps_blas_runs_on_one_thread_unless_the_user_says_otherwise():
     assert _threads_after_a_solve() == 1
     assert _threads_after_a_solve(OPENBLAS_NUM_THREADS="2") == 2
+
+
+def _coupled(n):
+    """``n`` states driven by one control through a dense coupling: ẋ = tanh(A x) + u, A with no zero."""
+    import colloc as cl
+
+    c = cl.Component("chain")
+    x = ca.vertcat(*[c.state(f"x{i}") for i in range(n)])
+    u = c.control("u", bounds=(-1, 1))
+    A = ca.DM(np.random.default_rng(0).uniform(0.1, 1.0, (n, n)))
+    rate = ca.tanh(ca.mtimes(A, x)) + u
+    for i in range(n):
+        c.derivative(x[i], rate[i])
+    prob = cl.Problem([c], t0=0.0, tf=1.0)
+    prob.initial({x[i]: 0.1 for i in range(n)})
+    prob.minimize(integral=u**2 + ca.sumsqr(x))
+    return prob
+
+
+def test_mumps_orders_dense_grid_points_with_metis_and_sparse_ones_with_amd():
+    """METIS when a grid point's Jacobian has DENSE_JACOBIAN nonzeros or more (20 states: 20 × 21 = 420), AMD below
+    (4 states) or on too few points; an order the user gives is kept."""
+    import colloc as cl
+    from colloc.solvers import ipopt as backend
+
+    assert backend.DENSE_JACOBIAN <= 20 * 21 and 4 * 5 < backend.DENSE_JACOBIAN
+    assert backend.pivot_order(cl.build_nlp(_coupled(20), intervals=10)) == backend.METIS
+    assert backend.pivot_order(cl.build_nlp(_coupled(20), intervals=4)) == backend.DEFAULT_IPOPT["mumps_pivot_order"]
+    assert backend.pivot_order(cl.build_nlp(_coupled(4), intervals=10)) == backend.DEFAULT_IPOPT["mumps_pivot_order"]
+    assert "mumps_pivot_order" not in backend.ipopt_options({"tol": 1e-6})
+    assert backend.ipopt_options({"mumps_pivot_order": 0})["mumps_pivot_order"] == 0
