@@ -70,7 +70,7 @@ REFERENCE = dict(value=1.5302081, source="OpenSim Moco 4.6 MocoTrack example2DWa
 #: ``mode="explicit"`` is Moco's formulation (q̈ = M⁻¹(τ − c)); from the tracked-states guess, whose
 #: accelerations are unknown, colloc's default implicit form (accelerations as variables) took tiny steps.
 #: MUMPS orders the KKT systems with METIS, not AMD, by colloc's own choice (each grid point's Jacobian and Hessian
-#: blocks are dense: 57 variables coupled through M⁻¹; :func:`colloc.solvers.ipopt.pivot_order`).  IPOPT's
+#: blocks are dense: 57 variables coupled through M⁻¹; :func:`colloc.solvers.mumps.pivot_order`).  IPOPT's
 #: adaptive barrier update took 49 iterations instead of 64, to 1.5302070, 7e-7 from Moco's optimum
 #: (docs/moco-gait.md, "Where the time goes").
 SOLVE = dict(scheme="hermite-simpson", intervals=50, control_interpolation="linear", mode="explicit",

@@ -93,11 +93,11 @@ def test_mumps_orders_dense_grid_points_with_metis_and_sparse_ones_with_amd():
     """METIS when a grid point's Jacobian has DENSE_JACOBIAN nonzeros or more (20 states: 20 × 21 = 420), AMD below
     (4 states) or on too few points; an order the user gives is kept."""
     import colloc as cl
-    from colloc.solvers import ipopt as backend
+    from colloc.solvers import ipopt as backend, mumps
 
-    assert backend.DENSE_JACOBIAN <= 20 * 21 and 4 * 5 < backend.DENSE_JACOBIAN
-    assert backend.pivot_order(cl.build_nlp(_coupled(20), intervals=10)) == backend.METIS
-    assert backend.pivot_order(cl.build_nlp(_coupled(20), intervals=4)) == backend.DEFAULT_IPOPT["mumps_pivot_order"]
-    assert backend.pivot_order(cl.build_nlp(_coupled(4), intervals=10)) == backend.DEFAULT_IPOPT["mumps_pivot_order"]
+    assert mumps.DENSE_JACOBIAN <= 20 * 21 and 4 * 5 < mumps.DENSE_JACOBIAN
+    assert mumps.pivot_order(cl.build_nlp(_coupled(20), intervals=10)) == mumps.METIS
+    assert mumps.pivot_order(cl.build_nlp(_coupled(20), intervals=4)) == mumps.AMD == backend.DEFAULT_IPOPT["mumps_pivot_order"]
+    assert mumps.pivot_order(cl.build_nlp(_coupled(4), intervals=10)) == mumps.AMD
     assert "mumps_pivot_order" not in backend.ipopt_options({"tol": 1e-6})
     assert backend.ipopt_options({"mumps_pivot_order": 0})["mumps_pivot_order"] == 0

@@ -23,6 +23,7 @@ import casadi as ca
 import numpy as np
 
 from ..transcription.derivatives import structured
+from .mumps import pivot_order, single_threaded_blas
 from ..errors import FileFormatError, OptionError, did_you_mean
 from ..transcription.nonfinite import EvaluationWatch
 from ..results.trajectory import Status
@@ -43,7 +44,8 @@ _STATUS = {
 }
 
 #: ``mumps_pivot_order=0`` (AMD) orders collocation KKT systems faster than IPOPT's choice (unless their grid
-#: points are coupled densely: :func:`pivot_order` then chooses METIS, when the user gives no order).  MUMPS's scaling
+#: points are coupled densely: :func:`colloc.solvers.mumps.pivot_order` then chooses METIS when the user gives
+#: no order).  MUMPS's scaling
 #: stays automatic: turning it off (``mumps_scaling=0``) saves 11 % of the 10,000-interval cart-pole's solve
 #: (4.68 against 5.24 CPU s) and nothing below 1,600 intervals, but costs iterations on badly conditioned
 #: problems — the Solo12 jump 556 instead of 81 (stuck at a constraint violation of 2e-8 for 480 of them),
@@ -55,44 +57,16 @@ _STATUS = {
 DEFAULT_IPOPT = {"tol": 1e-8, "max_iter": 3000, "print_level": 0, "sb": "yes", "mumps_pivot_order": 0, "mumps_permuting_scaling": 0}
 
 
-#: MUMPS's METIS ordering (``mumps_pivot_order=5``) instead of AMD when the NLP's grid points are coupled densely:
-#: a mapped call of at least :data:`DENSE_POINTS` points whose point Jacobian has at least :data:`DENSE_JACOBIAN`
-#: nonzeros.  The 2-D walking tracking problem (493 nonzeros, 57 variables per point; an explicit skeleton couples
-#: every state and control through M⁻¹) spent 12.6 CPU s in MUMPS with AMD and 4.0 with METIS, same iterates; the
-#: Panda reach (205 nonzeros) 0.46 s with AMD against 0.71 with METIS, and the small problems' blocks are
-#: sparser still.  Below 20 points the ordering costs nothing either way (and a different pivot sequence would
-#: only move the iterates).
-METIS, DENSE_JACOBIAN, DENSE_POINTS = 5, 300, 20
-
-
 def ipopt_options(ipopt=None, verbose=False) -> dict:
     """colloc's IPOPT defaults updated with the user's ``ipopt`` dict (checked to be a dict).
 
     ``mumps_pivot_order`` is left out unless the user gives it: :func:`run_ipopt` chooses it for the NLP
-    (:func:`pivot_order`)."""
+    (:func:`colloc.solvers.mumps.pivot_order`)."""
     opts = merged_options(DEFAULT_IPOPT, ipopt, 5 if verbose else None, "ipopt", "IPOPT")
     _check_ipopt_options(opts)
     if not (isinstance(ipopt, dict) and "mumps_pivot_order" in ipopt):
         del opts["mumps_pivot_order"]
     return opts
-
-
-def pivot_order(nlp) -> int:
-    """MUMPS's ordering for ``nlp``: :data:`METIS` when its grid points are coupled densely (see there), else
-    :data:`DEFAULT_IPOPT`'s AMD."""
-    maps = getattr(nlp, "mapped", None)
-    maps = [maps] if maps is not None and not isinstance(maps, (list, tuple)) else list(maps or [])
-    for m in maps:
-        if m is None or m.count < DENSE_POINTS or m.symbols is None:
-            continue
-        ins, outs = m.symbols
-        ins = ins[:-1] if m.hoisted else ins  # the hoisted values are numbers
-        if not ins or not outs:
-            continue
-        y, v = ca.vertcat(*[ca.vec(o) for o in outs]), ca.vertcat(*[ca.vec(i) for i in ins])
-        if ca.jacobian_sparsity(y, v).nnz() >= DENSE_JACOBIAN:
-            return METIS
-    return DEFAULT_IPOPT["mumps_pivot_order"]
 
 
 def merged_options(defaults, given, print_level, name, solver) -> dict:
@@ -241,37 +215,6 @@ def _hashable(opts):
     except TypeError:
         return None
     return key
-
-
-#: Environment variables by which a user sets OpenBLAS's threads himself (then colloc leaves them alone).
-BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "GOTO_NUM_THREADS")
-
-
-@lru_cache(maxsize=None)
-def single_threaded_blas() -> bool:
-    """Run the OpenBLAS that CasADi's wheel bundles for MUMPS on one thread (once per process); whether it
-    was set.
-
-    MUMPS factorizes collocation KKT systems in fronts too small for a second BLAS thread to pay, and
-    OpenBLAS's idle threads spin: on the 2-D walking tracking problem (dense 58-variable blocks at every
-    grid point) the factorizations took 3.5 CPU s on one thread against 4.3 on two, no faster in wall
-    time (docs/performance.md); the small problems of ``problems/`` do not engage it either way.  An
-    ``OPENBLAS_NUM_THREADS`` (or ``OMP_NUM_THREADS``) the user set is respected.  Only CasADi's private
-    library is touched, never NumPy's.
-    """
-    if any(os.environ.get(v) for v in BLAS_THREAD_VARIABLES):
-        return False
-    import ctypes
-    import glob
-
-    for path in sorted(glob.glob(os.path.join(os.path.dirname(ca.__file__), "*casadi-tp-openblas*"))):
-        try:
-            library = ctypes.CDLL(path)  # loaded already by IPOPT's plugin: the same handle
-            library.openblas_set_num_threads(1)
-            return True
-        except (OSError, AttributeError):
-            continue
-    return False
 
 
 def run_ipopt(nlp, ipopt_opts, expand, progress, checkpoint, to_trajectory, start, monitored=None):
