@@ -32,8 +32,8 @@ def pivot_order(nlp) -> int:
             continue
         ins, outs = m.symbols
         ins = ins[:-1] if m.hoisted else ins  # the hoisted values are numbers
-        if not ins or not outs:
-            continue
+        if sum(i.numel() for i in ins) * sum(o.numel() for o in outs) < DENSE_JACOBIAN:
+            continue  # too few to be dense: no sparsity to propagate (a small problem's solve takes milliseconds)
         y, v = ca.vertcat(*[ca.vec(o) for o in outs]), ca.vertcat(*[ca.vec(i) for i in ins])
         if ca.jacobian_sparsity(y, v).nnz() >= DENSE_JACOBIAN:
             return METIS
