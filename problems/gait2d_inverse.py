@@ -94,10 +94,10 @@ def model(tendons="implicit"):
         raise ValueError(f"`tendons` must be 'rigid' or 'implicit'; got {tendons!r}.")
     table = goals.read_table(DATA / "referenceCoordinates.sto")
 
-    def motion(body):
-        names = load(MODEL, forces=False).skeleton.opensim_names
-        return goals.prescribed_motion(body, table, {c.name(): names[c.name()] for c in body.coordinates},
-                                       method="quintic")
+    def motion(body):  # each coordinate's column, /jointset/<joint>/<coordinate>/value (no second load for the names)
+        columns = {c.name(): next(label for label in table.labels if label.endswith(f"/{c.name().split('.', 1)[1]}/value"))
+                   for c in body.coordinates}
+        return goals.prescribed_motion(body, table, columns, method="quintic")
 
     if tendons == "rigid":
         return load(MODEL, forces=CONTACTS + muscle_names(), motion=motion)

@@ -69,12 +69,12 @@ REFERENCE = dict(value=1.5302081, source="OpenSim Moco 4.6 MocoTrack example2DWa
 #: (1.54633, measured); Moco's limited-memory IPOPT meets the same tol only after driving μ to 5e-11.
 #: ``mode="explicit"`` is Moco's formulation (q̈ = M⁻¹(τ − c)); from the tracked-states guess, whose
 #: accelerations are unknown, colloc's default implicit form (accelerations as variables) took tiny steps.
-#: MUMPS ordering METIS (``mumps_pivot_order=5``) instead of colloc's AMD: each grid point's Jacobian and Hessian
-#: blocks are dense (58 inputs: the explicit skeleton couples every state and control through M⁻¹), where
-#: AMD's fill made the factorizations about half of the solve; IPOPT's adaptive barrier update took 49
-#: iterations instead of 64, to 1.5302070, 7e-7 from Moco's optimum (docs/moco-gait.md, "Where the time goes").
+#: MUMPS orders the KKT systems with METIS, not AMD, by colloc's own choice (each grid point's Jacobian and Hessian
+#: blocks are dense: 57 variables coupled through M⁻¹; :func:`colloc.solvers.mumps.pivot_order`).  IPOPT's
+#: adaptive barrier update took 49 iterations instead of 64, to 1.5302070, 7e-7 from Moco's optimum
+#: (docs/moco-gait.md, "Where the time goes").
 SOLVE = dict(scheme="hermite-simpson", intervals=50, control_interpolation="linear", mode="explicit",
-             ipopt=dict(mumps_pivot_order=5, mu_strategy="adaptive"))
+             ipopt=dict(mu_strategy="adaptive"))
 DEG = math.pi / 180
 #: The example's bounds (rad or m), by coordinate.
 BOUNDS = dict(pelvis_tilt=(-20 * DEG, -10 * DEG), pelvis_tx=(0.0, 1.0), pelvis_ty=(0.75, 1.25),

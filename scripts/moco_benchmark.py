@@ -20,12 +20,14 @@ Problems (each side solves the same NLP: same model, goals, bounds, mesh and tol
 runs still take minutes).
 
 Each run is a fresh process, one after the other (the ``opensim`` wheel carries its own libcasadi and cannot
-share a process with colloc's ``casadi``).  colloc runs twice: ``colloc cold`` compiles its point functions
-into an empty cache folder (the compiler's CPU is counted), ``colloc warm`` loads them from that folder, as
-any later solve of the same expressions does (``COLLOC_CACHE_DIR``).  Columns: set-up seconds (colloc:
-the script's ``build()`` plus the NLP, its derivatives and compiling; Moco: its study), solve seconds
-(IPOPT), end-to-end wall and CPU seconds (process and children: the compiler, Moco's threads), iterations
-and objective; then Moco / colloc ratios of the CPU seconds, the fairer measure on a shared machine.
+share a process with colloc's ``casadi``); colloc's bytecode is compiled beforehand, as ``pip install`` leaves
+it.  colloc runs twice, with its defaults (``compile="auto"``): ``colloc cold`` with an empty cache folder for
+compiled point functions (the compiler's CPU, if ``"auto"`` compiles, is counted), ``colloc warm`` with the
+folder the first run left, as any later solve of the same expressions has (``COLLOC_CACHE_DIR``).  Columns:
+set-up seconds (colloc: the script's ``build()`` plus the NLP, its derivatives and compiling; Moco: its
+study), solve seconds (IPOPT), end-to-end wall and CPU seconds (process and children: the compiler, Moco's
+threads), iterations and objective; then Moco / colloc ratios of the CPU seconds, the fairer measure on a
+shared machine.
 """
 import argparse
 import json
@@ -92,10 +94,22 @@ def moco_command(problem, quick, out, guess=None, max_iterations=None):
     return [sys.executable, str(script), *args, "--out", str(out)] if script.exists() else None
 
 
+def bytecode(out):
+    """colloc's and the problems' bytecode compiled beforehand into their ``__pycache__`` folders, as ``pip install``
+    leaves it (this environment may forbid writing bytecode, and then every run compiled colloc's sources
+    again: 0.15 CPU s); the environment of the colloc runs, which may read it.  (Not a ``PYTHONPYCACHEPREFIX``:
+    Python then looks there for every module's bytecode, NumPy's and CasADi's too, and the first run compiled
+    those: 0.4 s.)  ``out`` is unused."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "colloc"), str(ROOT / "problems")], env=env,
+                   capture_output=True, check=False)
+    return env
+
+
 def run_colloc(problem, quick, out, cache):
     intervals = QUICK_INTERVALS if quick else INTERVALS.get(problem, 0)
     stem = out / f"colloc_{problem}_{'quick' if quick else 'full'}"
-    env = dict(os.environ, PYTHONPATH=str(ROOT), COLLOC_CACHE_DIR=str(cache))
+    env = dict(bytecode(out), PYTHONPATH=str(ROOT), COLLOC_CACHE_DIR=str(cache))
     done = subprocess.run([sys.executable, "-c", COLLOC_SIDE, str(colloc_script(problem)), str(intervals), str(stem),
                            "quick" if quick else "full"], capture_output=True, text=True, env=env, cwd=out)
     if done.returncode != 0:

@@ -112,25 +112,25 @@ def natural_sx(time, values, t, degree=3):
     """The natural spline of ``degree`` through ``(time, values)`` at the SX ``t``, as a sum of gated pieces.
 
     Beyond the data the first and last pieces are extended (the gates are open-ended), so the
-    expression keeps its continuity at every interior knot and is smooth outside.
+    expression keeps its continuity at every interior knot and is smooth outside.  Every piece is
+    built at once, as vectors (the same scalar graph as piece by piece, a Python call per operation
+    instead of one per operation and piece: the 2-D walk's 46 references took 0.96 CPU s piece by piece).
     """
     time, values = _check(time, values)
     coeffs = natural_coefficients(time, values, degree)
-    out = 0
     last = time.size - 2
-    for i in range(last + 1):
-        tau = t - time[i]
-        piece = 0
-        for c in coeffs[:, i]:  # Horner, highest power first
-            piece = piece * tau + c
-        if i == 0:
-            gate = t < time[1]
-        elif i == last:
-            gate = t >= time[i]
-        else:
-            gate = ca.logic_and(t >= time[i], t < time[i + 1])
-        out += ca.if_else(gate, piece, 0)
-    return out
+    tau = t - ca.DM(time[:-1])
+    piece = ca.DM(coeffs[0])
+    for c in coeffs[1:]:  # Horner, highest power first
+        piece = piece * tau + ca.DM(c)
+    gate = ca.vertcat(t < time[1], ca.logic_and(t >= ca.DM(time[1:last]), t < ca.DM(time[2:last + 1])), t >= time[last])
+    return ca.sum1(ca.if_else(gate, piece, 0))
+
+
+#: Splines already made, by their data, method and name (a tracking goal, its speeds and its guess ask
+#: for the same reference's spline again; CasADi functions are immutable, so one can serve them all).
+_MADE: dict = {}
+_MADE_LIMIT = 256
 
 
 def spline_function(time, values, method="bspline", name="spline") -> ca.Function:
@@ -147,6 +147,15 @@ def spline_function(time, values, method="bspline", name="spline") -> ca.Functio
     if method not in METHODS:
         raise ProblemError(f"Unknown spline method {method!r}; use one of {', '.join(METHODS)}.")
     time, values = _check(time, values)
+    key = (time.tobytes(), values.tobytes(), method, name)
+    if key not in _MADE:
+        if len(_MADE) >= _MADE_LIMIT:
+            _MADE.clear()
+        _MADE[key] = _spline(time, values, method, name)
+    return _MADE[key]
+
+
+def _spline(time, values, method, name):
     t = ca.SX.sym("t")
     if method == "bspline":
         inner = ca.interpolant(f"{name}_bspline", "bspline", [time], values)

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import casadi as ca
 
 from ..errors import ModelError, did_you_mean
+from .rigidbody import solve_affine
 
 #: The one time symbol every component shares.
 TIME = ca.SX.sym("t")
@@ -490,7 +491,7 @@ class Model:
             if ca.depends_on(J[i, :], zdot):
                 raise ModelError(f"mode='explicit' needs residuals affine in the derivatives, but the residual of `{s.name}` is nonlinear in them; use the default mode.")
         r0 = ca.substitute(res, zdot, ca.DM.zeros(zdot.shape))
-        solved = -ca.solve(J, r0)
+        solved = -solve_affine(J, r0)
         xdot = ca.substitute(xdot, zdot, solved)
         return self.inputs(ca.SX(0, 1)), xdot, ca.SX(0, 1)
 

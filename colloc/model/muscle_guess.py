@@ -72,8 +72,12 @@ def _share(coefficients, required, lower, reserve_weight):
     """Minimum Σa² + w‖s‖² with C_k a_k + s_k = d_k at every time k; ``coefficients`` (K, nv, M)."""
     K, nv, M = coefficients.shape
     a, s = ca.SX.sym("a", M, K), ca.SX.sym("s", nv, K)
-    rows = [ca.mtimes(ca.DM(coefficients[k]), a[:, k]) + s[:, k] - ca.DM(required[k]) for k in range(K)]
-    nlp = {"x": ca.vertcat(ca.vec(a), ca.vec(s)), "f": ca.sumsqr(a) + reserve_weight * ca.sumsqr(s), "g": ca.vertcat(*rows)}
+    # every time's rows C_k a_k + s_k − d_k at once: one block-diagonal product (the same operations as K products)
+    k, i, m = np.meshgrid(np.arange(K), np.arange(nv), np.arange(M), indexing="ij")
+    C = ca.DM.triplet((k * nv + i).ravel().tolist(), (k * M + m).ravel().tolist(), ca.DM(np.asarray(coefficients, dtype=float).ravel()),
+                      K * nv, K * M)
+    rows = ca.mtimes(C, ca.vec(a)) + ca.vec(s) - ca.DM(np.asarray(required, dtype=float).ravel())
+    nlp = {"x": ca.vertcat(ca.vec(a), ca.vec(s)), "f": ca.sumsqr(a) + reserve_weight * ca.sumsqr(s), "g": rows}
     solver = ca.nlpsol("static_optimization", "ipopt", nlp, {"print_time": False, "ipopt": {"print_level": 0, "sb": "yes", "tol": 1e-10}})
     lo = np.concatenate([np.repeat(np.reshape(lower, (1, M)), K, axis=0).ravel(), np.full(nv * K, -np.inf)])
     hi = np.concatenate([np.ones(M * K), np.full(nv * K, np.inf)])
@@ -84,13 +88,19 @@ def _share(coefficients, required, lower, reserve_weight):
 
 def excitation_from_activation(muscle, times, activation, steps=60):
     """The excitation e(t) ∈ [0, 1] whose activation dynamics give the rate of ``activation`` (bisection)."""
-    P = muscle.params
-    rate = np.gradient(activation, times)
-    lo, hi = np.zeros_like(activation), np.ones_like(activation)
+    return _excitations([muscle], times, np.asarray(activation, dtype=float)[None, :], steps)[0]
+
+
+def _excitations(muscles, times, activations, steps=60):
+    """:func:`excitation_from_activation` of every muscle at once (``activations``: one row per muscle)."""
+    params = [m.params for m in muscles]
+    column = lambda key: np.array([P[key] for P in params])[:, None]  # noqa: E731
+    rate = np.gradient(activations, times, axis=1)
+    lo, hi = np.zeros_like(activations), np.ones_like(activations)
     for _ in range(steps):
         mid = 0.5 * (lo + hi)
-        fast = activation_rate(mid, activation, P["activation_time_constant"], P["deactivation_time_constant"],
-                               P["activation_dynamics_smoothing"]) > rate
+        fast = activation_rate(mid, activations, column("activation_time_constant"), column("deactivation_time_constant"),
+                               column("activation_dynamics_smoothing")) > rate
         hi, lo = np.where(fast, mid, hi), np.where(fast, lo, mid)
     return 0.5 * (lo + hi)
 
@@ -124,9 +134,9 @@ def static_optimization(muscles, times, generalized_force, reserve_weight=1e3) -
     residual = required.T - np.einsum("knm,km->kn", arm, passive.T)
     a = np.clip(_share(coefficients, residual, lower, reserve_weight), lower[:, None], 1.0)
     guess = {}
-    for m, row, act, pas in zip(muscles, a, active, passive):
+    for m, row, act, pas, excitation in zip(muscles, a, active, passive, _excitations(muscles, times, a)):
         guess[m.activation] = (times, row)
-        guess[m.excitation] = (times, excitation_from_activation(m, times, row))
+        guess[m.excitation] = (times, excitation)
         if m.normalized_tendon_force is not None:
             guess[m.normalized_tendon_force] = (times, row * act + pas)
     return guess

@@ -378,4 +378,55 @@ def _skew_sx(u):
     return ca.vertcat(ca.horzcat(0, -u[2], u[1]), ca.horzcat(u[2], 0, -u[0]), ca.horzcat(-u[1], u[0], 0))
 
 
-__all__ = ["Body", "Tree", "JOINT_DOFS", "quaternion_rate_matrix", "quaternion_rotation", "axis_rotation", "skew"]
+def solve_affine(J, b):
+    """``J⁻¹ b`` as SX: by elimination without pivoting when ``J`` is a mass matrix (:func:`_mass_matrix_like`),
+    else by CasADi's QR (``ca.solve``).
+
+    A mass matrix is sparse as its kinematic tree is (coordinates ordered parents first): eliminating
+    from the last row up fills nothing in (Featherstone's LTDL), and its expressions stay small where
+    the QR's square roots and reflections couple every entry; positive definite, it needs no pivoting.
+    The 2-D walking model's explicit dynamics (10 coordinates) then has 8,051 instructions instead of
+    9,918, its Jacobian 88,977 instead of 126,177 and its Lagrangian Hessian 124,180 instead of 248,936;
+    the values agree to rounding.
+    """
+    n = J.size1()
+    if not _mass_matrix_like(J):
+        return ca.solve(J, b)
+    A = [[J[i, j] for j in range(n)] for i in range(n)]
+    nz = [[not A[i][j].is_zero() for j in range(n)] for i in range(n)]
+    b = [b[i, :] for i in range(n)]
+    for k in range(n - 1, -1, -1):  # row k eliminates column k from the rows above it
+        for i in (i for i in range(k) if nz[i][k]):
+            f = A[i][k] / A[k][k]
+            for j in (j for j in range(k) if nz[k][j]):
+                A[i][j], nz[i][j] = A[i][j] - f * A[k][j], True
+            b[i] = b[i] - f * b[k]
+    x = []
+    for i in range(n):  # what is left below the diagonal is lower triangular
+        x.append((b[i] - sum((A[i][j] * x[j] for j in range(i) if nz[i][j]), ca.SX(0))) / A[i][i])
+    return ca.vertcat(*x)
+
+
+def _mass_matrix_like(J, probes=3) -> bool:
+    """Whether the square SX ``J`` is symmetric positive definite, as a mass matrix is: structurally
+    symmetric, and symmetric (to rounding) and positive definite (a Cholesky factorization exists) at
+    ``probes`` random values of its symbols.  A mass matrix's entries ``Mᵢⱼ`` and ``Mⱼᵢ`` are different
+    expressions of the same value, so symmetry is checked by value."""
+    n = J.size1()
+    if n < 2 or J.size2() != n or not J.sparsity().is_symmetric() or any(J[i, i].is_zero() for i in range(n)):
+        return False
+    symbols = ca.symvar(J)
+    f = ca.Function("J", [ca.vertcat(*symbols) if symbols else ca.SX(0, 1)], [ca.densify(J)])
+    rng = np.random.default_rng(0)
+    for _ in range(probes):
+        M = np.array(f(rng.uniform(-1.0, 1.0, f.size1_in(0))))
+        if not np.all(np.isfinite(M)) or np.max(np.abs(M - M.T)) > 1e-9 * max(1.0, np.max(np.abs(M))):
+            return False
+        try:
+            np.linalg.cholesky(M)
+        except np.linalg.LinAlgError:
+            return False
+    return True
+
+
+__all__ = ["Body", "Tree", "JOINT_DOFS", "quaternion_rate_matrix", "quaternion_rotation", "axis_rotation", "skew", "solve_affine"]

@@ -23,6 +23,7 @@ import casadi as ca
 import numpy as np
 
 from ..transcription.derivatives import structured
+from .mumps import pivot_order, single_threaded_blas
 from ..errors import FileFormatError, OptionError, did_you_mean
 from ..transcription.nonfinite import EvaluationWatch
 from ..results.trajectory import Status
@@ -42,7 +43,9 @@ _STATUS = {
     "Search_Direction_Becomes_Too_Small": (Status.FAILED, "IPOPT's search direction became too small; the problem may be nearly converged; check the violations."),
 }
 
-#: ``mumps_pivot_order=0`` (AMD) orders collocation KKT systems faster than IPOPT's choice.  MUMPS's scaling
+#: ``mumps_pivot_order=0`` (AMD) orders collocation KKT systems faster than IPOPT's choice (unless their grid
+#: points are coupled densely: :func:`colloc.solvers.mumps.pivot_order` then chooses METIS when the user gives
+#: no order).  MUMPS's scaling
 #: stays automatic: turning it off (``mumps_scaling=0``) saves 11 % of the 10,000-interval cart-pole's solve
 #: (4.68 against 5.24 CPU s) and nothing below 1,600 intervals, but costs iterations on badly conditioned
 #: problems — the Solo12 jump 556 instead of 81 (stuck at a constraint violation of 2e-8 for 480 of them),
@@ -55,9 +58,14 @@ DEFAULT_IPOPT = {"tol": 1e-8, "max_iter": 3000, "print_level": 0, "sb": "yes", "
 
 
 def ipopt_options(ipopt=None, verbose=False) -> dict:
-    """colloc's IPOPT defaults updated with the user's ``ipopt`` dict (checked to be a dict)."""
+    """colloc's IPOPT defaults updated with the user's ``ipopt`` dict (checked to be a dict).
+
+    ``mumps_pivot_order`` is left out unless the user gives it: :func:`run_ipopt` chooses it for the NLP
+    (:func:`colloc.solvers.mumps.pivot_order`)."""
     opts = merged_options(DEFAULT_IPOPT, ipopt, 5 if verbose else None, "ipopt", "IPOPT")
     _check_ipopt_options(opts)
+    if not (isinstance(ipopt, dict) and "mumps_pivot_order" in ipopt):
+        del opts["mumps_pivot_order"]
     return opts
 
 
@@ -235,6 +243,8 @@ def run_ipopt(nlp, ipopt_opts, expand, progress, checkpoint, to_trajectory, star
     if log.hidden:  # IPOPT's table gives its own iteration numbers to the progress lines; the log itself is not shown
         ipopt_opts = {**ipopt_opts, "print_level": 5}
     mapped = getattr(nlp, "mapped", None)  # collocation NLPs; phased and midpoint-vi ones are left to CasADi
+    if "mumps_pivot_order" not in ipopt_opts:
+        ipopt_opts = {**ipopt_opts, "mumps_pivot_order": pivot_order(nlp)}
     callback = {"iteration_callback": monitor} if monitored else {}
     key = _hashable({**ipopt_opts, " expand": bool(expand)}) if reuse and not monitored else None
     cache = nlp.__dict__.setdefault("_ipopt_solvers", {}) if key is not None else {}
@@ -248,6 +258,7 @@ def run_ipopt(nlp, ipopt_opts, expand, progress, checkpoint, to_trajectory, star
         except RuntimeError as e:
             raise _ipopt_option_error(str(e), ipopt_opts) from None
         cache[key] = solver
+    single_threaded_blas()
     build_seconds = _time.perf_counter() - start
     lay = nlp.layout
     start, cpu = _time.perf_counter(), _time.process_time()

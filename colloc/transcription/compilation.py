@@ -104,15 +104,17 @@ def compiled(functions, setting="auto", counts=None) -> list:
                                   "virtual machine (set COLLOC_CC to a compiler, or compile=False to silence this).")
         return functions
     folder, flags = cache_dir(), _flags()
+    present = _cached_names(folder)
     jobs, out = [], list(functions)
     for i, (f, count) in enumerate(zip(functions, counts)):
         saved = saving(f, count) if setting == "auto" else math.inf
-        if saved < LOAD_SECONDS:
-            continue  # would not pay even when cached: not even hashed
+        worth_compiling = saved >= compile_seconds(f)
+        if saved < LOAD_SECONDS or (not worth_compiling and f.name() not in present):
+            continue  # would not pay even when cached, or nothing of its name is: not hashed (0.05 s for a 10⁵-instruction Hessian)
         library = folder / f"{f.name()}-{_digest(f, cc, flags)}.so"
         if library.exists():
             out[i] = _load(f, library)
-        elif saved >= compile_seconds(f):
+        elif worth_compiling:
             jobs.append((i, library))
     if jobs:
         try:
@@ -126,6 +128,14 @@ def compiled(functions, setting="auto", counts=None) -> list:
             if _finish(process, tmp, c_file, library):
                 out[i] = _load(functions[i], library)
     return out
+
+
+def _cached_names(folder) -> set:
+    """The names of the functions that have a library in ``folder`` (``NAME-DIGEST.so``)."""
+    try:
+        return {entry.name.rsplit("-", 1)[0] for entry in os.scandir(folder) if entry.name.endswith(".so")}
+    except OSError:  # no cache folder yet
+        return set()
 
 
 def pays(f, count, cached=False) -> bool:
@@ -154,16 +164,16 @@ def compile_seconds(f) -> float:
 
 
 def seconds_per_point(f) -> float:
-    """The SX virtual machine's seconds per evaluation of ``f`` (best of three, on a batch of random inputs)."""
+    """The SX virtual machine's CPU seconds per evaluation of ``f`` (best of three, on a batch of random inputs)."""
     columns = int(min(max(2e5 / max(f.n_instructions(), 1), 16), 256))
     mapped = f.map(columns)
     rng = np.random.default_rng(0)
     args = [ca.DM(rng.uniform(0.1, 1.0, (f.size1_in(i), f.size2_in(i) * columns))) for i in range(f.n_in())]
     best = math.inf
-    for _ in range(3):
-        start = time.perf_counter()
+    for _ in range(3):  # CPU seconds: wall seconds on a busy machine counted the other processes' turns
+        start = time.process_time()
         mapped.call(args)
-        best = min(best, time.perf_counter() - start)
+        best = min(best, time.process_time() - start)
     return best / columns
 
 
