@@ -32,10 +32,19 @@ Constraints
     M(q) v̇ + c(q, v) = τ + (contact or holonomic forces); periodicity (x_T = x_0 + D, the other
     coordinates but ``qw`` and every speed equal; the unit norm fixes ``qw``, which gets a range).
 
+Measured (D = 0.1 m, T = 0.4 s; docs/contacts.md, "A trotting quadruped", has the table): the imposed trot
+on ``PHASE_MESH`` (9 intervals per phase, graded towards lift-off and touch-down) J = 0.04792 (∫|τ|² =
+0.03470), 99 iterations, 12.7 CPU s, and ``colloc verify`` passes (uniform meshes of 4 and 8 per phase fail
+its per-interval check at the touch-down; 12 pass).  Without a schedule, 8 intervals: J = 0.09105 (∫|τ|² =
+0.07131), 1939 iterations over the homotopy, 415 CPU s; the gait found (:func:`gait`) is not the trot: hind
+pair, FL+HR (0.10–0.25 s), front pair (0.25–0.35 s), FR+HL (0.35–0.40 s), footfalls HR, FL, FR, HL; 8
+intervals are far too coarse for the light legs (``colloc verify``: joint speeds off by up to 23 rad/s
+over an interval, and its event-driven re-simulation stops at 0.12 s).
+
 What is checked (tests/test_solo12_trot.py, Pinocchio as oracle): over the periodic stride the feet's
 normal forces average to the weight m g (the base's vertical momentum returns to its start value);
-the feet's forces are in their cones, no foot below the ground, the stride periodic; the gait found
-without a schedule is reported by :func:`gait`.  Measured: see docs/contacts.md, "A trotting quadruped".
+the feet's forces are in their cones, no foot below the ground, the stride periodic; ``colloc verify``
+of the two-phase file.
 
 No published optimum exists for this set-up (no ``REFERENCE``).
 
@@ -197,3 +206,19 @@ def gait(result, threshold=0.05):
         edges = np.flatnonzero(np.diff(np.r_[0, on.astype(int), 0]))
         spans[f] = [(float(tr.time[a]), float(tr.time[min(b, len(tr.time) - 1)])) for a, b in zip(edges[::2], edges[1::2])]
     return spans
+
+
+def warm_start(two_phase):
+    """A guess for :func:`build` from a :func:`build_two_phase` result (a diagnostic, not the default start).
+
+    Its states and torques over the stride, and each held foot's normal force (the multiplier's z part); the
+    swing feet carry nothing.  At the junction the second phase's row is kept.
+    """
+    tr = two_phase.trajectory if hasattr(two_phase, "trajectory") else two_phase
+    keep = np.r_[np.diff(tr.time) > 0, True]
+    columns = {n: tr[n][keep] for n in tr.names if tr.kinds.get(n) in ("state", "control")}
+    for foot in _script("solo12_jump").FEET:
+        lam = tr[f"solo12.{foot}.lambda_2"][keep] if f"solo12.{foot}.lambda_2" in tr.names else np.zeros(keep.sum())
+        columns[f"solo12.{foot}.normal_force"] = np.nan_to_num(lam)
+    kinds = {n: tr.kinds.get(n, "multiplier") for n in columns}
+    return cl.Trajectory(tr.time[keep], columns, kinds=kinds)
