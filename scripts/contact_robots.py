@@ -10,7 +10,7 @@ and the CPU seconds of ``colloc.solve`` with its build, for
 * Solo12's forward jump of 0.2 m in 0.85 s: ``solo12_stand.build_jump`` (no schedule, ``3N`` intervals, free
   steps, impacts) against ``problems/solo12_jump.py``'s three phases (``N`` intervals each);
 * Solo12 trotting one stride of 0.1 m in 0.4 s: ``problems/solo12_trot.py``'s ``build`` (no schedule, ``2N``
-  intervals) against its ``build_two_phase`` (the trot imposed, ``N`` intervals per phase);
+  intervals) against its ``build_two_phase`` (the trot imposed, ``N`` uniform intervals per phase);
 * a passive walker, where ``problems/`` has one (``compass_gait.py`` or ``rimless_wheel.py``: ``build()``
   at ``2N`` intervals, and ``build_two_phase()`` at ``N`` per phase where the script defines it).
 
@@ -73,7 +73,7 @@ def cases(n):
     trot = load("solo12_trot")
     if trot is not None:  # one trotting stride: no schedule (2N intervals) against the trot imposed (N per phase)
         out += [("solo12 trot 0.1 m", "no schedule", trot.build, dict(trot.SOLVE, intervals=2 * n)),
-                ("solo12 trot 0.1 m", "2 phases", trot.build_two_phase, dict(trot.SOLVE_TWO_PHASE, intervals=n))]
+                ("solo12 trot 0.1 m", "2 phases", lambda: trot.build_two_phase(mesh=None), dict(trot.SOLVE_TWO_PHASE, intervals=n))]
     for stem in ("compass_gait", "rimless_wheel"):
         walker = load(stem)
         if walker is None:
