@@ -27,7 +27,7 @@ DEFAULT_INTERVALS = 30
 #: prediction, 50 intervals: ~100 iterations).
 SLOW = {"alp_rider", "gait2d_tracking", "osim_squat_to_stand", "gait2d_inverse", "gait2d_predictive"}
 #: Scripts that load a robot of the optional example-robot-data wheel (colloc's `robots` extra).
-ROBOTS = {"panda_reach", "solo12_jump", "solo12_stand", "ur5_min_time", "ur10_reach"}
+ROBOTS = {"panda_reach", "solo12_jump", "solo12_stand", "solo12_trot", "ur5_min_time", "ur10_reach"}
 
 
 def load(stem):

@@ -170,3 +170,21 @@ def test_block_that_sticks_then_slides_passes():
     checks, info = check_contact_file(block.build(duration=4.0), res.trajectory, 1e-6, 1e-2)
     assert all(c.passed for c in checks), [c.line() for c in checks if not c.passed]
     assert any(e["kind"] == "slip" for e in info["simulation"]["events"])
+
+
+def test_a_re_simulation_that_stops_is_a_failed_check(ball, monkeypatch):
+    # a robot's open-loop re-simulation may stop (the integrator's step underflows, as for Solo12's trot at
+    # 8 intervals); verify reports it as its `resimulation` check with the other checks, it does not raise
+    import importlib
+
+    contact_checks = importlib.import_module("colloc.simulate.contact_checks")
+
+    def stops(problem, traj):
+        raise cl.SimulationError("The integrator failed after t = 0.1: Required step size is less than spacing between numbers.")
+
+    monkeypatch.setattr(contact_checks, "simulate_file", stops)
+    problem, traj = ball
+    checks, info = check_contact_file(problem, traj, 1e-6, 1e-2)
+    judged = {c.name: c for c in checks}
+    assert not judged["resimulation"].passed and "stopped" in judged["resimulation"].message
+    assert judged["defects"].passed and judged["contact"].passed and info == {}

@@ -84,6 +84,7 @@ from .checks import Check, basic_checks, solution_checks, _dynamics
 from .contact_terms import ContactTerms
 from .held_intervals import better_of, held_interval_errors, sticking_intervals
 from ..discretization.interpolant import last_rows_at
+from ..errors import SimulationError
 from ..transcription.registry import of_trajectory
 
 #: Factor between the Gronwall estimate of the scheme's error and the tolerance of the whole-horizon comparison.
@@ -228,7 +229,10 @@ def check_contact_file(problem, traj, tolerance, dynamics_tolerance) -> tuple[li
     local = {n: np.abs(e) for n, e in signed.items()}
     checks += _dynamics(problem, traj, dynamics_tolerance, lambda *_: (local, mesh_times, message))
     checks += between_grid_points(problem, traj)
-    simulated = simulate_file(problem, traj)
+    try:
+        simulated = simulate_file(problem, traj)
+    except SimulationError as e:  # a failed re-simulation is a failed check, reported with the others
+        return checks + [Check("resimulation", False, math.inf, 1.0, f"the event-driven simulation stopped: {e}")], {}
     budget = error_budget(problem, traj, setup, signed, simulated, floor=tolerance)
     sim = resimulate(problem, traj, setup, budget, simulated)
     checks += [_resimulation_check(traj, sim, budget), _newton_check(problem, traj, setup, signed, budget, tolerance),

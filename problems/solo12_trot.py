@@ -1,0 +1,224 @@
+"""Solo12 trots one periodic stride: without a contact schedule (contact-implicit), and with the trot imposed.
+
+The quadruped Solo12 of ``example-robot-data`` (``solo_description/robots/solo12.urdf``, a floating base
+and 12 revolute joints, 2.50 kg; its standing pose, feet and torque limit from ``problems/solo12_jump.py``
+and ``problems/solo12_stand.py``) moves forward by ``stride`` = D in ``duration`` = T: the state at T is
+the state at 0 with the base ``stride`` further forward, every other coordinate and every speed the same.
+
+:func:`build` gives no schedule.  The four feet are unilateral contacts with the ground
+(``Multibody.contact_point``, μ = ``friction``, a 4-facet Coulomb cone |f_1| + |f_2| ≤ μλ in the ground's
+x, y axes); ``contact="implicit"`` lets the optimizer decide which feet touch when.  Its guess stands in
+the standing pose with the base sliding forward at D/T (the feet slide with it), the static stand's
+torques: no foot lifts, nothing says which pair to swing.  The base starts at x = x_0, y = 0 (the stride
+is otherwise free to translate).  No impulses (``impacts=False``): a foot lands with zero normal speed,
+as in the two-phase problem.
+
+:func:`build_two_phase` imposes the trot: phase ``FL_HR`` (T/2) with the front-left and hind-right feet
+held at ground points (holonomic, multipliers λ = the ground's force in world axes, in the same
+4-facet cone) while FR and HL stay above the ground, then phase ``FR_HL`` the other way round; the
+phases joined by continuity and the end joined to the start by periodicity (base x − D).  The footholds
+are the standing ones moved by D/4 (``FL_HR``) and 3D/4 (``FR_HL``): the base passes over the middle of
+each stance (a symmetric trot).  Its guess: the base at constant speed and height, the legs by inverse
+kinematics of the stance feet on their holds and the swing feet on a half-sine arc of ``SWING_HEIGHT``.
+
+Objective (both)
+    minimize ∫ (|τ|² + w |q̈_joints|²) dt, τ the 12 joint torques, w = ``regularization`` = 1e-6 (the
+    flat valley of the light legs' motions that ``solo12_jump`` explains).
+States
+    ``solo12.base_x … base_qz`` and the 12 joint angles, their speeds (as in ``solo12_jump``).
+Controls
+    ``solo12.tau_<joint>`` [N m], |τ| ≤ ``max_torque`` = 2.7 N m (Grimminger et al. 2020).
+Constraints
+    M(q) v̇ + c(q, v) = τ + (contact or holonomic forces); periodicity (x_T = x_0 + D, the other
+    coordinates but ``qw`` and every speed equal; the unit norm fixes ``qw``, which gets a range).
+
+Measured (D = 0.1 m, T = 0.4 s; docs/contacts.md, "A trotting quadruped", has the table): the imposed trot
+on ``PHASE_MESH`` (9 intervals per phase, graded towards lift-off and touch-down) J = 0.04792 (∫|τ|² =
+0.03470), 99 iterations, 12.7 CPU s, and ``colloc verify`` passes (uniform meshes of 4 and 8 per phase fail
+its per-interval check at the touch-down; 12 pass).  Without a schedule, 8 intervals: J = 0.09105 (∫|τ|² =
+0.07131), 1939 iterations over the homotopy, 415 CPU s; the gait found (:func:`gait`) is not the trot: hind
+pair, FL+HR (0.10–0.25 s), front pair (0.25–0.35 s), FR+HL (0.35–0.40 s), footfalls HR, FL, FR, HL; 8
+intervals are far too coarse for the light legs (``colloc verify``: joint speeds off by up to 23 rad/s
+over an interval, and its event-driven re-simulation stops at 0.12 s).
+
+What is checked (tests/test_solo12_trot.py, Pinocchio as oracle): over the periodic stride the feet's
+normal forces average to the weight m g (the base's vertical momentum returns to its start value);
+the feet's forces are in their cones, no foot below the ground, the stride periodic; ``colloc verify``
+of the two-phase file.
+
+No published optimum exists for this set-up (no ``REFERENCE``).
+
+Source: robot model from example-robot-data (Solo12 URDF and the SRDF's ``straight_standing`` pose;
+Grimminger et al., "An open torque-controlled modular robot architecture for legged locomotion
+research", IEEE RA-L 5(2), 2020); contact-implicit collocation after Posa, Cantu & Tedrake, "A direct
+method for trajectory optimization of rigid bodies through contact", IJRR 33(1), 2014; fixed-schedule
+contacts as holonomic constraints after Posa, Kuindersma & Tedrake, ICRA 2016.
+"""
+import importlib.util
+import os
+
+import casadi as ca
+import numpy as np
+
+import colloc as cl
+from colloc.pipeline.multiphase_problem import MultiPhaseProblem, Phase
+
+SOLVE = dict(scheme="hermite-simpson", intervals=8, contact="implicit", impacts=False, free_steps=False)
+#: Solve options of :func:`build_two_phase` (its phases carry their mesh, :data:`PHASE_MESH`).
+SOLVE_TWO_PHASE = dict(scheme="hermite-simpson")
+#: Normalised mesh of each phase of :func:`build_two_phase`: 9 intervals, finer towards lift-off and touch-down.
+PHASE_MESH = (0.0, 0.04, 0.12, 0.25, 0.42, 0.6, 0.76, 0.88, 0.96, 1.0)
+#: The trot's pairs of feet, in stance one after the other.
+PAIRS = (("FL_FOOT", "HR_FOOT"), ("FR_FOOT", "HL_FOOT"))
+#: Apex of the swing feet's arc in the two-phase guess [m].
+SWING_HEIGHT = 0.03
+
+
+def _script(stem):
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), f"{stem}.py")
+    spec = importlib.util.spec_from_file_location(stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _regularize(prob, body, regularization):
+    if regularization:
+        prob.minimize(integral=regularization * ca.sumsqr(body.a[6:]), name="joint_acceleration")
+
+
+def build(stride=0.1, duration=0.4, friction=0.8, max_torque=2.7, regularization=1e-6):
+    """One stride of ``stride`` [m] in ``duration`` [s], contact-implicit, from a standing guess."""
+    stand = _script("solo12_stand")
+    body, q0, _, tau0, tau, prob = stand._standing_problem("solo12_trot", duration, friction, max_torque)
+    _regularize(prob, body, regularization)
+    x, y, qw = body.coordinates[0], body.coordinates[1], body.coordinates[3]
+    for s in body.coordinates + body.speeds:
+        if s.name() != qw.name():
+            shift = stride if s.name() == x.name() else 0.0
+            prob.boundary(prob.at_tf(s) - prob.at_t0(s), shift, shift, name=f"periodic_{s.name().split('.')[-1]}")
+    prob.initial({x: float(q0[0]), y: 0.0, qw: (0.0, 1.5)})
+    t = np.linspace(0.0, duration, 9)
+    guess = {s: float(v) for s, v in zip(body.coordinates, q0)}
+    guess[x] = (t, q0[0] + stride * t / duration)
+    guess[body.speeds[0]] = stride / duration
+    guess.update({u: float(f) for u, f in zip(tau, tau0)})
+    prob.guess(guess)
+    return prob
+
+
+def _phase(jump, name, duration, holds, friction, max_torque, regularization):
+    """One half-stride: the feet of ``holds`` ({foot: ground point}) held, the others above the ground."""
+    body = jump.robot()
+    for foot, p in holds.items():
+        body.holonomic(foot, body.frame(foot)[0] - ca.DM(np.reshape(p, (3, 1))))
+    tau = [u.symbol for u in body.variables if u.kind == "control"]
+    prob = cl.Problem([body], t0=0.0, tf=duration, name=name)
+    for u in tau:
+        prob.bound(u, -max_torque, max_torque)
+    prob.minimize(integral=sum(u**2 for u in tau), name="torque_squared")
+    _regularize(prob, body, regularization)
+    for k in body.constraints:
+        if k.name.split(".")[-1] in holds:
+            lam = ca.vertcat(*[m.symbol for m in k.multipliers])  # world axes: x, y tangential, z normal
+            foot = k.name.split(".")[-1]
+            prob.path(ca.vertcat(friction * lam[2] - lam[0] - lam[1], friction * lam[2] - lam[0] + lam[1],
+                                 friction * lam[2] + lam[0] - lam[1], friction * lam[2] + lam[0] + lam[1]),
+                      lower=0.0, name=f"{foot}_cone")  # the 4-facet cone of the contacts: |f_x| + |f_y| ≤ μ λ_z
+    swing = [f for f in jump.FEET if f not in holds]
+    prob.path(ca.vertcat(*[body.frame(f)[0][2] for f in swing]), lower=0.0, name="swing_above_ground")
+    return body, prob
+
+
+def build_two_phase(stride=0.1, duration=0.4, friction=0.8, max_torque=2.7, regularization=1e-6, mesh=PHASE_MESH):
+    """The same stride with the trot imposed: FL+HR in stance for ``duration``/2, then FR+HL.
+
+    ``mesh``: each phase's normalised mesh (None: the solve's ``intervals``, uniform)."""
+    jump = _script("solo12_jump")
+    free = jump.robot()
+    q0, feet0 = jump.standing_pose(free)
+    tau0, force0 = jump.static_stand(free, q0)
+    shifts = (0.25 * stride, 0.75 * stride)
+    holds = [{f: feet0[jump.FEET.index(f)] + np.array([s, 0.0, 0.0]) for f in pair} for pair, s in zip(PAIRS, shifts)]
+    names = tuple("_".join(f.split("_")[0] for f in pair) for pair in PAIRS)
+    half = 0.5 * duration
+    made = [_phase(jump, n, half, h, friction, max_torque, regularization) for n, h in zip(names, holds)]
+    _guess(jump, made, q0, feet0, stride, half, tau0, force0)
+    first = made[0][0]
+    made[0][1].initial({first.coordinates[3]: (0.0, 1.5)})
+    phases = [Phase(prob, name=n, mesh=mesh) for (_, prob), n in zip(made, names)]
+    mp = MultiPhaseProblem(phases, name="solo12_trot_two_phase")
+    mp.connect(phases[0], phases[1])
+    last = made[1][0]
+    x, qw = last.coordinates[0], last.coordinates[3]
+    mp.periodic(states=[s for s in last.coordinates + last.speeds if s.name() not in (x.name(), qw.name())],
+                jump={x: x - stride})
+    return mp
+
+
+def _guess(jump, made, q0, feet0, stride, half, tau0, force0, num=9):
+    """Base at constant speed and height; legs by inverse kinematics (stance feet on their holds, swing feet on
+    half-sine arcs from their last hold to their next one); joint speeds by differences; static torques and forces."""
+    legs = jump._leg_kinematics(made[0][0])
+    speed = stride / (2 * half)
+    s = np.linspace(0.0, 1.0, num)
+    previous = q0
+    for i, (body, prob) in enumerate(made):
+        q = np.tile(q0, (num, 1))
+        q[:, 0] += speed * half * (i + s)
+        feet = np.tile(feet0, (num, 1, 1))
+        for k, foot in enumerate(jump.FEET):
+            stance = foot in PAIRS[i]
+            # a foot of the pair in stance in phase i sits at feet0 + (2i + 1) D/4; a swing foot goes from its
+            # last hold, (2i − 1) D/4, to its next, (2i + 3) D/4
+            start = (2 * i + 1) * stride / 4 if stance else (2 * i - 1) * stride / 4
+            feet[:, k, 0] += start + (0.0 if stance else stride * s)
+            if not stance:
+                feet[:, k, 2] += SWING_HEIGHT * np.sin(np.pi * s)
+        for n in range(num):
+            q[n], _ = legs(q[n], np.zeros(body.num_speeds), feet[n], previous)
+            previous = q[n]
+        t = half * s
+        v = np.zeros((num, body.num_speeds))
+        v[:, 0] = speed
+        v[:, 6:] = np.gradient(q[:, 7:], t, axis=0)
+        g = {c: (t, q[:, j]) for j, c in enumerate(body.coordinates)}
+        g.update({c: (t, v[:, j]) for j, c in enumerate(body.speeds)})
+        tau = [u.symbol for u in body.variables if u.kind == "control"]
+        g.update({u: float(f) for u, f in zip(tau, tau0)})
+        for k in body.constraints:
+            if k.multipliers:
+                f = 2.0 * force0[jump.FEET.index(k.name.split(".")[-1])]  # two feet carry what four did
+                g.update({m.symbol: float(x) for m, x in zip(k.multipliers, f)})
+        prob.guess(g)
+
+
+def gait(result, threshold=0.05):
+    """Which feet touch when: ``{foot: [(start, end), ...]}`` where its normal force exceeds ``threshold`` × m g
+    (contact-implicit results; forces are constant per interval, so the spans are whole intervals)."""
+    tr = result.trajectory if hasattr(result, "trajectory") else result
+    jump = _script("solo12_jump")
+    lam = np.array([tr[f"solo12.{f}.normal_force"] for f in jump.FEET])
+    weight = lam.sum(axis=0).mean()
+    spans = {}
+    for f, row in zip(jump.FEET, lam):
+        on = row > threshold * max(weight, 1e-12)
+        edges = np.flatnonzero(np.diff(np.r_[0, on.astype(int), 0]))
+        spans[f] = [(float(tr.time[a]), float(tr.time[min(b, len(tr.time) - 1)])) for a, b in zip(edges[::2], edges[1::2])]
+    return spans
+
+
+def warm_start(two_phase):
+    """A guess for :func:`build` from a :func:`build_two_phase` result (a diagnostic, not the default start).
+
+    Its states and torques over the stride, and each held foot's normal force (the multiplier's z part); the
+    swing feet carry nothing.  At the junction the second phase's row is kept.
+    """
+    tr = two_phase.trajectory if hasattr(two_phase, "trajectory") else two_phase
+    keep = np.r_[np.diff(tr.time) > 0, True]
+    columns = {n: tr[n][keep] for n in tr.names if tr.kinds.get(n) in ("state", "control")}
+    for foot in _script("solo12_jump").FEET:
+        lam = tr[f"solo12.{foot}.lambda_2"][keep] if f"solo12.{foot}.lambda_2" in tr.names else np.zeros(keep.sum())
+        columns[f"solo12.{foot}.normal_force"] = np.nan_to_num(lam)
+    kinds = {n: tr.kinds.get(n, "multiplier") for n in columns}
+    return cl.Trajectory(tr.time[keep], columns, kinds=kinds)

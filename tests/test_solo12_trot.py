@@ -1,0 +1,172 @@
+"""Solo12 trotting one periodic stride (problems/solo12_trot.py), checked with Pinocchio, the independent oracle.
+
+Both forms, on small meshes: the two-phase trot (FL+HR then FR+HL held by holonomic constraints, the
+script's graded mesh) and the contact-implicit stride (4 intervals, no schedule given; warm-started from the
+two-phase result to keep this file's cost down, the standing-guess solve being minutes long).  For each:
+
+* over the periodic stride the feet's normal forces average to the weight m g (Pinocchio's
+  ``computeTotalMass``): the robot's vertical momentum is the same at both ends, so ∫Σλ_z dt = m g T;
+* every foot force lies in its cone (normal part ≥ 0, |f_x| + |f_y| ≤ μ λ_z, the 4-facet cone);
+* no foot below the ground at any grid point (Pinocchio's frame placements); the two-phase stance feet
+  on their holds at the mesh points;
+* periodicity: Pinocchio's feet and centre of mass at T are those at 0 moved forward by the stride;
+* ``colloc verify``'s checks of the two-phase file pass (the schedule-free file at 4 or 8 intervals fails
+  its per-interval check: the mesh is far too coarse for the light legs; docs/contacts.md).
+
+Conventions: Pinocchio orders the free flyer (x, y, z, qx, qy, qz, qw), colloc (x, y, z, qw, qx, qy, qz);
+joints are matched by name.
+"""
+import importlib.util
+import os
+import warnings
+
+import numpy as np
+import pytest
+
+import colloc as cl
+
+pin = pytest.importorskip("pinocchio")
+pytest.importorskip("urdf_parser_py")
+from colloc.model.urdf import example_robot  # noqa: E402
+
+try:
+    URDF = example_robot("solo_description/robots/solo12.urdf")
+except cl.FileFormatError:
+    pytest.skip("example-robot-data is not installed", allow_module_level=True)
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+G = 9.81
+MU = 0.8
+STRIDE, DURATION = 0.1, 0.4
+FEET = ("FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT")
+NLP_TOL = 1e-8
+#: Mesh of the schedule-free solve (the script's 8 take minutes; the checks below hold on any mesh).
+FREE_INTERVALS = 4
+
+
+def _script():
+    spec = importlib.util.spec_from_file_location("solo12_trot", os.path.join(ROOT, "problems", "solo12_trot.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _pinocchio_q(model, traj, prefix="solo12."):
+    """Pinocchio's q at every row of a trajectory."""
+    q = np.zeros((traj.time.size, model.nq))
+    for i, c in enumerate(("x", "y", "z", "qx", "qy", "qz", "qw")):
+        q[:, i] = traj[prefix + "base_" + c]
+    for name in model.names[2:]:  # after the universe and the free flyer
+        q[:, model.joints[model.getJointId(name)].idx_q] = traj[prefix + name]
+    return q
+
+
+def _feet_and_com(model, q):
+    """Feet positions (rows, 4, 3) and centre of mass (rows, 3) by Pinocchio."""
+    data = model.createData()
+    feet, com = [], []
+    for qk in q:
+        pin.framesForwardKinematics(model, data, qk)
+        feet.append([data.oMf[model.getFrameId(f)].translation.copy() for f in FEET])
+        com.append(pin.centerOfMass(model, data, qk).copy())
+    return np.array(feet), np.array(com)
+
+
+@pytest.fixture(scope="module")
+def model():
+    return pin.buildModelFromUrdf(URDF, pin.JointModelFreeFlyer())
+
+
+@pytest.fixture(scope="module")
+def two_phase(tmp_path_factory):
+    module = _script()
+    problem = module.build_two_phase(stride=STRIDE, duration=DURATION)
+    res = cl.solve(problem, ipopt={"tol": NLP_TOL}, **module.SOLVE_TWO_PHASE)
+    assert res.success, res.message
+    path = tmp_path_factory.mktemp("trot") / "two_phase.csv"
+    res.trajectory.write(path)
+    return module, problem, res, cl.Trajectory.read(path)
+
+
+@pytest.fixture(scope="module")
+def free(two_phase, tmp_path_factory):
+    # warm-started from the imposed trot (`warm_start`), the homotopy from ε = 1e-3: 47 CPU s at 4 intervals;
+    # from the script's standing guess the same mesh took 101 CPU s (8 intervals: 415), beyond this file's budget
+    module, _, two, _ = two_phase
+    problem = module.build(stride=STRIDE, duration=DURATION)
+    options = dict(module.SOLVE, intervals=FREE_INTERVALS, relaxation=1e-3)
+    with warnings.catch_warnings():  # the two phases joined name no one scheme: the guess is linear between rows
+        warnings.filterwarnings("ignore", message="The trajectory names no scheme", category=UserWarning)
+        res = cl.solve(problem, guess=module.warm_start(two), ipopt={"tol": NLP_TOL}, **options)
+    assert res.success, res.message
+    path = tmp_path_factory.mktemp("trot") / "free.csv"
+    res.trajectory.write(path)
+    return module, problem, res, cl.Trajectory.read(path)
+
+
+def _periodic(model, traj):
+    feet, com = _feet_and_com(model, _pinocchio_q(model, traj)[[0, -1]])
+    shift = np.array([STRIDE, 0.0, 0.0])
+    assert np.abs(feet[1] - feet[0] - shift).max() <= 1e-6
+    assert np.abs(com[1] - com[0] - shift).max() <= 1e-6
+
+
+@pytest.mark.slow
+def test_two_phase_trot_carries_the_weight_inside_the_cones(two_phase, model):
+    module, problem, res, traj = two_phase
+    weight = pin.computeTotalMass(model) * G
+    phases = dict(zip([p.name for p in problem.phases], res.phases))
+    impulse = 0.0
+    for (name, tr), pair, in zip(phases.items(), module.PAIRS):
+        lam = np.stack([np.column_stack([tr[f"solo12.{f}.lambda_{i}"] for i in range(3)]) for f in pair])
+        t = tr.time
+        # Simpson's rule on each interval (mesh point, midpoint, mesh point): the scheme's own quadrature
+        total = lam[..., 2].sum(axis=0)
+        impulse += _simpson(t, total)
+        normal, tangential = lam[..., 2], np.abs(lam[..., 0]) + np.abs(lam[..., 1])
+        assert normal.min() >= -NLP_TOL
+        assert (tangential - MU * normal).max() <= 1e-6
+        q = _pinocchio_q(model, tr)
+        feet, _ = _feet_and_com(model, q)
+        held = [FEET.index(f) for f in pair]
+        swing = [k for k in range(4) if k not in held]
+        mesh = np.arange(0, t.size, 2)  # Hermite–Simpson: mesh points are every other grid point
+        assert np.abs(feet[mesh][:, held] - feet[0][held]).max() <= 1e-7  # the stance feet stay on their holds
+        assert np.abs(feet[:, held, 2]).max() <= 1e-4  # and on the ground between mesh points
+        assert feet[:, swing, 2].min() >= -1e-7
+    # the vertical momentum is periodic: ∫Σλ_z dt = m g T
+    assert impulse / DURATION == pytest.approx(weight, rel=1e-3)
+    _periodic(model, traj)
+
+
+@pytest.mark.slow
+def test_two_phase_trot_verifies(two_phase):
+    from colloc.simulate.multiphase_checks import verify_file
+
+    module, problem, res, traj = two_phase
+    ok, report = verify_file(problem, traj)
+    assert ok, report
+
+
+def _simpson(t, y):
+    """∫y dt by Simpson's rule on each Hermite–Simpson interval (mesh point, midpoint, mesh point)."""
+    return sum((t[k + 2] - t[k]) / 6 * (y[k] + 4 * y[k + 1] + y[k + 2]) for k in range(0, t.size - 2, 2))
+
+
+@pytest.mark.slow
+def test_schedule_free_stride_carries_the_weight_inside_the_cones(free, model):
+    module, problem, res, traj = free
+    weight = pin.computeTotalMass(model) * G
+    lam = np.array([traj[f"solo12.{f}.normal_force"] for f in FEET])
+    f1 = np.array([traj[f"solo12.{f}.friction_force_1"] for f in FEET])
+    f2 = np.array([traj[f"solo12.{f}.friction_force_2"] for f in FEET])
+    # the file holds each interval's force from its start to its midpoint, and the next interval's at the mesh
+    # point that ends it, as the defects use them: Simpson's rule on those columns is the impulse the discrete
+    # dynamics applied (measured at 8 intervals: 3.2e-4 off m g T, the momentum being nonlinear in q, v; the
+    # plain mean of the interval forces was 1.5 % off)
+    assert _simpson(traj.time, lam.sum(axis=0)) / DURATION == pytest.approx(weight, rel=2e-3)
+    assert lam.min() >= -NLP_TOL
+    assert (np.abs(f1) + np.abs(f2) - MU * lam).max() <= 1e-6  # the 4-facet cone: tangents along x and y
+    feet, _ = _feet_and_com(model, _pinocchio_q(model, traj))
+    assert feet[..., 2].min() >= -1e-7
+    _periodic(model, traj)
