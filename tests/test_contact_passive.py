@@ -142,3 +142,59 @@ def test_contact_hooks_are_registered_with_their_declarations():
         ContactVIRows.check([bouncy], "node")
     with pytest.raises(OptionError, match="does not apply to the midpoint-vi"):
         ContactVIRows.check([], "collocation")
+
+
+
+#: Mesh sizes of the rimless wheel's solves (problems/rimless_wheel.py: 0.6 s, the landing at 0.293229 s).
+WHEEL_MESHES = (6, 10)
+
+
+@pytest.fixture(scope="module")
+def wheel_walks():
+    rw = load("rimless_wheel")
+    return rw, {n: cl.solve(rw.build(), ipopt=IPOPT, **dict(rw.SOLVE, intervals=n)) for n in WHEEL_MESHES}
+
+
+@pytest.mark.slow
+def test_rimless_wheel_lands_and_stands_as_the_closed_form_without_a_schedule(wheel_walks):
+    # McGeer 1990 / Coleman et al. 1997: the landing at ∫ dθ/ω(θ) from mid-stance leaves at ω₊ = η ω₋; the stances
+    # are the inverted pendulum the event-driven simulation integrates (1e-11).  Measured at 6 / 10 intervals:
+    # landing time 2.6e-8 / 2.8e-9, post-impact rate 2.3e-4 / 6.9e-5, positions 7.8e-5 / 2.4e-5
+    rw, solved = wheel_walks
+    _, _, _, w_plus = rw.constants()
+    (landing,) = rw.landings(1)
+    q0, v0 = rw.initial_state()
+    timing, rate, state = [], [], []
+    for n, res in solved.items():
+        assert res.success, (n, res.status)
+        traj = res.trajectory
+        found = [(i["time"], i["contact"]) for i in res.contact["impacts"] if i["impulse"] > 0.1]
+        assert [c for _, c in found] == ["wheel.spoke1"], (n, found)
+        at = traj.time == found[0][0]
+        timing.append(abs(found[0][0] - landing))
+        rate.append(abs(traj["wheel.theta_speed"][at][0] - w_plus))
+        sim = cl.simulate_events(rw.wheel(), traj.duration, q0, v0, times=traj.time)
+        state.append(max(float(np.max(np.abs(np.interp(traj.time, sim.time, sim[c]) - traj[c])))
+                         for c in ("wheel.x", "wheel.y", "wheel.theta")))
+    assert timing[1] < 1e-6 and rate[1] < 2e-4 and state[1] < 1e-4, (timing, rate, state)
+    assert rate[1] < rate[0] / 2 and state[1] < state[0] / 2, (rate, state)
+
+
+@pytest.mark.slow
+def test_rimless_wheel_solution_follows_the_model_in_verify_and_a_tampered_stance_fails(wheel_walks):
+    from colloc.simulate.contact_checks import check_contact_file
+
+    rw, solved = wheel_walks
+    traj = solved[WHEEL_MESHES[-1]].trajectory
+    checks, _ = check_contact_file(rw.build(), traj, 1e-6, 1e-2)
+    failed = {c.name for c in checks if not c.passed}
+    # every check but two passes; those two read the impulses the relaxation leaves at the stance's mesh points
+    # (5e-6 N s at ε = 1e-8, above verify's 1e-6 for an impact) as impacts the simulator does not have
+    assert failed <= {"newton", "impact times"}, [c.line() for c in checks if not c.passed]
+    assert {"defects", "dynamics:wheel.theta_speed", "resimulation"} <= {c.name for c in checks if c.passed}
+    bad = cl.Trajectory(traj.time.copy(), {n: traj[n].copy() for n in traj.names}, dict(traj.kinds), dict(traj.parameters),
+                        dict(traj.metadata))
+    after = traj.time > rw.landings(1)[0] + 1e-6
+    bad["wheel.theta_speed"][after] *= 1.01  # the stance after the landing 1 % faster
+    checks, _ = check_contact_file(rw.build(), bad, 1e-6, 1e-2)
+    assert {"defects"} <= {c.name for c in checks if not c.passed}

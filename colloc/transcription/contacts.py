@@ -434,10 +434,17 @@ class ContactRows(ContactHooks):
         g, nf = self.grid, len(self.planar)
         nc, ng = len(self.contacts), g.num_points
         sd = self._point.map(ng)(X, V["p"], ca.DM.zeros(nc, ng), ca.DM.zeros(nf, ng), ca.DM.zeros(nf, ng))[3]
+        n = g.num_intervals
+        sd_end = None
+        # each interval's last rows on its own pre-impact speeds; with one force per interval the hopper's schedule-free
+        # gait then ended infeasible (ε = 0.1), so there the mesh point's speeds stay
+        if self.impact_points.size and self.forces == "collocation":
+            Xe = self._end_values(V, ca.DM.zeros(1, ng), X)[1]
+            sd_end = self._point.map(n)(Xe, V["p"], ca.DM.zeros(nc, n), ca.DM.zeros(nf, n), ca.DM.zeros(nf, n))[3]
         names = lambda suffix: self._names(suffix, True)  # noqa: E731
         for gr in self.groups:
             lam, bp, bm, gamma = (V[b + gr.suffix][:, gr.cols] for b in ("cn", "cbp", "cbm", "cg"))
-            force_points.planar_rows(rows, names, self.mu, lam[self.planar, :], bp, bm, gamma, sd, g, gr, self.eps)
+            force_points.planar_rows(rows, names, self.mu, lam[self.planar, :], bp, bm, gamma, sd, g, gr, self.eps, sd_end)
 
     def _spatial_friction(self, rows, X, V):
         """3-D cones (:mod:`colloc.transcription.friction3d`): each force against the sliding at every grid point of

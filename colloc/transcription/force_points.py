@@ -104,15 +104,23 @@ def complementarity_rows(rows, names, gap, lam, grid, group, eps):
         rows.add(COMPLEMENTARITY, names(f"gap@{j}*normal_force{group.tag}"), gap[:, cols] * lam, cols, -np.inf, eps)
 
 
-def planar_rows(rows, names, mu, lam, bp, bm, gamma, sd, grid, group, eps):
-    """Maximal dissipation of the group's planar friction forces over their intervals (module docstring)."""
+def planar_rows(rows, names, mu, lam, bp, bm, gamma, sd, grid, group, eps, sd_end=None):
+    """Maximal dissipation of the group's planar friction forces over their intervals (module docstring).
+
+    ``sd_end`` (nf, num_intervals): the sliding speeds each interval ends on, which at an interior mesh point are
+    its pre-impact speeds, not the grid point's (post-impact) ones.  An interval's forces oppose its own motion, so
+    its last point's rows use them: with the grid point's speeds a stance foot's pre-impact speed was left free,
+    and the rimless wheel's stance spoke slipped at the end of the interval before each landing (a force spike of
+    70 N where 7 N holds it), which set a wrong pre-impact state and a wrong impulse.
+    """
     nodes = grid.nodes_of_intervals[group.intervals]
+    last = grid.scheme.num_nodes - 1
     cone = ca.repmat(ca.DM(mu), 1, len(group.cols)) * lam - bp - bm
     rows.add("friction", names(f"cone{group.tag}"), cone, group.points, 0.0, np.inf)
     rows.add(COMPLEMENTARITY, names(f"cone*sliding_speed{group.tag}"), cone * gamma, group.points, -np.inf, eps)
     for j in range(grid.scheme.num_nodes):
         cols = [int(k) for k in nodes[:, j]]
-        sj = sd[:, cols]
+        sj = sd[:, cols] if sd_end is None or j != last else sd_end[:, [int(i) for i in group.intervals]]
         rows.add("friction", names(f"slip_plus@{j}{group.tag}"), gamma + sj, cols, 0.0, np.inf)
         rows.add("friction", names(f"slip_minus@{j}{group.tag}"), gamma - sj, cols, 0.0, np.inf)
         rows.add(COMPLEMENTARITY, names(f"speed@{j}*friction_plus{group.tag}"), sj * bp, cols, -np.inf, eps)
