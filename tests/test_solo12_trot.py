@@ -25,14 +25,9 @@ import pytest
 
 import colloc as cl
 
-pin = pytest.importorskip("pinocchio")
-pytest.importorskip("urdf_parser_py")
-from colloc.model.urdf import example_robot  # noqa: E402
+from solo12_setup import solo12  # noqa: E402
 
-try:
-    URDF = example_robot("solo_description/robots/solo12.urdf")
-except cl.FileFormatError:
-    pytest.skip("example-robot-data is not installed", allow_module_level=True)
+pin, URDF = solo12()
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 G = 9.81
