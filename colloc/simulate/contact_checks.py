@@ -478,7 +478,8 @@ def simulate_file(problem, traj, **options):
 def resimulate(problem, traj, setup, budget, simulated=None, **options) -> dict:
     """The event-driven simulation against the file at every grid point; each file impact matched to the
     simulator's nearest impact of the same contact (the file's post-impact state against the simulator's),
-    a simulated impact at ``t_f`` that the file lacks taken as a landing (the file against the state before it).
+    a simulated impact in the last interval at ``t_f`` (to the final state's tolerance) that the file lacks taken as a
+    landing (the file against the state before it).
 
     Returns
     -------
@@ -503,8 +504,8 @@ def resimulate(problem, traj, setup, budget, simulated=None, **options) -> dict:
             for n in names:
                 at[n][it["row"]] = sim[n][row]
     extra, landing = [events[k] for k in range(len(events)) if k not in used], None
-    for e in extra:
-        if abs(e["time"] - t[-1]) * max(abs(e["speed"]), 1e-12) <= budget["tolerance"][:, -1].max():
+    for e in extra:  # in the last interval (a slow impact elsewhere would pass the product below at any time)
+        if e["time"] >= t[-2] and abs(e["time"] - t[-1]) * max(abs(e["speed"]), 1e-12) <= budget["tolerance"][:, -1].max():
             landing, row = e, np.flatnonzero(ts == e["time"])[0]  # before the simulator's impact
             for n in names:
                 at[n][-1] = sim[n][row]
