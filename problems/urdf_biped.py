@@ -43,7 +43,9 @@ Measured (docs/urdf.md, 12 intervals, free steps): 402.5749, the gait Kelly's (s
 0.566 s with 27.3 N s inside the cone), against 469.6287 for Kelly's two phases at 12 intervals; 14 % lower
 because the standing foot slides 1.8 mm just before the strike (the sticking rows of the interval that ends at
 an impact see the post-impact speeds), a transcription artifact (``tests/test_urdf_biped.py`` records it as
-an expected failure).  ``colloc verify`` passes on both files.
+an expected failure).  ``colloc verify`` passes on Kelly's file; on
+the schedule-free one it fails only ``impact times`` (the left foot leaves the ground closing at 1.5e-4 m/s, an
+impact the file lacks).
 
 Source: M. Kelly, "An Introduction to Trajectory Optimization: How to Do Your Own Direct Collocation",
 SIAM Review 59(4), 2017, §7 (the step, bounds and guess); contact-implicit collocation after Posa, Cantu &
