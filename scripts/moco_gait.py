@@ -57,6 +57,18 @@ def symmetry_goal(model):
     return symmetry
 
 
+def joint_bounds(problem):
+    """The example's bounds on the pelvis and the joints (degrees as in example2DWalking)."""
+    problem.setStateInfo("/jointset/groundPelvis/pelvis_tilt/value", [-20 * DEG, -10 * DEG])
+    problem.setStateInfo("/jointset/groundPelvis/pelvis_tx/value", [0, 1])
+    problem.setStateInfo("/jointset/groundPelvis/pelvis_ty/value", [0.75, 1.25])
+    for side in "lr":
+        problem.setStateInfo(f"/jointset/hip_{side}/hip_flexion_{side}/value", [-10 * DEG, 60 * DEG])
+        problem.setStateInfo(f"/jointset/knee_{side}/knee_angle_{side}/value", [-50 * DEG, 0])
+        problem.setStateInfo(f"/jointset/ankle_{side}/ankle_angle_{side}/value", [-15 * DEG, 25 * DEG])
+    problem.setStateInfo("/jointset/lumbar/lumbar/value", [0, 20 * DEG])
+
+
 def study_of(intervals, duration=0.47, tolerance=1e-4, max_iterations=1000):
     """The example's MocoStudy and its solver (as opensim-core's example2DWalking.py builds them)."""
     track = osim.MocoTrack()
@@ -88,14 +100,7 @@ def study_of(intervals, duration=0.47, tolerance=1e-4, max_iterations=1000):
     contact.setProjection("plane")
     contact.setProjectionVector(osim.Vec3(0, 0, 1))
     problem.addGoal(contact)
-    problem.setStateInfo("/jointset/groundPelvis/pelvis_tilt/value", [-20 * DEG, -10 * DEG])
-    problem.setStateInfo("/jointset/groundPelvis/pelvis_tx/value", [0, 1])
-    problem.setStateInfo("/jointset/groundPelvis/pelvis_ty/value", [0.75, 1.25])
-    for side in "lr":
-        problem.setStateInfo(f"/jointset/hip_{side}/hip_flexion_{side}/value", [-10 * DEG, 60 * DEG])
-        problem.setStateInfo(f"/jointset/knee_{side}/knee_angle_{side}/value", [-50 * DEG, 0])
-        problem.setStateInfo(f"/jointset/ankle_{side}/ankle_angle_{side}/value", [-15 * DEG, 25 * DEG])
-    problem.setStateInfo("/jointset/lumbar/lumbar/value", [0, 20 * DEG])
+    joint_bounds(problem)
     solver = osim.MocoCasADiSolver.safeDownCast(study.updSolver())
     solver.set_num_mesh_intervals(intervals)
     solver.set_optim_convergence_tolerance(tolerance)

@@ -41,7 +41,6 @@ Moco converges in 17–28 iterations to colloc's optimum, its objective 5e-5–1
 import argparse
 import contextlib
 import json
-import math
 import os
 import pathlib
 import tempfile
@@ -49,12 +48,11 @@ import time
 
 import opensim as osim
 
-from moco_gait import solve_and_report, symmetry_goal, widen  # the same goal and bounds as the tracking script's
+from moco_gait import joint_bounds, solve_and_report, symmetry_goal, widen  # the tracking script's goal and bounds
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 MODEL = ROOT / "models" / "opensim" / "2D_gait.osim"
 GUESS = ROOT / "problems" / "data" / "gait2d" / "tracking_solution.sto"
-DEG = math.pi / 180
 
 
 def study_of(intervals, tolerance=1e-4, max_iterations=1000, hessian="limited-memory"):
@@ -76,14 +74,7 @@ def study_of(intervals, tolerance=1e-4, max_iterations=1000, hessian="limited-me
     effort.setDivideByDisplacement(True)
     problem.addGoal(effort)
     problem.setTimeBounds(0, [0.4, 0.6])
-    problem.setStateInfo("/jointset/groundPelvis/pelvis_tilt/value", [-20 * DEG, -10 * DEG])
-    problem.setStateInfo("/jointset/groundPelvis/pelvis_tx/value", [0, 1])
-    problem.setStateInfo("/jointset/groundPelvis/pelvis_ty/value", [0.75, 1.25])
-    for side in "lr":
-        problem.setStateInfo(f"/jointset/hip_{side}/hip_flexion_{side}/value", [-10 * DEG, 60 * DEG])
-        problem.setStateInfo(f"/jointset/knee_{side}/knee_angle_{side}/value", [-50 * DEG, 0])
-        problem.setStateInfo(f"/jointset/ankle_{side}/ankle_angle_{side}/value", [-15 * DEG, 25 * DEG])
-    problem.setStateInfo("/jointset/lumbar/lumbar/value", [0, 20 * DEG])
+    joint_bounds(problem)
     solver = study.initCasADiSolver()
     solver.set_num_mesh_intervals(intervals)
     solver.set_optim_convergence_tolerance(tolerance)
