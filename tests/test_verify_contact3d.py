@@ -19,16 +19,7 @@ from colloc.cli import commands as cli
 from colloc.simulate.contact_checks import check_contact_file
 
 from test_contact3d import G, IPOPT, pushed, released
-
-
-def copy(traj):
-    return cl.Trajectory(traj.time.copy(), {n: traj[n].copy() for n in traj.names}, dict(traj.kinds), dict(traj.parameters),
-                         dict(traj.metadata))
-
-
-def failed(problem, traj):
-    checks, _ = check_contact_file(problem, traj, 1e-6, 1e-2)
-    return {c.name for c in checks if not c.passed}
+from test_verify_contact import copy, failed  # a file copied to tamper with; the checks it fails
 
 
 @pytest.fixture(scope="module")

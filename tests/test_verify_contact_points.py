@@ -20,6 +20,7 @@ from colloc.simulate.contact_checks import check_contact_file
 from colloc.transcription.force_points import interval_forces
 
 from test_problems import load
+from test_verify_contact import copy, failed  # a file copied to tamper with; the checks it fails
 
 IPOPT = {"tol": 1e-10, "print_level": 0}
 
@@ -30,16 +31,6 @@ def bead():
     res = cl.solve(bowl.build(), ipopt=IPOPT, **bowl.SOLVE)
     assert res.success and res.trajectory.final("bead.x") == pytest.approx(bowl.REFERENCE["value"], abs=bowl.REFERENCE["tolerance"])
     return bowl.build(), res.trajectory
-
-
-def copy(traj):
-    return cl.Trajectory(traj.time.copy(), {n: traj[n].copy() for n in traj.names}, dict(traj.kinds), dict(traj.parameters),
-                         dict(traj.metadata))
-
-
-def failed(problem, traj):
-    checks, _ = check_contact_file(problem, traj, 1e-6, 1e-2)
-    return {c.name for c in checks if not c.passed}
 
 
 @pytest.mark.parametrize("scheme", ["radau-3", "hermite-simpson"])
