@@ -876,6 +876,8 @@ def main(argv=None):
     ap.add_argument("--moco", action="store_true", help="colloc and OpenSim Moco on the 2-D walking tracking, prediction and "
                     "inverse problems, side by side (scripts/moco_benchmark.py; with --quick: coarser meshes)")
     ap.add_argument("--moco-problems", nargs="+", help="with --moco: a subset of tracking, predictive, inverse")
+    ap.add_argument("--moco-max-iterations", type=int, help="with --moco: the prediction's Moco iteration limit from the "
+                    "tracking guess (default: the example's 1000)")
     ap.add_argument("--out", nargs="?", const=os.path.join("results", "benchmark.csv"),
                     help="write every measured row to this CSV (default path results/benchmark.csv)")
     args = ap.parse_args(argv)
@@ -893,7 +895,9 @@ def main(argv=None):
     if args.moco:
         import moco_benchmark
         return moco_benchmark.main(["--quick"] * args.quick + ["--out", args.out or "moco_benchmark"]
-                                   + (["--problems", *args.moco_problems] if args.moco_problems else []))
+                                   + (["--problems", *args.moco_problems] if args.moco_problems else [])
+                                   + (["--moco-max-iterations", str(args.moco_max_iterations)]
+                                      if args.moco_max_iterations else []))
     if args.contact_scaling:
         import contact_scaling
         return contact_scaling.table(args.sizes or contact_scaling.SIZES)

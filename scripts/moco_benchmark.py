@@ -106,9 +106,11 @@ def bytecode(out):
     return env
 
 
-def run_colloc(problem, quick, out, cache):
+def run_colloc(problem, quick, out, cache, side="warm"):
+    """One colloc run in a subprocess; its files are named by ``side`` (cold or warm compile cache), so that the
+    second run does not overwrite the first's."""
     intervals = QUICK_INTERVALS if quick else INTERVALS.get(problem, 0)
-    stem = out / f"colloc_{problem}_{'quick' if quick else 'full'}"
+    stem = out / f"colloc_{problem}_{'quick' if quick else 'full'}_{side}"
     env = dict(bytecode(out), PYTHONPATH=str(ROOT), COLLOC_CACHE_DIR=str(cache))
     done = subprocess.run([sys.executable, "-c", COLLOC_SIDE, str(colloc_script(problem)), str(intervals), str(stem),
                            "quick" if quick else "full"], capture_output=True, text=True, env=env, cwd=out)
@@ -181,11 +183,11 @@ def main(argv=None):
             rows["colloc cold"] = dict(error=f"problems/{SCRIPTS[problem]}.py is not in this checkout")
         else:
             with tempfile.TemporaryDirectory(prefix="colloc-cc-") as cache:
-                rows["colloc cold"] = run_colloc(problem, args.quick, out, cache)
-                rows["colloc warm"] = run_colloc(problem, args.quick, out, cache)
+                rows["colloc cold"] = run_colloc(problem, args.quick, out, cache, "cold")
+                rows["colloc warm"] = run_colloc(problem, args.quick, out, cache, "warm")
         if not args.skip_moco:
             rows["moco"] = run_moco(problem, args.quick, out, max_iterations=args.moco_max_iterations)
-            start = out / f"colloc_{problem}_{'quick' if args.quick else 'full'}_opensim.sto"
+            start = out / f"colloc_{problem}_{'quick' if args.quick else 'full'}_warm_opensim.sto"
             if problem == "predictive" and start.exists():  # is colloc's optimum Moco's too? (not timed against)
                 rows["moco from colloc"] = run_moco(problem, args.quick, out, guess=start)
         for side, r in rows.items():
