@@ -8,7 +8,8 @@ controls.  Breakpoints come from what the controls declare — the grid of a
 of a control function, the simulator's ``breakpoints`` argument — and, for a
 plain function, from a scan: it is sampled at ``samples`` times and each jump
 it makes (a change between neighbouring samples far larger than the changes
-around it) is located by bisection; where it bends (is not affine), the steps
+around it, or the rise and fall of a pulse that only one sample sees) is
+located by bisection; where it bends (is not affine), the steps
 taken while a contact sticks are no longer than twice the samples' spacing.
 
 Legend: ``t`` time, ``u`` controls.
@@ -82,17 +83,34 @@ def scan_controls(u_of, t0, t1, samples) -> ControlScan:
     change = np.abs(np.diff(U, axis=0)).max(axis=1)
     scale = 1e-12 * max(1.0, np.abs(U).max())
     around = np.maximum(np.concatenate([[0.0], change[:-1]]), np.concatenate([change[1:], [0.0]]))
-    jumps = [_bisect(u_of, t[k], t[k + 1], change[k]) for k in np.flatnonzero((change > 10 * around) & (change > scale))]
+    jump = (change > 10 * around) & (change > scale)
+    jump |= _pulses(U, change, scale)
+    jumps = [_bisect(u_of, t[k], t[k + 1], change[k]) for k in np.flatnonzero(jump)]
     # where the controls are affine the cone's margin μF_n − |F_t| of a body held still is concave in time, so a
     # step that starts and ends inside the cone cannot leave it in between: only curved stretches limit the steps
     bend = np.abs(np.diff(U, 2, axis=0)).max(axis=1) if t.size > 2 else np.zeros(0)
     bent = np.zeros(change.size, dtype=bool)
     bent[:-1] |= bend > 1e3 * scale
     bent[1:] |= bend > 1e3 * scale
-    moving = bent & ~((change > 10 * around) & (change > scale))
+    moving = bent & ~jump
     edges = np.flatnonzero(np.diff(np.concatenate([[0], moving.astype(int), [0]])))
     varying = [(t[a], t[b]) for a, b in zip(edges[::2], edges[1::2])]
     return ControlScan(jumps, varying, (t1 - t0) / samples)
+
+
+def _pulses(U, change, scale):
+    """The changes on either side of a pulse that covers a single sample (a push shorter than the samples' spacing
+    seen once): up and back down, each change far larger than those before and after the pair.  Each of the two
+    is as large as its neighbour, so the test of a lone jump misses them."""
+    pulse = np.zeros(change.size, dtype=bool)
+    if change.size < 2:
+        return pulse
+    back = np.abs(U[2:] - U[:-2]).max(axis=1)  # where the controls are after the pair, against before it
+    pair = np.minimum(change[:-1], change[1:])
+    outside = np.maximum(np.concatenate([[0.0], change[:-2]]), np.concatenate([change[2:], [0.0]]))
+    k = np.flatnonzero((pair > scale) & (pair > 10 * outside) & (back < 0.1 * pair))
+    pulse[k] = pulse[k + 1] = True
+    return pulse
 
 
 def _bisect(u_of, lo, hi, size):

@@ -1,0 +1,237 @@
+"""The event-driven simulator on resting, sliding and spinning bodies in 3-D, against closed forms derived here.
+
+* Coulomb's sliding on a polyhedral cone of ``k`` facets (vertices ``d_j`` at angles ``2πj/k``): a body sliding
+  with speed ``s`` whose direction ``−v̂`` is ``θ`` (``|θ| ≤ π/k``) from the nearest vertex is braked by ``μg d_j``
+  until its speed reaches the bisector of two vertices (the normal of the polygon's side), then along it at
+  ``μg cos(π/k)``: it stops after ``t* = s cos(|θ| − π/k) / (μg cos(π/k))``, between ``s/(μg)`` (along a vertex)
+  and ``s/(μg cos(π/k))`` (along a side's normal); the circular cone stops every direction at ``s/(μg)``, on a
+  straight line, after ``s²/(2μg)``.  That is how the polygon's direction dependence shows: in the stopping time
+  and a path that bends onto the side's normal.
+* A ball (``I = (2/5) m r²``) with contact slip ``u₀`` slides until ``u`` vanishes; the friction impulse is then
+  ``−(2/7) m u₀`` whatever the cone (it changes ``u`` by ``(7/2)/m`` times itself), so the rolling speed is
+  ``v₀ − (2/7) u₀`` (``5/7 v₀`` from pure sliding); ``u`` decays like the sliding body's speed above at
+  ``(7/2)μg``, so it rolls from ``t = 2|u₀|/(7μg)`` on a circle and ``2|u₀| cos(|θ| − π/k)/(7μg cos(π/k))`` on a
+  polygon (Domenech, Domenech & Cebrian, Am. J. Phys. 55 (1987) 231, for the circle).
+* A flat disk spinning on its face under uniform pressure feels the torque ``(2/3) μ m g R``; carried by points at
+  the centroid radii of equal-area rings (each ring's mean radius ``(2/3)(b³ − a³)/(b² − a²)``, whose average is
+  ``(2/3)R``) it stops after ``t* = I ω₀ / ((2/3) μ m g R)`` having turned ``ω₀ t*/2``.
+* Statics: a symmetric table's legs each carry ``mg/4`` (by symmetry); a box on a slope ``α`` with ``μ ≥ tan α``
+  rests with ``N₁ + N₂ = mg cos α``, ``N_low − N_high = mg sin α · h/w`` (moments about the centre: the friction
+  ``mg sin α`` acts ``h/2`` below it), and with ``μ < tan α`` slides at ``g(sin α − μ cos α)`` with
+  ``N_low − N_high = μ mg cos α · h/w``.
+* The push of the issue: a unit mass (μ = 0.5) pushed by 8 N for 50 ms slides at ``a = 8 − μg`` while pushed, then
+  brakes at ``μg``: ``x = ½ a L² + (aL)²/(2μg) = 6.3099e-3``.
+* An oblique impact of a spinning ball (plastic, ``e = 0``): the normal impulse is ``m v_n``; the friction impulse
+  that stops the slip ``u`` is ``(2/7) m u``; within ``μ m v_n`` it sticks, else it is ``μ m v_n`` against ``u``.
+"""
+from __future__ import annotations
+
+import math
+
+import casadi as ca
+import numpy as np
+import pytest
+
+import colloc as cl
+from test_events_3d import rigid_body, table
+
+G = 9.81
+
+
+def polygon_angle(direction, k):
+    """``θ``: the angle from the vertex of the ``k``-gon nearest to ``direction`` (radians) to it."""
+    return math.remainder(direction, 2 * math.pi / k)
+
+
+def polygon_slide(speed, direction, mu, k):
+    """Stop time and end point of a point sliding on the floor from the origin at ``speed`` along ``direction``."""
+    th = polygon_angle(direction + math.pi, k)
+    vertex = direction + math.pi - th  # the friction's direction until the speed reaches the side's normal
+    d = np.array([math.cos(vertex), math.sin(vertex)])
+    n = np.array([-d[1], d[0]]) * math.copysign(1.0, th)
+    along, across = speed * math.cos(th), speed * abs(math.sin(th))  # along −d and along −n
+    t1 = (along - across / math.tan(math.pi / k)) / (mu * G)
+    side = -(d * math.cos(math.pi / k) + n * math.sin(math.pi / k))  # the speed's direction on the side's normal
+    s1 = across / math.sin(math.pi / k)
+    a2 = mu * G * math.cos(math.pi / k)
+    end = -d * (along * t1 - 0.5 * mu * G * t1**2) - n * across * t1 + side * s1**2 / (2 * a2)
+    return t1 + s1 / a2, end
+
+
+def puck(mu, cone, facets=4):
+    b = cl.Multibody("puck", coordinates=["x", "y", "z"])
+    b.kinetic_energy = 0.5 * ca.sumsqr(b.v)
+    b.potential_energy = G * b.q[2]
+    b.point_contact("floor", b.q, friction=mu, cone=cone, facets=facets)
+    return b
+
+
+def stick_times(traj):
+    return [e["time"] for e in traj.metadata["events"] if e["kind"] == "stick"]
+
+
+@pytest.mark.parametrize("k, direction", [(3, 0.37), (4, 1.9), (6, -2.6), (8, 2.3), (6, math.pi / 6)])
+def test_sliding_on_a_polygon_stops_at_its_direction_dependent_time(k, direction):
+    mu, speed = 0.5, 2.0
+    t_stop, end = polygon_slide(speed, direction, mu, k)
+    bounds = speed / (mu * G), speed / (mu * G * math.cos(math.pi / k))
+    assert bounds[0] - 1e-15 <= t_stop <= bounds[1] + 1e-15
+    v0 = speed * np.array([math.cos(direction), math.sin(direction)])
+    traj = cl.simulate_events(puck(mu, "polyhedral", k), 1.0, [0, 0, 0], [*v0, 0], times=[1.0])
+    assert stick_times(traj) == pytest.approx([t_stop], abs=1e-12)
+    np.testing.assert_allclose([traj["puck.x"][-1], traj["puck.y"][-1]], end, atol=1e-12)
+
+
+@pytest.mark.parametrize("direction", [0.37, 1.9, -2.6])
+def test_sliding_on_the_circular_cone_stops_alike_in_every_direction(direction):
+    mu, speed = 0.5, 2.0
+    d = np.array([math.cos(direction), math.sin(direction)])
+    traj = cl.simulate_events(puck(mu, "circular"), 1.0, [0, 0, 0], [*(speed * d), 0], times=np.linspace(0, 1, 11))
+    assert stick_times(traj) == pytest.approx([speed / (mu * G)], abs=1e-12)
+    np.testing.assert_allclose([traj["puck.x"][-1], traj["puck.y"][-1]], d * speed**2 / (2 * mu * G), atol=1e-12)
+    assert np.abs(traj["puck.x"] * d[1] - traj["puck.y"] * d[0]).max() <= 1e-12  # a straight line
+
+
+def test_table_sliding_on_six_facet_cones_stops_as_one_point():
+    # four redundant legs, each sliding at a vertex, then on a side's normal (an edge multiplier per leg, all equal)
+    mu, speed, direction, k = 0.5, 1.5, 2.3, 6
+    b, T, R = rigid_body("table", 3.0, [0.2, 0.3, 0.4])
+    b.kinetic_energy, b.potential_energy = T, 3.0 * G * b.q[2]
+    for j, (sx, sy) in enumerate(((1, 1), (1, -1), (-1, 1), (-1, -1))):
+        b.point_contact(f"leg{j}", b.q[:3] + ca.mtimes(R, ca.DM([0.4 * sx, 0.3 * sy, -0.5])), friction=mu, facets=k)
+    t_stop, end = polygon_slide(speed, direction, mu, k)
+    v0 = speed * np.array([math.cos(direction), math.sin(direction)])
+    traj = cl.simulate_events(b, 1.0, [0, 0, 0.5, 0, 0, 0], [*v0, 0, 0, 0, 0], times=[1.0])
+    assert stick_times(traj) == pytest.approx([t_stop] * 4, abs=1e-12)
+    np.testing.assert_allclose([traj["table.x"][-1], traj["table.y"][-1]], end, atol=1e-12)
+    assert max(abs(traj[f"table.{n}"][-1]) for n in ("roll", "pitch", "yaw")) <= 1e-13
+
+
+@pytest.mark.parametrize("cone", ["polyhedral", "circular"])
+def test_symmetric_table_rests_ten_seconds_with_a_quarter_of_its_weight_on_each_leg(cone):
+    mass = 3.0
+    body, _ = table(cone=cone, mass=mass, centre=(0.0, 0.0))
+    traj = cl.simulate_events(body, 10.0, [0, 0, 0.5, 0, 0, 0], [0] * 6, times=[5.0, 10.0])
+    for k in range(4):
+        assert traj[f"table.leg{k}.normal_force"][-1] == pytest.approx(mass * G / 4, rel=1e-11)
+        assert math.hypot(traj[f"table.leg{k}.friction_force_1"][-1], traj[f"table.leg{k}.friction_force_2"][-1]) <= 1e-12
+    q = [traj[f"table.{n}"][-1] for n in ("x", "y", "z", "roll", "pitch", "yaw")]
+    assert np.abs(np.array(q) - [0, 0, 0.5, 0, 0, 0]).max() <= 1e-12  # no drift over 10 s
+    assert {e["kind"] for e in traj.metadata["events"]} == {"closed"}
+
+
+def slope_box(mu, alpha, mass=2.0, width=1.0, height=0.5):
+    """A box (x, y, θ) on a slope of angle α, both lower corners in frictional contact with it."""
+    b = cl.Multibody("box", coordinates=["x", "y", "theta"])
+    x, y, th = b.coordinates
+    b.kinetic_energy = 0.5 * mass * (b.v[0] ** 2 + b.v[1] ** 2) + 0.5 * mass * (width**2 + height**2) / 12 * b.v[2] ** 2
+    b.potential_energy = mass * G * y
+    normal, along = ca.DM([-math.sin(alpha), math.cos(alpha)]), ca.DM([math.cos(alpha), math.sin(alpha)])
+    for name, side in (("low", -1), ("high", 1)):
+        p = ca.vertcat(x + side * width / 2 * ca.cos(th) + height / 2 * ca.sin(th), y + side * width / 2 * ca.sin(th) - height / 2 * ca.cos(th))
+        b.contact(name, ca.dot(normal, p), friction=mu, tangent=ca.dot(along, p))
+    return b
+
+
+@pytest.mark.parametrize("mu", [0.5, 0.3])
+def test_box_on_a_slope_rests_or_slides_with_the_statics_split(mu):
+    alpha, mass, w, h = 0.35, 2.0, 1.0, 0.5  # tan α = 0.365
+    centre = np.array([-math.sin(alpha), math.cos(alpha)]) * h / 2
+    traj = cl.simulate_events(slope_box(mu, alpha, mass, w, h), 1.0, [*centre, alpha], [0, 0, 0], times=[0.5, 1.0])
+    low, high = traj["box.low.normal_force"][-1], traj["box.high.normal_force"][-1]
+    assert low + high == pytest.approx(mass * G * math.cos(alpha), rel=1e-12)
+    s = (traj["box.x"][-1] - centre[0]) * math.cos(alpha) + (traj["box.y"][-1] - centre[1]) * math.sin(alpha)
+    if mu > math.tan(alpha):
+        assert low - high == pytest.approx(mass * G * math.sin(alpha) * h / w, rel=1e-11)
+        assert traj["box.low.friction_force"][-1] + traj["box.high.friction_force"][-1] == pytest.approx(mass * G * math.sin(alpha), rel=1e-12)
+        assert abs(s) <= 1e-13
+    else:
+        assert low - high == pytest.approx(mu * mass * G * math.cos(alpha) * h / w, rel=1e-11)
+        assert s == pytest.approx(-0.5 * G * (math.sin(alpha) - mu * math.cos(alpha)), abs=1e-12)
+    assert traj["box.theta"][-1] == pytest.approx(alpha, abs=1e-13)
+
+
+def spinning_disk(mu, mass, radius, rings=3, per_ring=6):
+    """A flat disk (its centre of mass in the plane of its contact points) on equal-area rings' centroid radii."""
+    b, T, R = rigid_body("disk", mass, [0.25 * mass * radius**2, 0.25 * mass * radius**2, 0.5 * mass * radius**2])
+    b.kinetic_energy, b.potential_energy = T, mass * G * b.q[2]
+    k = 0
+    for i in range(rings):
+        a, c = radius * math.sqrt(i / rings), radius * math.sqrt((i + 1) / rings)
+        r = 2 / 3 * (c**3 - a**3) / (c**2 - a**2)
+        for j in range(per_ring):
+            angle = 2 * math.pi * (j + 0.5 * i) / per_ring
+            b.point_contact(f"p{k}", b.q[:3] + ca.mtimes(R, ca.DM([r * math.cos(angle), r * math.sin(angle), 0.0])), friction=mu, cone="circular")
+            k += 1
+    return b
+
+
+def test_disk_spinning_on_its_face_stops_under_the_torque_two_thirds_mu_m_g_r():
+    mu, mass, radius, w0 = 0.4, 2.0, 0.2, 10.0
+    t_stop = 0.5 * mass * radius**2 * w0 / (2 / 3 * mu * mass * G * radius)
+    traj = cl.simulate_events(spinning_disk(mu, mass, radius, rings=2), 0.5, [0] * 6, [0, 0, 0, 0, 0, w0], times=[0.5])
+    assert stick_times(traj)[0] == pytest.approx(t_stop, abs=1e-11)
+    assert traj["disk.yaw"][-1] == pytest.approx(w0 * t_stop / 2, abs=1e-10)
+    assert max(abs(traj[f"disk.{n}"][-1]) for n in ("x", "y", "z", "roll", "pitch", "yaw_speed")) <= 1e-12
+
+
+def ball(mu, cone, radius=0.1, facets=4, restitution=0.0):
+    """A solid unit ball whose 'angles' integrate its angular velocity (as in test_events_3d)."""
+    b = cl.Multibody("ball", coordinates=["x", "y", "z", "ax", "ay", "az"])
+    x, y, z, ax, ay, az = b.coordinates
+    b.kinetic_energy = 0.5 * ca.sumsqr(b.v[:3]) + 0.5 * 0.4 * radius**2 * ca.sumsqr(b.v[3:])
+    b.potential_energy = G * z
+    b.contact("floor", z - radius, restitution=restitution, friction=mu, tangent=[x - radius * ay, y + radius * ax],
+              cone=cone, facets=facets)
+    return b
+
+
+@pytest.mark.parametrize("cone, k", [("circular", 4), ("polyhedral", 4), ("polyhedral", 6)])
+def test_ball_rolls_at_five_sevenths_whatever_the_cone(cone, k):
+    mu, r = 0.3, 0.1
+    for v0, w0 in ((np.array([1.5, -0.8]), np.zeros(3)), (np.array([0.4, 1.1]), np.array([-5.0, 3.0, 2.0]))):
+        u0 = np.array([v0[0] - r * w0[1], v0[1] + r * w0[0]])
+        t_roll = 2 * np.linalg.norm(u0) / (7 * mu * G)
+        if cone == "polyhedral":
+            t_roll *= math.cos(abs(polygon_angle(math.atan2(-u0[1], -u0[0]), k)) - math.pi / k) / math.cos(math.pi / k)
+        traj = cl.simulate_events(ball(mu, cone, r, k), 1.0, [0, 0, r, 0, 0, 0], [*v0, 0, *w0], times=[1.0])
+        assert stick_times(traj) == pytest.approx([t_roll], abs=1e-12)
+        np.testing.assert_allclose([traj["ball.x_speed"][-1], traj["ball.y_speed"][-1]], v0 - 2 / 7 * u0, atol=1e-12)
+        if not w0.any():
+            assert np.linalg.norm([traj["ball.x_speed"][-1], traj["ball.y_speed"][-1]]) == pytest.approx(5 / 7 * np.linalg.norm(v0), rel=1e-12)
+
+
+@pytest.mark.parametrize("final, start", [(1.0, 0.3), (10.0, 7.123), (60.0, 31.31), (60.0, 0.013)])
+def test_the_issues_50_ms_push_during_a_stick_moves_the_block_6_31e_3(final, start):
+    # x = ½aL² + (aL)²/(2μg), a = F/m − μg = 3.095: 6.3099e-3 (the issue's value).  Over 60 s the default 1000
+    # samples of the controls are 60 ms apart: the push of 50 ms covers one sample at most
+    mu, force, length = 0.5, 8.0, 0.05
+    a = force - mu * G
+    x = 0.5 * a * length**2 + (a * length) ** 2 / (2 * mu * G)
+    assert x == pytest.approx(6.31e-3, abs=5e-6)
+    body = cl.Multibody("box", coordinates=["x", "y"])
+    push = body.control("push")
+    body.kinetic_energy = 0.5 * ca.sumsqr(body.v)
+    body.potential_energy = G * body.q[1]
+    body.generalized_force = ca.vertcat(push, 0)
+    body.contact("floor", body.q[1], friction=mu, tangent=body.q[0])
+    traj = cl.simulate_events(body, final, [0, 0], [0, 0], controls={"box.push": lambda t: force if start <= t < start + length else 0.0},
+                              times=[final])
+    assert traj["box.x"][-1] == pytest.approx(x, abs=1e-12)
+
+
+@pytest.mark.parametrize("spin", [0.0, 30.0])
+def test_oblique_impact_of_a_spinning_ball_sticks_or_slides_within_the_cone(spin):
+    # falls 0.2 with horizontal speed 0.5 along x and spin about y (u = v_x − r ω_y); plastic: P_n = v_n
+    mu, r = 0.4, 0.1
+    vn, vx = math.sqrt(2 * G * 0.2), 0.5
+    u = vx - r * spin
+    P_t = -2 / 7 * u if 2 / 7 * abs(u) <= mu * vn else -math.copysign(mu * vn, u)
+    t1 = math.sqrt(2 * 0.2 / G)
+    traj = cl.simulate_events(ball(mu, "circular", r), t1 + 1e-3, [0, 0, r + 0.2, 0, 0, 0], [vx, 0, 0, 0, spin, 0], times=[t1 + 1e-3])
+    first = traj.metadata["events"][0]
+    assert first["kind"] == "impact" and first["impulse"] == pytest.approx(vn, rel=1e-12)
+    before, after = np.flatnonzero(traj.time == first["time"])[[0, -1]]
+    assert traj["ball.x_speed"][after] - traj["ball.x_speed"][before] == pytest.approx(P_t, abs=1e-12)
+    assert abs(P_t) <= mu * vn + 1e-15 and P_t * u < 0  # within μP_n, against the slip
+    assert abs(traj["ball.y_speed"][after]) <= 1e-14
