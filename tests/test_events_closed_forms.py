@@ -235,3 +235,20 @@ def test_oblique_impact_of_a_spinning_ball_sticks_or_slides_within_the_cone(spin
     assert traj["ball.x_speed"][after] - traj["ball.x_speed"][before] == pytest.approx(P_t, abs=1e-12)
     assert abs(P_t) <= mu * vn + 1e-15 and P_t * u < 0  # within μP_n, against the slip
     assert abs(traj["ball.y_speed"][after]) <= 1e-14
+
+
+def test_a_short_smooth_push_in_a_long_run_moves_the_block_as_in_a_short_one():
+    # a Gaussian push of 10 ms, above μmg for 14 ms only: in a 10 s run the scan's samples are 10 ms apart, and
+    # steps of twice that spacing stepped over it (x = 0); the same push in a 0.3 s run is sampled every 0.3 ms
+    mu, force = 0.5, 8.0
+    body = cl.Multibody("box", coordinates=["x", "y"])
+    push = body.control("push")
+    body.kinetic_energy = 0.5 * ca.sumsqr(body.v)
+    body.potential_energy = G * body.q[1]
+    body.generalized_force = ca.vertcat(push, 0)
+    body.contact("floor", body.q[1], friction=mu, tangent=body.q[0])
+    controls = {"box.push": lambda t: force * math.exp(-(((t - 3.0) / 0.01) ** 2))}
+    short = cl.simulate_events(body, 3.2, [0, 0], [0, 0], controls=controls, t0=2.9, times=[3.2])
+    long = cl.simulate_events(body, 10.0, [0, 0], [0, 0], controls=controls, times=[10.0])
+    assert short["box.x"][-1] > 3e-4
+    assert long["box.x"][-1] == pytest.approx(short["box.x"][-1], abs=1e-12)

@@ -10,7 +10,8 @@ plain function, from a scan: it is sampled at ``samples`` times and each jump
 it makes (a change between neighbouring samples far larger than the changes
 around it, or the rise and fall of a pulse that only one sample sees) is
 located by bisection; where it bends (is not affine), the steps
-taken while a contact sticks are no longer than twice the samples' spacing.
+taken while a contact sticks are no longer than half the samples' spacing: a
+push that exceeds the friction limit for longer than that is not stepped over.
 
 Legend: ``t`` time, ``u`` controls.
 """
@@ -70,7 +71,7 @@ class ControlScan:
 
     def step_limit(self, t0, t1):
         """Largest step on ``(t0, t1)`` that samples the controls as finely as the scan did (inf where they are constant)."""
-        return 2 * self.spacing if any(a < t1 and t0 < b for a, b in self.varying) else np.inf
+        return 0.5 * self.spacing if any(a < t1 and t0 < b for a, b in self.varying) else np.inf
 
 
 def scan_controls(u_of, t0, t1, samples) -> ControlScan:

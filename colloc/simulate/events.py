@@ -153,7 +153,7 @@ def simulate_events(model, t_final, q0, v0, controls=None, parameters=None, t0=0
     control_samples : int
         A control function without declared breakpoints is sampled this many
         times over the span: each jump found is a breakpoint, and while a contact
-        sticks the steps where it bends are at most twice the samples' spacing
+        sticks the steps where it bends are at most half the samples' spacing
         (0: no scan).  While a contact sticks the state may not change at all, so
         the step-size control cannot see a push: without this a short push is
         stepped over.
