@@ -252,3 +252,53 @@ def test_a_short_smooth_push_in_a_long_run_moves_the_block_as_in_a_short_one():
     long = cl.simulate_events(body, 10.0, [0, 0], [0, 0], controls=controls, times=[10.0])
     assert short["box.x"][-1] > 3e-4
     assert long["box.x"][-1] == pytest.approx(short["box.x"][-1], abs=1e-12)
+
+
+def triangle(mu, masses=(1.0, 2.0, 3.0)):
+    """Three point masses held in a rigid triangle by three distance constraints (a closed chain), each a contact."""
+    b = cl.Multibody("tri", coordinates=[f"{c}{i}" for i in range(3) for c in "xyz"])
+    P = [b.q[3 * i:3 * i + 3] for i in range(3)]
+    b.kinetic_energy = sum(0.5 * m * ca.sumsqr(b.v[3 * i:3 * i + 3]) for i, m in enumerate(masses))
+    b.potential_energy = sum(m * G * P[i][2] for i, m in enumerate(masses))
+    corners = np.array([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.3, 0.8, 0.0]])
+    for i, j in ((0, 1), (1, 2), (0, 2)):
+        b.holonomic(f"rod{i}{j}", ca.sumsqr(P[i] - P[j]) - float(np.sum((corners[i] - corners[j]) ** 2)))
+    for i in range(3):
+        b.point_contact(f"c{i}", P[i], friction=mu, cone="circular")
+    return b, corners
+
+
+def test_closed_chain_triangle_rests_on_its_corners_and_slides_to_coulombs_stop():
+    # each corner carries its own mass's weight (the rods carry nothing at rest); sliding without turning, every
+    # corner brakes at μg: stops at s/(μg) after s²/(2μg)
+    mu, masses = 0.5, (1.0, 2.0, 3.0)
+    body, corners = triangle(mu, masses)
+    traj = cl.simulate_events(body, 2.0, corners.ravel(), np.zeros(9), times=[2.0])
+    np.testing.assert_allclose([traj[f"tri.c{i}.normal_force"][-1] for i in range(3)], np.array(masses) * G, rtol=1e-12)
+    np.testing.assert_allclose([traj[f"tri.{c}{i}"][-1] for i in range(3) for c in "xyz"], corners.ravel(), atol=1e-13)
+    v = np.array([0.8, -0.6, 0.0])
+    body, corners = triangle(mu, masses)
+    traj = cl.simulate_events(body, 1.0, corners.ravel(), np.tile(v, 3), times=[1.0])
+    assert stick_times(traj) == pytest.approx([1.0 / (mu * G)] * 3, abs=1e-12)
+    np.testing.assert_allclose([traj["tri.x0"][-1], traj["tri.y0"][-1]], v[:2] / (2 * mu * G), atol=1e-12)
+    lengths = [math.dist([traj[f"tri.{c}{i}"][-1] for c in "xyz"], [traj[f"tri.{c}{j}"][-1] for c in "xyz"]) for i, j in ((0, 1), (1, 2))]
+    np.testing.assert_allclose(lengths, [1.0, math.hypot(0.7, 0.8)], atol=1e-12)
+
+
+@pytest.mark.parametrize("cone", ["circular", "polyhedral"])
+def test_painleves_rod_in_3d_is_one_sentence_naming_the_contact(cone):
+    # the planar rod of test_events_rest on a 3-D floor, its tip sliding along −x (a vertex of the square cone):
+    # the same threshold μ* = (1 + 3cos²θ)/(3 sinθ cosθ) = 5/3 at θ = π/4
+    def rod(mu):
+        b = cl.Multibody("rod", coordinates=["x", "y", "z", "theta"])
+        x, y, z, th = b.coordinates
+        b.kinetic_energy = 0.5 * ca.sumsqr(b.v[:3]) + 0.5 / 3 * b.v[3] ** 2
+        b.potential_energy = G * z
+        b.point_contact("tip", ca.vertcat(x - ca.cos(th), y, z - ca.sin(th)), friction=mu, cone=cone)
+        return b
+
+    th = math.pi / 4
+    q0, v0 = [math.cos(th), 0.0, math.sin(th), th], [-1.0, 0.0, 0.0, 0.0]
+    assert cl.simulate_events(rod(1.6), 0.05, q0, v0).metadata["events"][0]["kind"] == "closed"
+    with pytest.raises(cl.ContactParadoxError, match=r"^Contact `rod.tip` slides with friction μ = 1.7 at t = 0 [^\n]*Painlevé's paradox[^\n]*\.$"):
+        cl.simulate_events(rod(1.7), 0.05, q0, v0)
