@@ -137,3 +137,71 @@ def test_bounce_with_a_friction_impulse(bounce, tmp_path, capsys):
     bad = copy(traj)
     bad["ball.floor.friction_impulse_1"][k] *= 1.5
     assert "contact" in failed(bounce3d(), bad)
+
+
+# -- every kind of tampering on the 3-D bounce, and the constraints a single-phase file gets checked ------------
+def bounce3d_constrained():
+    """``bounce3d`` with a path constraint (the ball stays on the target's side of y = 0.5) and a boundary row (the
+    speed across the throw, which the bounce's friction impulse on the cone's −x vertex leaves alone, ends as it
+    starts): the solved file satisfies both, so it must pass them, and fail them once edited."""
+    prob = bounce3d()
+    body = prob.model.components[0]
+    y, vy = body.coordinates[1], body.speeds[1]
+    prob.path(y, upper=0.5, name="corridor")
+    prob.boundary(prob.at_tf(vy) - prob.at_t0(vy), name="across")
+    return prob
+
+
+@pytest.mark.slow
+def test_the_correct_bounce_passes_its_path_and_boundary_constraints(bounce):
+    checks, _ = check_contact_file(bounce3d_constrained(), bounce, 1e-6, 1e-2)
+    assert all(c.passed for c in checks), [c.line() for c in checks if not c.passed]
+    assert {"bounds", "corridor", "across"} <= {c.name.split(":")[-1] for c in checks}, [c.name for c in checks]
+
+
+@pytest.mark.slow
+def test_edits_of_bounds_path_and_boundary_are_caught(bounce):
+    k = int(np.argmax(bounce["ball.floor.impulse"]))
+    bad = copy(bounce)
+    bad["ball.lift"][3] = 31.0  # bounds (−30, 30)
+    assert "bounds" in failed(bounce3d_constrained(), bad)
+    bad = copy(bounce)
+    bad["ball.y"][k + 2:] += 0.05  # past the corridor after the bounce
+    assert any("corridor" in name for name in failed(bounce3d_constrained(), bad))
+    bad = copy(bounce)
+    bad["ball.y_speed"][-1] += 1e-3
+    assert any("across" in name for name in failed(bounce3d_constrained(), bad))
+
+
+@pytest.mark.slow
+def test_an_impact_shifted_half_an_interval_in_3d_is_caught(bounce):
+    bad = copy(bounce)
+    t, j = bad.time, int(np.argmax(bounce["ball.floor.impulse"]))
+    t[j] += 0.5 * (t[j + 2] - t[j])
+    t[j - 1], t[j + 1] = 0.5 * (t[j - 2] + t[j]), 0.5 * (t[j] + t[j + 2])
+    assert {"impact times", "newton", "resimulation"} <= failed(bounce3d(), bad)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("state", ["ball.x", "ball.z", "ball.z_speed"])
+def test_a_third_of_a_state_replaced_in_3d_is_caught(bounce, state):
+    bad = copy(bounce)
+    n = bad.time.size
+    a, b = n // 3, 2 * n // 3
+    bad[state][a:b] = np.interp(bad.time[a:b], bad.time[[a, b]], bad[state][[a, b]])
+    assert f"dynamics:{state}" in failed(bounce3d(), bad)
+
+
+@pytest.mark.slow
+def test_a_3d_throw_that_misses_its_target_is_caught(bounce):
+    bad = copy(bounce)
+    bad["ball.y"][:] *= 0.99
+    assert "final" in failed(bounce3d(), bad)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("speed", ["ball.x_speed", "ball.y_speed", "ball.z_speed"])
+def test_a_3d_launch_speed_changed_by_1e_3_is_caught_over_the_whole_horizon(bounce, speed):
+    bad = copy(bounce)
+    bad[speed][0] += 1e-3
+    assert "resimulation" in failed(bounce3d(), bad)
