@@ -122,7 +122,8 @@ def test_a_launch_speed_changed_by_1e_3_is_caught_over_the_whole_horizon(ball):
     bad = copy(traj)
     bad["ball.x_speed"][0] += 1e-3
     checks, info = check_contact_file(problem, bad, 1e-6, 1e-2)
-    assert {c.name for c in checks if not c.passed} == {"resimulation", "defects", "derivatives"}
+    # (and the objective: its launch energy ½|v(0)|² is recomputed from the file)
+    assert {c.name for c in checks if not c.passed} == {"resimulation", "defects", "derivatives", "objective"}
     # the edit inflates its own interval's local error (7.6e-5 in x): counted at most 1000x the median, the
     # tolerance at t_f stays far below the 8e-4 by which the throw now misses
     _, correct = check_contact_file(problem, traj, 1e-6, 1e-2)
@@ -210,3 +211,15 @@ def test_a_slow_extra_impact_early_on_is_not_taken_for_a_landing_at_the_final_ti
     _, info = check_contact_file(problem, traj, 1e-6, 1e-2)
     assert info["simulation"]["landing"] is None
     assert any(e["time"] == pytest.approx(traj.time[0], abs=1e-3) for e in info["simulation"]["extra"])
+
+
+def test_an_edited_objective_of_a_contact_file_is_caught(ball):
+    # the bounce's objective (3.98359237, the two-phase solve's) is recomputed from the file with each interval's
+    # end controls (free steps), to within the steps' pull towards the given mesh (≤ 1e-5 · 9 per interval)
+    problem, traj = ball
+    checks, _ = check_contact_file(problem, traj, 1e-6, 1e-2)
+    (objective,) = [c for c in checks if c.name == "objective"]
+    assert objective.passed and float(objective.message.split("recomputed ")[1]) == pytest.approx(3.98359237, abs=1e-4)
+    bad = copy(traj)
+    bad.metadata["objective"] = 0.99 * traj.metadata["objective"]
+    assert failed(problem, bad) == {"objective"}

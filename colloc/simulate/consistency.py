@@ -35,6 +35,7 @@ import numpy as np
 from .checks import Check, local_scale
 from ..discretization.grid import Grid
 from ..discretization.schemes import get_scheme
+from ..results.trajectory import Trajectory
 
 
 def point_scale(values, grid: Grid) -> np.ndarray:
@@ -59,8 +60,9 @@ def consistency_checks(problem, traj, tolerance, dynamics_tolerance, contact=Non
 
     ``contact`` (:func:`colloc.simulate.contact_checks.consistency_contact`) adapts them to a contact-implicit
     file: ``ends`` ``{state: (x_end, f_end)}`` the values each interval ends on (pre-impact states, its own end
-    derivatives) and ``force(rows)`` the contact forces' generalised force in the residual rows at those rows;
-    its objective is not recomputed (the free steps' pull and end corrections are not in the file).
+    derivatives), ``force(rows)`` the contact forces' generalised force in the residual rows at those rows,
+    ``control_ends`` the controls each interval ends on (its objective's quadrature takes them at the interval's
+    last node) and ``slack``, the most the pull of free steps towards the given mesh (not in the file) adds.
 
     ``tolerance`` is the constraint tolerance of ``colloc verify`` (``--tolerance``).  The defects and
     derivatives of a model whose kinematic-constraint method does not close the defects on the stored
@@ -86,6 +88,9 @@ def consistency_checks(problem, traj, tolerance, dynamics_tolerance, contact=Non
               _derivatives(problem, traj, grid, tol, contact.get("force"), projected)]
     if "objective" in traj.metadata and not contact:  # (a phase of a multi-phase file: its objective is checked over all phases)
         checks.append(_objective(problem, traj, grid, tolerance))
+    elif "objective" in traj.metadata and "control_ends" in contact:
+        recompute = lambda: objective_value(problem, traj, grid, contact["control_ends"])  # noqa: E731
+        checks.append(_compare_objective(traj.metadata.get("objective"), recompute, tolerance, contact.get("slack", 0.0)))
     return checks
 
 
@@ -234,9 +239,13 @@ def projected_ends(problem, traj, grid):
     return dict(rows=rows, ends={n: (Xp[i], xdot[i]) for i, n in enumerate(names)}, residual=res)
 
 
-def objective_value(problem, traj, grid) -> float:
+def objective_value(problem, traj, grid, control_ends=None) -> float:
     """The problem's cost terms recomputed from ``traj``: the scheme's quadrature of each integrand on the grid
-    (``(t_f − t_0) Σ_k W_k L(t_k)``) plus each final term."""
+    (``(t_f − t_0) Σ_k W_k L(t_k)``) plus each final term.
+
+    ``control_ends`` ``{control: (n,)}``: the value each interval ends on where the controls may jump at the mesh
+    points (free steps): each interval's last node then takes its own end value, as the transcription's quadrature
+    does, and the next interval's first node the file's."""
     from ..transcription import endpoint_function
 
     model = problem.model
@@ -244,7 +253,20 @@ def objective_value(problem, traj, grid) -> float:
     total = 0.0
     if any(c.integral is not None for c in problem.costs):
         _, _, L, _ = _point_values(problem, traj, rows)
-        total += float((traj.time[-1] - traj.time[0]) * (L @ grid.weights).sum())
+        L = L.sum(axis=0)
+        if control_ends:
+            ends = grid.interval_ends
+            cols = {n: traj[n] for n in traj.names}
+            for name, values in control_ends.items():
+                cols[name] = traj[name].copy()
+                cols[name][ends] = values
+            end_traj = Trajectory(traj.time, cols, traj.kinds, traj.parameters, traj.metadata)
+            nodes = grid.nodes_of_intervals
+            per_node = L[nodes]
+            per_node[:, -1] = _point_values(problem, end_traj, ends)[2].sum(axis=0)
+            total += float((traj.time[-1] - traj.time[0]) * (grid.fractions[:, None] * grid.scheme.weights[None, :] * per_node).sum())
+        else:
+            total += float((traj.time[-1] - traj.time[0]) * (L @ grid.weights))
     finals = [c.final for c in problem.costs if c.final is not None]
     if finals:
         pw = [v for v in model.variables if v.kind != "parameter"]
@@ -301,11 +323,23 @@ def _endpoint_vector(mp, phases) -> np.ndarray:
     return np.array(out, dtype=float)
 
 
-def _compare_objective(recorded, compute, tol) -> Check:
+def step_pull_bound(traj, n) -> float:
+    """The largest pull of ``n`` free steps towards the given mesh, ``STEP_PULL Σ (σ_i/σ̄_i − 1)²``, each ratio
+    within the bound the solve used (the file's ``free_steps`` if a number, else the default)."""
+    from ..transcription.contacts import STEP_PULL, STEP_RATIO
+
+    ratio = traj.metadata.get("free_steps")
+    ratio = float(ratio) if isinstance(ratio, (int, float)) and not isinstance(ratio, bool) and ratio > 1 else STEP_RATIO
+    return STEP_PULL * n * (ratio - 1.0) ** 2
+
+
+def _compare_objective(recorded, compute, tol, slack=0.0) -> Check:
+    """``slack``: what the recorded objective may hold beyond the problem's cost terms (a contact file's pull of
+    its free steps, which the file does not hold)."""
     if not isinstance(recorded, (int, float)) or isinstance(recorded, bool):
         return Check("objective", True, 0.0, tol, "the file records no objective")
     value = compute()
-    limit = tol * max(1.0, abs(value))
+    limit = tol * max(1.0, abs(value)) + slack
     gap = abs(float(recorded) - value)
     if gap <= limit:
         return Check("objective", True, gap, limit, f"{float(recorded):.10g} as recorded, recomputed {value:.10g}")
@@ -313,4 +347,5 @@ def _compare_objective(recorded, compute, tol) -> Check:
                                                  f"(difference {gap:.2e} > {limit:.1e})")
 
 
-__all__ = ["consistency_checks", "with_consistency_checks", "projected_ends", "phases_objective_check", "local_scale", "point_scale", "objective_value"]
+__all__ = ["consistency_checks", "with_consistency_checks", "projected_ends", "phases_objective_check", "local_scale", "point_scale", "objective_value",
+           "step_pull_bound"]

@@ -14,8 +14,8 @@ It gets every check of a single-phase file, with those forces:
 * **grid, defects, derivatives** (:func:`colloc.simulate.consistency.consistency_checks`):
   each interval's defects closed on the values it ends on (pre-impact states), each
   derivative column against the model with the contact forces' generalised force;
-  the recorded objective is not recomputed (a free-step solve adds a pull of the
-  interval lengths and end-of-interval terms the file does not hold);
+  **objective**: recomputed with each interval's end controls, to within the pull of
+  free steps towards the given mesh (not in the file) at most;
 * **contact**: every gap ``≥ 0`` at every grid point, forces and impulses ``≥ 0``,
   friction inside its cone (``|f| ≤ μ λ``, or the polygon of a polyhedral cone),
   maximal dissipation ``max_{g ∈ cone}(−gᵀṡ) + fᵀṡ ≤ tolerance`` (the friction opposes
@@ -152,6 +152,7 @@ def consistency_contact(problem, traj, setup) -> dict:
     interval's own forces and end controls when the steps were free, else the mesh point's stored ones, as
     the transcription closes its defects) and ``force(rows)``, the contact forces' generalised force in the
     residual rows at grid rows ``rows``."""
+    from .consistency import step_pull_bound
     from ..transcription import make_options, point_function
     from ..transcription.contacts import END
 
@@ -185,7 +186,8 @@ def consistency_contact(problem, traj, setup) -> dict:
         r = np.asarray(r)
         return np.asarray(rows.point.map(r.size)(Xall[:, r], P, F[:, r], T[:, r])[0]).reshape(-1, r.size)
 
-    return dict(ends=out, force=force)
+    return dict(ends=out, force=force, control_ends=setup["control_ends"], slack=step_pull_bound(traj, ends.size) if free else 0.0)
+
 
 
 def _parameters(model, traj):
