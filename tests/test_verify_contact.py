@@ -162,13 +162,19 @@ def test_cli_verify_of_contact_files(ball, tmp_path, capsys):
     assert "FAIL  resimulation" in out and "verification failed" in out
 
 
-def test_block_that_sticks_then_slides_passes():
-    # pushed_block, T = 4 > T* = 2.473: sticks for T − T* = 1.527 then slides (derived in the problem); the
-    # simulator must find the same slip with the file's push (measured: resimulation at 0.05 of its tolerance)
+@pytest.fixture(scope="module")
+def stuck_block():
+    """pushed_block, T = 4 > T* = 2.473: sticks for T − T* = 1.527 then slides (derived in the problem)."""
     block = load("pushed_block")
     res = cl.solve(block.build(duration=4.0), intervals=10, contact="implicit", impacts=False, free_steps=True, ipopt=IPOPT)
     assert res.objective == pytest.approx(block.optimum(4.0), abs=1e-4)
-    checks, info = check_contact_file(block.build(duration=4.0), res.trajectory, 1e-6, 1e-2)
+    return block.build(duration=4.0), res
+
+
+def test_block_that_sticks_then_slides_passes(stuck_block):
+    # the simulator must find the same slip with the file's push (measured: resimulation at 0.05 of its tolerance)
+    problem, res = stuck_block
+    checks, info = check_contact_file(problem, res.trajectory, 1e-6, 1e-2)
     assert all(c.passed for c in checks), [c.line() for c in checks if not c.passed]
     assert any(e["kind"] == "slip" for e in info["simulation"]["events"])
 
@@ -223,3 +229,25 @@ def test_an_edited_objective_of_a_contact_file_is_caught(ball):
     bad = copy(traj)
     bad.metadata["objective"] = 0.99 * traj.metadata["objective"]
     assert failed(problem, bad) == {"objective"}
+
+
+@pytest.mark.parametrize("edit", ["normal force doubled", "friction inside the cone", "a push below the friction limit"])
+def test_a_stance_whose_forces_the_contact_law_overrides_still_fails_on_its_forces(stuck_block, edit):
+    # On the intervals where every loaded contact sticks, the per-interval dynamics pass if EITHER the file's forces
+    # or the contact law (the event-driven simulation of the interval alone) end on the file's state.  Edit the
+    # stance's forces or its push (still below μmg = 0.981, so the block truly stays put): the contact law ends on
+    # the file's state, so the dynamics pass, and the edit must be caught where the forces are judged, at every
+    # collocation point against the model (`derivatives`) and by the scheme's defects.
+    problem, res = stuck_block
+    traj = res.trajectory
+    stance = np.flatnonzero(traj.time < 1.5)  # the stick ends at 1.527
+    bad = copy(traj)
+    if edit == "normal force doubled":
+        bad["block.floor.normal_force"][stance] *= 2
+    elif edit == "friction inside the cone":
+        bad["block.floor.friction_force"][stance] = 0.5
+    else:
+        bad["block.push"][stance] = bad["block.push.interval_end"][stance] = 0.5
+    failing = failed(problem, bad)
+    assert not any(name.startswith("dynamics:") for name in failing), failing
+    assert {"derivatives", "defects"} <= failing
