@@ -302,3 +302,24 @@ def test_painleves_rod_in_3d_is_one_sentence_naming_the_contact(cone):
     assert cl.simulate_events(rod(1.6), 0.05, q0, v0).metadata["events"][0]["kind"] == "closed"
     with pytest.raises(cl.ContactParadoxError, match=r"^Contact `rod.tip` slides with friction μ = 1.7 at t = 0 [^\n]*Painlevé's paradox[^\n]*\.$"):
         cl.simulate_events(rod(1.7), 0.05, q0, v0)
+
+
+@pytest.mark.parametrize("cone, speed, direction", [("circular", 1.0, 0.7), ("circular", 4.0, 0.7), ("polyhedral", 4.0, 0.0),
+                                                    ("polyhedral", 4.0, math.pi / 4)])
+def test_table_landing_flat_on_four_legs_with_3d_friction(cone, speed, direction):
+    # dropped flat from 0.3 with horizontal speed s: four plastic impacts at once carry m v_n; the floor's friction
+    # impulse μ m v_n (μ m v_n cos(π/4) on the square cone's side normal) stops the sliding or leaves s − that,
+    # which μg (μg cos(π/4)) then brakes: x = s t_land + v_t²/(2 a)
+    mu, mass, h = 0.5, 3.0, 0.3
+    t_land, vn = math.sqrt(2 * h / G), math.sqrt(2 * G * h)
+    side = math.cos(math.pi / 4) if cone == "polyhedral" and direction else 1.0
+    vt = max(speed - mu * vn * side, 0.0)
+    body, _ = table(mu=mu, mass=mass, cone=cone)
+    d = np.array([math.cos(direction), math.sin(direction)])
+    traj = cl.simulate_events(body, 1.5, [0, 0, 0.5 + h, 0, 0, 0], [*(speed * d), 0, 0, 0, 0], times=[1.5])
+    impacts = [e for e in traj.metadata["events"] if e["kind"] == "impact"]
+    assert len(impacts) == 4 and impacts[0]["time"] == pytest.approx(t_land, abs=1e-12)
+    assert sum(e["impulse"] for e in impacts) == pytest.approx(mass * vn, rel=1e-12)
+    end = (speed * t_land + vt**2 / (2 * mu * G * side)) * d
+    np.testing.assert_allclose([traj["table.x"][-1], traj["table.y"][-1]], end, atol=1e-12)
+    assert max(abs(traj[f"table.{n}"][-1]) for n in ("roll", "pitch", "yaw")) <= 1e-13
