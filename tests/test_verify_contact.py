@@ -251,3 +251,10 @@ def test_a_stance_whose_forces_the_contact_law_overrides_still_fails_on_its_forc
     failing = failed(problem, bad)
     assert not any(name.startswith("dynamics:") for name in failing), failing
     assert {"derivatives", "defects"} <= failing
+
+
+def test_an_edited_initial_state_is_caught(ball):
+    problem, traj = ball
+    bad = copy(traj)
+    bad["ball.y"][0] += 1e-3  # launched from (0, 1.001): the problem fixes (0, 1)
+    assert "initial" in failed(problem, bad)

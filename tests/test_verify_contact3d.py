@@ -228,3 +228,11 @@ def test_a_3d_throw_landing_exactly_at_the_final_time_passes():
     assert res.success and res.trajectory["ball.z_speed"][-1] < -4
     checks, _ = check_contact_file(prob, res.trajectory, 1e-6, 1e-2)
     assert all(c.passed for c in checks), [c.line() for c in checks if not c.passed]
+
+
+@pytest.mark.slow
+def test_a_3d_impulse_changed_by_one_per_mille_breaks_newtons_law(bounce):
+    bad = copy(bounce)
+    k = int(np.argmax(bounce["ball.floor.impulse"]))
+    bad["ball.floor.impulse"][k] *= 1.001
+    assert "newton" in failed(bounce3d(), bad)
