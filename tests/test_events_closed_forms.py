@@ -323,3 +323,29 @@ def test_table_landing_flat_on_four_legs_with_3d_friction(cone, speed, direction
     end = (speed * t_land + vt**2 / (2 * mu * G * side)) * d
     np.testing.assert_allclose([traj["table.x"][-1], traj["table.y"][-1]], end, atol=1e-12)
     assert max(abs(traj[f"table.{n}"][-1]) for n in ("roll", "pitch", "yaw")) <= 1e-13
+
+
+
+def test_table_with_its_centre_beyond_two_legs_tips_about_them():
+    # centre of mass 0.05 beyond the legs at x = +0.4 (0.5 above the floor): the other two legs leave at once and
+    # the table turns about the sticking pair with α = m g d / (I_yy + m(d² + h²)) at first
+    mass, d, h = 3.0, 0.05, 0.5
+    body, _ = table(mass=mass, cone="circular", centre=(0.4 + d, 0.0))
+    traj = cl.simulate_events(body, 2e-3, [0, 0, 0.5, 0, 0, 0], [0] * 6, times=[1e-3, 2e-3])
+    alpha = mass * G * d / (0.3 + mass * (d**2 + h**2))
+    k = int(np.flatnonzero(traj.time == 1e-3)[-1])
+    assert traj["table.pitch_speed"][k] == pytest.approx(alpha * 1e-3, rel=1e-5)
+    assert [e["contact"] for e in traj.metadata["events"]] == ["table.leg0", "table.leg1"]  # closed: only the pair
+
+
+def test_a_singular_mass_matrix_is_one_sentence_naming_the_speeds():
+    # tipped over to 90° pitch, that table's Euler angles are singular (it reaches them at t = 0.96, after 40 s of
+    # ever smaller steps); here a coordinate whose inertia x² vanishes at x = 0 is singular from the start: numpy's
+    # LinAlgError was raised raw
+    b = cl.Multibody("puck", coordinates=["x", "y", "z"])
+    b.kinetic_energy = 0.5 * (b.v[0] ** 2 + (b.q[0] * b.v[1]) ** 2 + b.v[2] ** 2)
+    b.potential_energy = G * b.q[2]
+    b.point_contact("floor", b.q, friction=0.5)
+    with pytest.raises(cl.SimulationError, match=r"^The mass matrix is singular at t = 0 along `puck.y_speed` .*Euler angles "
+                                                 r"at ±90° pitch[^\n]*\.$"):
+        cl.simulate_events(b, 1.0, [0, 0, 0.1], [0, 0, 0])

@@ -242,7 +242,10 @@ def _breakpoints(u_of, declared, scan, t0, t_final, opts):
 def _resolve(system, t, q, v, u, p, old, hint, opts, rec):
     """Impacts (velocity LCP), then the active set, stick and slip (acceleration LCP); returns ``(q, v, mode)``."""
     T = system.evaluate(t, q, v, u, p)
-    Minv = constrained_inverse(T["M"], T["B"])
+    try:
+        Minv = constrained_inverse(T["M"], T["B"])
+    except np.linalg.LinAlgError:
+        raise singular_mass_matrix(system, T["M"], t) from None
     Wn, Wt, e, mu = T["Wn"], T["Wt"], system.restitution, system.friction
     closed = (T["gap"] <= opts.gap_tolerance) | old.active
     for i, what in hint.items():
@@ -388,6 +391,25 @@ def _onset_direction(system, i, ft):
     return polygon_neighbours(system, i, ft)[0]
 
 
+def _accelerations(system, T, mode, v, t):
+    """:func:`smooth_accelerations` at time ``t``, a singular mass matrix reported in one sentence."""
+    try:
+        return smooth_accelerations(system, T, mode, v)
+    except np.linalg.LinAlgError:
+        raise singular_mass_matrix(system, T["M"], t) from None
+
+
+def singular_mass_matrix(system, M, t):
+    """The error of a mass matrix that cannot be inverted: it names the speeds along its null direction, where the
+    model's coordinates are singular (Euler angles at ±90° pitch, a massless link)."""
+    _, sv, Vt = np.linalg.svd(M)
+    null = np.abs(Vt[-1])
+    names = [system.speed_names[k] for k in np.flatnonzero(null >= 0.1 * null.max())]
+    return SimulationError(f"The mass matrix is singular at t = {t:.9g} along {', '.join(f'`{n}`' for n in names)} (smallest singular value "
+                           f"{sv[-1]:.1e} of {sv[0]:.1e}): the model's coordinates are singular there (e.g. Euler angles at ±90° pitch), "
+                           "so no motion can be integrated through it.")
+
+
 def _paradox(system, cand, kinds, t):
     sliding = [i for k, i in enumerate(cand) if kinds[k] == "slide"] or list(cand)
     c = system.contacts[sliding[0]]
@@ -431,7 +453,7 @@ def _smooth(system, mode, u_of, p, t0, q0, v0, opts):
         if key not in cache:
             cache.clear()
             T = system.evaluate(t, y[:nq], y[nq:], u_of(t), p)
-            a, Fn, Ft, _ = smooth_accelerations(system, T, mode, y[nq:])
+            a, Fn, Ft, _ = _accelerations(system, T, mode, y[nq:], t)
             cache[key] = (T, a, Fn, Ft, 1e-9 * max(1.0, np.abs(T["f"]).max(initial=0.0)))
         return cache[key]
 
@@ -483,7 +505,7 @@ class _Recorder:
         self.system, self.rows, self.events = system, [], []
 
     def row(self, t, q, v, u, terms, mode):
-        _, Fn, Ft, _ = smooth_accelerations(self.system, terms, mode, v)
+        _, Fn, Ft, _ = _accelerations(self.system, terms, mode, v, t)
         self.rows.append(np.concatenate([[t], q, v, u, Fn, Ft]))
 
     def event(self, t, i, kind, speed, impulse):
