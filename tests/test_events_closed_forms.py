@@ -349,3 +349,24 @@ def test_a_singular_mass_matrix_is_one_sentence_naming_the_speeds():
     with pytest.raises(cl.SimulationError, match=r"^The mass matrix is singular at t = 0 along `puck.y_speed` .*Euler angles "
                                                  r"at ±90° pitch[^\n]*\.$"):
         cl.simulate_events(b, 1.0, [0, 0, 0.1], [0, 0, 0])
+
+
+@pytest.mark.parametrize("cone", ["polyhedral", "circular"])
+def test_two_coincident_contacts_slide_and_stop_as_one(cone):
+    # fully redundant rows: the forces split is free, the motion is the single contact's.  On the square cone the
+    # speed reaches the side's normal at 0.102 s: each contact then needs its share of the edge force, which the
+    # contact Lemke's answer left unloaded could not hold, and it turned back and forth there (10000 events)
+    mu, v0 = 0.5, np.array([1.0, 0.5])
+    b = cl.Multibody("puck", coordinates=["x", "y", "z"])
+    b.kinetic_energy = 0.5 * ca.sumsqr(b.v)
+    b.potential_energy = G * b.q[2]
+    for name in ("a", "b"):
+        b.point_contact(name, b.q, friction=mu, cone=cone)
+    traj = cl.simulate_events(b, 1.0, [0, 0, 0], [*v0, 0], times=[1.0])
+    if cone == "polyhedral":
+        t_stop, end = polygon_slide(np.linalg.norm(v0), math.atan2(v0[1], v0[0]), mu, 4)
+    else:
+        t_stop, end = np.linalg.norm(v0) / (mu * G), v0 * np.linalg.norm(v0) / (2 * mu * G)
+    assert stick_times(traj) == pytest.approx([t_stop] * 2, abs=1e-12)
+    np.testing.assert_allclose([traj["puck.x"][-1], traj["puck.y"][-1]], end, atol=1e-12)
+    assert traj["puck.a.normal_force"][-1] + traj["puck.b.normal_force"][-1] == pytest.approx(G, rel=1e-12)

@@ -375,7 +375,12 @@ def _slide_on_edges(system, T, mode, idx, v):
                 mode.slide[i], mode.edge[i] = 0.5 * (D[j] + D[l]), (D[j] - D[l]) / np.linalg.norm(D[j] - D[l])
     if not ties:
         return
+    # judged with the minimum-norm forces: nearest Lemke's (a vertex of the set of forces, where a redundant contact
+    # may carry nothing) a contact with no load cannot hold any γ, leaves the edge and turns back at once
+    ref = mode.ref_n.copy(), mode.ref_t.copy()
+    mode.ref_n[:], mode.ref_t[:] = 0.0, 0.0
     _, Fn, Ft, _ = smooth_accelerations(system, T, mode, v)
+    mode.ref_n[:], mode.ref_t[:] = ref
     for i, (dj, dl) in ties.items():
         gamma = mode.edge[i] @ Ft[system.tangent_rows[i]]
         if abs(gamma) > math.sin(math.pi / system.facets[i]) * system.friction[i] * Fn[i] * (1 + 1e-9):
