@@ -370,3 +370,37 @@ def test_two_coincident_contacts_slide_and_stop_as_one(cone):
     assert stick_times(traj) == pytest.approx([t_stop] * 2, abs=1e-12)
     np.testing.assert_allclose([traj["puck.x"][-1], traj["puck.y"][-1]], end, atol=1e-12)
     assert traj["puck.a.normal_force"][-1] + traj["puck.b.normal_force"][-1] == pytest.approx(G, rel=1e-12)
+
+
+def slope_table(mu, alpha, cone, mass=3.0):
+    """The table's four legs on a plane tilted by α about y (its normal (−sin α, 0, cos α))."""
+    b, T, R = rigid_body("table", mass, [0.2, 0.3, 0.4])
+    b.kinetic_energy, b.potential_energy = T, mass * G * b.q[2]
+    normal = ca.DM([-math.sin(alpha), 0.0, math.cos(alpha)])
+    for j, (sx, sy) in enumerate(((1, 1), (1, -1), (-1, 1), (-1, -1))):
+        b.point_contact(f"leg{j}", b.q[:3] + ca.mtimes(R, ca.DM([0.4 * sx, 0.3 * sy, -0.5])), surface=lambda p: ca.dot(normal, p),
+                        friction=mu, cone=cone)
+    return b
+
+
+@pytest.mark.parametrize("cone", ["circular", "polyhedral"])
+@pytest.mark.parametrize("mu", [0.5, 0.2])
+def test_table_on_a_slope_rests_ten_seconds_or_slides(cone, mu):
+    # tan α = 0.309.  At rest the legs carry m g cos α and m g sin α along the slope, however they share it; the
+    # minimum-norm share gave the lightly loaded uphill legs too much friction for the circular cone, whose slip
+    # and stick then alternated 10000 times at t = 0.  Sliding: g(sin α − μ cos α) down the slope
+    alpha, mass = 0.3, 3.0
+    centre = 0.5 * np.array([-math.sin(alpha), 0.0, math.cos(alpha)])
+    final = 10.0 if mu > math.tan(alpha) else 0.5
+    traj = cl.simulate_events(slope_table(mu, alpha, cone, mass), final, [*centre, 0, -alpha, 0], [0] * 6, times=[0.5, final])
+    N = [traj[f"table.leg{k}.normal_force"][-1] for k in range(4)]
+    F = np.array([[traj[f"table.leg{k}.friction_force_{j}"][-1] for j in (1, 2)] for k in range(4)])
+    assert sum(N) == pytest.approx(mass * G * math.cos(alpha), rel=1e-12)
+    s = (traj["table.x"][-1] - centre[0]) * math.cos(alpha) + (traj["table.z"][-1] - centre[2]) * math.sin(alpha)
+    if mu > math.tan(alpha):
+        assert abs(s) <= 1e-12 and {e["kind"] for e in traj.metadata["events"]} == {"closed"}
+        assert abs(F[:, 0].sum()) == pytest.approx(mass * G * math.sin(alpha), rel=1e-12)
+        assert all(np.linalg.norm(f) < mu * n for f, n in zip(F, N))  # each leg inside its cone
+    else:
+        assert s == pytest.approx(-0.5 * G * (math.sin(alpha) - mu * math.cos(alpha)) * final**2, abs=1e-12)
+    assert abs(traj["table.pitch"][-1] + alpha) <= 1e-12

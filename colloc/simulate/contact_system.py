@@ -148,14 +148,13 @@ def friction_direction(system, mode, i, v, Wt):
     return mode.slide[i]
 
 
-def smooth_accelerations(system, terms, mode, v):
-    """Accelerations and forces of the smooth dynamics of ``mode``.
-
-    Returns ``(a (nv,), Fn (nc,), Ft (ntan,), Fb (nb,))``; forces of inactive contacts are 0.
-    """
+def mode_rows(system, terms, mode, v):
+    """The force balance of ``mode`` (:func:`colloc.simulate.contact_forces.mode_forces`): ``(H, C, d)`` and which
+    multipliers they order, ``A`` active contacts (normal forces), ``S`` rows of ``W_t`` that stick, ``E`` contacts
+    sliding on a polygon's side (their edge force ``γ``), then the bilateral rows."""
     Wn, Wt, mu = terms["Wn"], terms["Wt"], system.friction
-    H, C, d, ref = [], [], [], []
     A = np.flatnonzero(mode.active)
+    H = []
     for i in A:
         h = Wn[i]
         if mode.slide[i] is not None:
@@ -168,6 +167,16 @@ def smooth_accelerations(system, terms, mode, v):
     C = np.vstack([Wn[A], Wt[S], Ew, terms["B"]])
     d = np.concatenate([terms["drift_n"][A], terms["drift_t"][S],
                         [mode.edge[i] @ terms["drift_t"][system.tangent_rows[i]] for i in E], terms["drift_b"]])
+    return H, C, d, A, S, E
+
+
+def smooth_accelerations(system, terms, mode, v):
+    """Accelerations and forces of the smooth dynamics of ``mode``.
+
+    Returns ``(a (nv,), Fn (nc,), Ft (ntan,), Fb (nb,))``; forces of inactive contacts are 0.
+    """
+    Wt, mu = terms["Wt"], system.friction
+    H, C, d, A, S, E = mode_rows(system, terms, mode, v)
     ref = np.concatenate([mode.ref_n[A], mode.ref_t[S], [mode.edge[i] @ mode.ref_t[system.tangent_rows[i]] for i in E],
                           np.zeros(system.nb)])
     a, lam = mode_forces(terms["M"], terms["f"], H, C, d, ref)
@@ -189,4 +198,4 @@ def polygon_neighbours(system, i, fhat):
     return D[j], [D[(j - 1) % len(D)], D[(j + 1) % len(D)]]
 
 
-__all__ = ["ContactSystem", "Mode", "smooth_accelerations", "friction_direction", "polygon_neighbours"]
+__all__ = ["ContactSystem", "Mode", "mode_rows", "smooth_accelerations", "friction_direction", "polygon_neighbours"]

@@ -12,7 +12,9 @@ velocity) constraints; a sticking frictional contact adds ``W_{t,i} a + Ẇ_{t,i
 The forces are solved by least squares nearest the ones the last event
 found, so redundant rows (a box on two sticking corners, a table on four
 legs) leave the motion unique though the forces are not
-(:mod:`colloc.simulate.contact_forces`).  The roots sought are the gaps of the open
+(:mod:`colloc.simulate.contact_forces`); at an event those are the
+minimum-norm forces, or where these break a cone the ones deepest inside
+every cone (``_interior_forces``).  The roots sought are the gaps of the open
 contacts, the normal forces of the active ones (take-off), the cone margins
 of the sticking ones (start of slip), the sliding speeds along their first
 direction (stop) and, on a polygonal cone, the change of the vertex that
@@ -60,9 +62,9 @@ import math
 
 import numpy as np
 
-from .contact_forces import (ContactRows, cone_margin, constrained_inverse, facet_directions, mode_forces, project_speeds,
+from .contact_forces import (RCOND, ContactRows, cone_margin, constrained_inverse, facet_directions, mode_forces, project_speeds,
                              slide_direction, solve_contacts)
-from .contact_system import ContactSystem, Mode, friction_direction, polygon_neighbours, smooth_accelerations
+from .contact_system import ContactSystem, Mode, friction_direction, mode_rows, polygon_neighbours, smooth_accelerations
 from .control_signals import breakpoints, control_function
 from ..errors import ContactParadoxError, OptionError, SimulationError
 from .lcp import LCPError
@@ -185,7 +187,7 @@ def simulate_events(model, t_final, q0, v0, controls=None, parameters=None, t0=0
     p = _named(dict(parameters or {}), system.parameter_names, "parameters")
     u_of, declared, scan = control_function(controls, system.control_names)
     cuts, scanned = _breakpoints(u_of, declared + list(np.ravel(breakpoints if breakpoints is not None else [])), scan, t0, t_final, opts)
-    out_times = np.linspace(t0, t_final, 201) if times is None else np.sort(np.asarray(times, dtype=float).ravel())
+    out_times = np.linspace(t0, t_final, 201) if times is None else np.unique(np.asarray(times, dtype=float).ravel())
     gaps = system.evaluate(t0, q, v, u_of(t0), p)["gap"]
     if (gaps < -gap_tolerance).any():
         i = int(np.argmin(gaps))
@@ -358,7 +360,58 @@ def _central_forces(system, T, mode, v, scale):
     ok = all(Fn[i] > scale for i in np.flatnonzero(mode.active)) and all(
         cone_margin(system.friction[i], Fn[i], Ft[system.tangent_rows[i]], system.cone[i], system.facets[i]) > scale
         for i in np.flatnonzero(mode.stick))
-    mode.ref_n[:], mode.ref_t[:] = (Fn, Ft) if ok else (ref_n, ref_t)
+    inner = None if ok else _interior_forces(system, T, mode, v, scale)
+    mode.ref_n[:], mode.ref_t[:] = (Fn, Ft) if ok else (inner if inner is not None else (ref_n, ref_t))
+
+
+def _interior_forces(system, T, mode, v, scale):
+    """Where the minimum-norm forces break a cone (a table on a slope: its lightly loaded legs get as much friction as
+    the others), the forces of the mode that lie deepest inside every cone and keep every normal force positive: the
+    linear program ``max t`` over the null space of the force balance, margins ``≥ t`` (a circular cone as its
+    inscribed 16-gon).  Returns ``(ref_n, ref_t)``, or None if no forces have room to spare."""
+    from scipy.optimize import linprog
+
+    H, C, d, A, S, E = mode_rows(system, T, mode, v)
+    X = np.linalg.solve(T["M"], np.column_stack([T["f"], H.T]))
+    Amat = C @ X[:, 1:]
+    _, sv, Vt = np.linalg.svd(Amat)
+    rank = int(np.sum(sv > RCOND * sv.max(initial=0.0)))
+    if rank == Amat.shape[1]:
+        return None
+    N = Vt[rank:].T
+    lam = np.linalg.lstsq(Amat, -d - C @ X[:, 0], rcond=RCOND)[0]
+    G = [np.eye(lam.size)[k] for k in range(A.size)]  # F_n ≥ t
+    column = {r: A.size + k for k, r in enumerate(S)}
+    mu = system.friction
+    for k, i in enumerate(A):
+        rows = system.tangent_rows[i]
+        if mode.stick[i] and rows.size:
+            m = 16 if system.cone[i] == "circular" else system.facets[i]
+            normals = [np.array([1.0]), np.array([-1.0])] if rows.size == 1 else \
+                [np.array([math.cos(a), math.sin(a)]) for a in (2 * np.arange(m) + 1) * math.pi / m]
+            reach = 1.0 if rows.size == 1 else math.cos(math.pi / m)
+            for n in normals:  # μ F_n cos(π/m) − nᵀF_t ≥ t
+                g = np.zeros(lam.size)
+                g[k] = mu[i] * reach
+                g[[column[r] for r in rows]] -= n
+                G.append(g)
+    for j, i in enumerate(E):  # |γ| ≤ sin(π/k) μ F_n
+        for sign in (1.0, -1.0):
+            g = np.zeros(lam.size)
+            g[list(A).index(i)], g[A.size + S.size + j] = math.sin(math.pi / system.facets[i]) * mu[i], -sign
+            G.append(g)
+    G = np.array(G)
+    top = max(1.0, float(np.abs(lam).max(initial=0.0)))
+    res = linprog(np.append(np.zeros(N.shape[1]), -1.0), A_ub=np.column_stack([-G @ N, np.ones(len(G))]), b_ub=G @ lam,
+                  bounds=[(None, None)] * N.shape[1] + [(None, top)], method="highs")
+    if res.status != 0 or -res.fun <= scale:
+        return None
+    lam = lam + N @ res.x[:-1]
+    ref_n, ref_t = np.zeros(system.nc), np.zeros(T["Wt"].shape[0])
+    ref_n[A], ref_t[S] = lam[:A.size], lam[A.size:A.size + S.size]
+    for j, i in enumerate(E):
+        ref_t[system.tangent_rows[i]] = lam[A.size + S.size + j] * mode.edge[i]
+    return ref_n, ref_t
 
 
 def _slide_on_edges(system, T, mode, idx, v):
