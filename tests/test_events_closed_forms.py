@@ -404,3 +404,32 @@ def test_table_on_a_slope_rests_ten_seconds_or_slides(cone, mu):
     else:
         assert s == pytest.approx(-0.5 * G * (math.sin(alpha) - mu * math.cos(alpha)) * final**2, abs=1e-12)
     assert abs(traj["table.pitch"][-1] + alpha) <= 1e-12
+
+
+def slope_ball(mu, alpha, cone, radius=0.1):
+    """A solid unit ball on a plane tilted by α about y; its 'angles' integrate its angular velocity ω (world axes), so
+    the contact point's material speed v − r ω × n is the rate of (t₁·c − r a_y, y + r(a_z sin α + a_x cos α))."""
+    b = cl.Multibody("ball", coordinates=["x", "y", "z", "ax", "ay", "az"])
+    x, y, z, ax, ay, az = b.coordinates
+    b.kinetic_energy = 0.5 * ca.sumsqr(b.v[:3]) + 0.5 * 0.4 * radius**2 * ca.sumsqr(b.v[3:])
+    b.potential_energy = G * z
+    s, c = math.sin(alpha), math.cos(alpha)
+    b.contact("slope", -s * x + c * z - radius, friction=mu, cone=cone,
+              tangent=[c * x + s * z - radius * ay, y + radius * (az * s + ax * c)])
+    return b
+
+
+@pytest.mark.parametrize("cone", ["circular", "polyhedral"])
+@pytest.mark.parametrize("mu", [0.3, 0.1])
+def test_ball_on_a_slope_rolls_at_five_sevenths_g_sin_alpha_or_slides(cone, mu):
+    # rolling needs friction (2/7) m g sin α ≤ μ m g cos α (μ ≥ 0.156 at α = 0.5): then the centre accelerates at
+    # (5/7) g sin α down the slope, else at g (sin α − μ cos α); rolling across the slope at 0.7 m/s goes on
+    alpha, r, vy = 0.5, 0.1, 0.7
+    centre = r * np.array([-math.sin(alpha), 0.0, math.cos(alpha)])
+    traj = cl.simulate_events(slope_ball(mu, alpha, cone, r), 1.0, [*centre, 0, 0, 0], [0, vy, 0, -vy / (r * math.cos(alpha)), 0, 0],
+                              times=[1.0])
+    down = -((traj["ball.x"][-1] - centre[0]) * math.cos(alpha) + (traj["ball.z"][-1] - centre[2]) * math.sin(alpha))
+    a = 5 / 7 * G * math.sin(alpha) if mu >= 2 / 7 * math.tan(alpha) else G * (math.sin(alpha) - mu * math.cos(alpha))
+    assert down == pytest.approx(0.5 * a, abs=1e-12)
+    assert traj["ball.y"][-1] == pytest.approx(vy, abs=1e-12)
+    assert [e["kind"] for e in traj.metadata["events"]] == ["closed"]
