@@ -14,7 +14,12 @@ the event-driven simulator (:func:`colloc.simulate.events.simulate_events`)
 from the file's state at its start with the file's controls, knowing nothing of its forces: closed contacts
 stay closed with the forces the contact law gives them (and open or slide as it says).  Such an interval passes
 the per-interval check if either integration ends on the file's state; the file's forces are judged apart,
-against the model at every grid point (check ``derivatives``) and by the contact rows (``contact``).  Where a
+against the model at every grid point (check ``derivatives``) and by the contact rows (``contact``).  That
+either-or adds no way through: the held integration knows nothing of the file's forces, so it can only pass states
+that the contact law itself reaches, and a stance whose forces or controls are edited (a normal force doubled, a
+friction force moved inside its cone, a push below the friction limit, each also with derivative columns made to
+match) fails ``derivatives`` or the scheme's ``defects``, which read every stored force to the constraint
+tolerance.  Where a
 contact slides (a bead in a bowl, a box braking) its force follows from the motion only through the sliding law,
 and the file's forces stay the input of the per-interval integration.
 """
