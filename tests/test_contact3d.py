@@ -242,7 +242,10 @@ def test_cone_rows_at_fixed_numbers(cone):
                 assert row[f"friction:box.floor.{tag}slip_{j + 1}{at}@k={k}"] == pytest.approx(slip, abs=1e-12)
                 assert row[f"complementarity:box.floor.{tag}slip_{j + 1}{at}*facet_{j + 1}@k={k}"] == pytest.approx(slip * force[j], abs=1e-12)
         else:
-            assert row[f"friction:box.floor.{tag}slip{at}@k={k}"] == pytest.approx(gam**2 - sd @ sd, abs=1e-12)
+            smooth = lambda v, d: v @ v / math.sqrt(v @ v + d * d)  # noqa: E731 (|v|²/√(|v|² + δ²))
+            assert row[f"friction:box.floor.{tag}cone@k={k - 1 if not tag else k}"] == pytest.approx(
+                mu * lam - smooth(force, 1e-4), abs=1e-12)
+            assert row[f"friction:box.floor.{tag}slip{at}@k={k}"] == pytest.approx(gam - smooth(sd, 1e-4), abs=1e-12)
             assert row[f"complementarity:box.floor.{tag}sliding_speed{at}*cone+speed{at}*friction@k={k}"] == pytest.approx(
                 mu * lam * gam + force @ sd, abs=1e-12)
 

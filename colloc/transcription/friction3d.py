@@ -17,11 +17,24 @@ tangent coordinates; its generalised force is ``W_tᵀ F_t``.  Two cones:
   a facet pushes only if it opposes the sliding most (``γ_k = max_j −d_jᵀṡ_k``),
   and the cone is saturated wherever the contact slides.
 * ``"circular"`` (the second-order cone, smooth): ``F_t = f`` free, with
-  ``(μλ)² − |f|² ≥ 0``, ``γ_k² − |ṡ_k|² ≥ 0`` and ``μλ γ_k + fᵀṡ_k ≤ ε``.
+  ``μλ − ‖f‖ ≥ 0``, ``γ_k − ‖ṡ_k‖ ≥ 0`` and ``μλ γ_k + fᵀṡ_k ≤ ε``.
   Since ``fᵀṡ ≥ −|f||ṡ| ≥ −μλγ`` the last product is never negative, and
   zero only if the friction dissipates all the cone allows:
   ``f = −μλ ṡ/|ṡ|`` while sliding (``γ_k = |ṡ_k|``), anywhere in the disc
-  while sticking (``ṡ = 0``, ``γ = 0``).  (A first form,
+  while sticking (``ṡ = 0``, ``γ = 0``).  ``‖·‖`` is :func:`smooth_norm`,
+  ``|v|²/√(|v|² + δ²)`` (δ = 1e-4 in force and in speed units): the squared rows
+  ``(μλ)² − |f|² ≥ 0``, ``γ² − |ṡ|² ≥ 0`` have no gradient at all at the apex
+  (a contact in flight, ``λ = f = 0``), and from there IPOPT failed a throw
+  landing at t_f (restoration), and a midpoint-vi throw even from the square cone's solution; ``√(|v|²+δ²) − δ``
+  (convex) lets ``|f|`` exceed ``μλ`` by ``δ`` everywhere, which turns the
+  sliding force by ``√(2δ/μλ)``.  This one errs by ``δ²/(2|v|)`` away from
+  0 (1e-8 N for a force of 0.5 N): the oblique push of
+  ``tests/test_contact3d.py`` keeps its force against the motion to 1e-4 rad.
+  Near the apex it admits ``|f| ≈ √(δ·tol)`` for a violation ``tol`` of the
+  cone row: 1e-6 N in flight at IPOPT's 1e-8, which a throw landing at t_f
+  turns into a cost 1.1e-6 below its closed form.  (δ = 1e-5 for the force
+  halved that, but a released box then ended infeasible and a midpoint-vi
+  push at its iteration limit.)  (A first form,
   ``|μλ ṡ_k + γ_k f| ≤ ε`` with ``((μλ)² − |f|²)γ_k ≤ ε``, stuck at a local
   optimum that does not move for one interval, 3.936 against 3.424722, on
   the oblique push of ``tests/test_contact3d.py``: from ``γ = f = 0`` its
@@ -103,7 +116,7 @@ def cone_rows(rows: Rows, contacts, eps, lam, force, gamma, sd, points, cone_poi
         lam_c = c.friction * lam[r, :]
         name = lambda suffix: [f"{c.name}.{tag}{suffix}"]  # noqa: E731
         if c.cone == "circular":
-            cone = lam_c ** 2 - ca.sum1(b ** 2)
+            cone = lam_c - smooth_norm(b, FORCE_SMOOTHING)
         else:
             cone = lam_c - ca.sum1(b)
         rows.add("friction", name("cone"), cone, cone_points, 0.0, np.inf)
@@ -111,7 +124,7 @@ def cone_rows(rows: Rows, contacts, eps, lam, force, gamma, sd, points, cone_poi
             gj, sj = g[r, :], s[2 * r:2 * r + 2, :]
             at = f"@{j}" if len(points) > 1 else ""
             if c.cone == "circular":
-                rows.add("friction", name(f"slip{at}"), gj ** 2 - ca.sum1(sj ** 2), pts, 0.0, np.inf)
+                rows.add("friction", name(f"slip{at}"), gj - smooth_norm(sj, SPEED_SMOOTHING), pts, 0.0, np.inf)
                 rows.add(COMPLEMENTARITY, name(f"sliding_speed{at}*cone+speed{at}*friction"), lam_c * gj + ca.sum1(sj * b), pts, -np.inf, eps)
                 rows.add(COMPLEMENTARITY, name(f"cone*sliding_speed{at}"), cone * gj, pts, -np.inf, eps)
                 continue
@@ -120,6 +133,20 @@ def cone_rows(rows: Rows, contacts, eps, lam, force, gamma, sd, points, cone_poi
             facets = range(1, c.facets + 1)
             rows.add("friction", [f"{c.name}.{tag}slip_{i}{at}" for i in facets], slip, pts, 0.0, np.inf)
             rows.add(COMPLEMENTARITY, [f"{c.name}.{tag}slip_{i}{at}*facet_{i}" for i in facets], slip * b, pts, -np.inf, eps)
+
+
+#: Smoothing δ of the circular cone's norms (module docstring): of the friction force (force units) and of the
+#: tangential speed (speed units).
+FORCE_SMOOTHING, SPEED_SMOOTHING = 1e-4, 1e-4
+
+
+def smooth_norm(v, delta):
+    """``|v|²/√(|v|² + δ²)`` of each column of ``v``: ``|v|`` less ``δ²/(2|v|)`` away from 0, ``|v|²/δ`` near it.
+
+    Unlike ``|v|`` it is smooth at 0 and, unlike ``|v|²``, its rows keep a gradient there in the other variable
+    (``μλ − ‖f‖`` in ``λ``), so the apex of the cone is not a degenerate point of the NLP."""
+    n2 = ca.sum1(v ** 2)
+    return n2 / ca.sqrt(n2 + delta ** 2)
 
 
 def split_columns(contacts, values, prefix):
