@@ -258,3 +258,17 @@ def test_an_edited_initial_state_is_caught(ball):
     bad = copy(traj)
     bad["ball.y"][0] += 1e-3  # launched from (0, 1.001): the problem fixes (0, 1)
     assert "initial" in failed(problem, bad)
+
+
+def test_an_impulse_newtons_law_cannot_tell_from_zero_need_not_be_found_again():
+    # a planted foot's stray impulse (the biped's 1e-4 N s just after its strike, the relaxation's residue) is within
+    # the impulse the speeds' error allows (`newton_limit`): the simulator, whose foot stays planted, has no impact there
+    from colloc.simulate.contact_checks import _impact_time_check
+
+    traj = cl.Trajectory(np.linspace(0.0, 1.0, 5), {}, {}, {}, {})
+    stray = dict(contact="foot", time=0.5, row=2, impulse=1e-4, newton=2e-5, newton_limit=2e-3, time_tolerance=1e-3)
+    sim = dict(matched=[(stray, None)], extra=[], landing=None)
+    judged = _impact_time_check(traj, sim, {})
+    assert judged.passed and "(1 within Newton's limit of zero)" in judged.message
+    stray.update(impulse=5e-3)  # beyond what Newton's law allows from zero: an impact the simulator must find
+    assert not _impact_time_check(traj, sim, {}).passed
