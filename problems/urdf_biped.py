@@ -30,7 +30,9 @@ Constraints
     T = 0.7 s; Kelly's bounds on the five absolute link angles (|θ| ≤ π/2) and their rates (|θ̇| ≤ 10);
     knees do not hyperextend (the URDF's limit, knee ≤ 0); the step: x(T) = x(0) + D with D = 0.5 m, x(0) = 0,
     and every other state at T the left/right mirror of its value at 0 (the symmetry pairs of the gait2d
-    problems' periodicity goal, ``colloc.goals.periodicity``).
+    problems' periodicity goal, ``colloc.goals.periodicity``); at t0 each foot's normal speed within
+    ``REST_RATE`` times its height (a foot on the ground rests there: no impulse acts at t0, and a foot leaving
+    or closing at 1e-4 m/s was an impact at once for the event-driven simulator).
 Guess
     Kelly's: straight lines between his boundary pose (left foot at the origin) and its mirror half a stride
     on, zero torques, zero contact forces, no schedule.
@@ -39,13 +41,11 @@ Guess
 support on a pinned stance foot, a heel strike with Newton's law and the leg swap).  It has no ground: its
 stance foot may pull on the ground and needs unbounded friction, and its support is single throughout.
 
-Measured (docs/urdf.md, 12 intervals, free steps): 402.5749, the gait Kelly's (single support, the strike at
-0.566 s with 27.3 N s inside the cone), against 469.6287 for Kelly's two phases at 12 intervals; 14 % lower
-because the standing foot slides 1.8 mm just before the strike (the sticking rows of the interval that ends at
-an impact see the post-impact speeds), a transcription artifact (``tests/test_urdf_biped.py`` records it as
-an expected failure).  ``colloc verify`` passes on Kelly's file; on
-the schedule-free one it fails only ``impact times`` (the left foot leaves the ground closing at 1.5e-4 m/s, an
-impact the file lacks).
+Measured (docs/urdf.md, 12 intervals, free steps): 405.2589, the gait Kelly's (single support, the strike at
+0.278 s with 27.4 N s inside the cone), against 469.6287 for Kelly's two phases at 12 intervals; 14 % lower
+because the standing foot slides 0.15 m/s just before the strike (the sticking rows of the interval that ends
+at an impact see the post-impact speeds), a transcription artifact of one force per interval
+(``tests/test_urdf_biped.py`` records it as an expected failure).  ``colloc verify`` passes on both files.
 
 Source: M. Kelly, "An Introduction to Trajectory Optimization: How to Do Your Own Direct Collocation",
 SIAM Review 59(4), 2017, §7 (the step, bounds and guess); contact-implicit collocation after Posa, Cantu &
@@ -73,6 +73,9 @@ JOINTS = ("left_hip", "left_knee", "right_hip", "right_knee")
 SHIN = 0.4
 FRICTION = 0.8
 MAX_TORQUE, MAX_RATE = 100.0, 10.0
+#: At t0 no impulse acts (impulses live at interior mesh points), so a foot touching the ground there rests on it:
+#: ``|φ̇| ≤ K φ`` at t0 with ``K`` [1/s] large enough to leave a foot in the air free.
+REST_RATE = 100.0
 
 
 def _kelly():
@@ -133,6 +136,10 @@ def build(step_length=0.5, duration=0.7, friction=FRICTION):
     prob.initial({q[0]: 0.0})
     prob.boundary(prob.at_tf(q[0]) - prob.at_t0(q[0]), step_length, step_length, name="step_length")
     periodicity(prob, mirror_pairs(body), name="symmetry")
+    for c in body.contacts:
+        gap, speed = prob.at_t0(c.gap), prob.at_t0(ca.mtimes(c.normal_jacobian, body.v))
+        prob.boundary(ca.vertcat(speed - REST_RATE * gap, speed + REST_RATE * gap), [-ca.inf, 0.0], [0.0, ca.inf],
+                      name=f"{c.name.split('.')[-1]}_rests_at_t0")
     kelly = _kelly()
     start = from_kelly(kelly.START_POSE)
     end = from_kelly(kelly.START_POSE[::-1])

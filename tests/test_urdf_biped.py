@@ -7,7 +7,8 @@
 * Kelly's two-phase step admissible for the schedule-free problem (ground force and heel-strike impulse in the
   cone of μ = 0.8), so the two costs compare the same motions;
 * the solved schedule-free step: no penetration, forces in the friction cone, the mirror periodicity, Newton's
-  law at each foot strike, and ``colloc verify``'s checks.
+  law at each foot strike, the standing foot at rest at t0, ``colloc verify``'s checks, and a copy with the
+  strike's impulse cut by a tenth failing them.
 """
 import importlib.util
 import os
@@ -183,9 +184,32 @@ def test_schedule_free_step_is_physical(biped, step):
     assert support / tr.time[-1] == pytest.approx(40.0 * 9.81, rel=2e-2)
 
 
+def _interval_forces(tr, contacts, grid, k):
+    """The normal and friction forces on interval ``k`` as functions of time, as the file's transcription holds them
+    (``contact_forces``: constant, or the polynomial through the collocation points)."""
+    from colloc.discretization.interpolant import collocation_nodes, polynomial
+    from colloc.transcription.force_points import interval_forces
+
+    names = [f"{c.name}.{what}" for what in ("normal_force", "friction_force") for c in contacts]
+    W = np.array([tr[n] for n in names])
+    W_end = np.array([tr[n + ".interval_end"] if n + ".interval_end" in tr.names else tr[n] for n in names])
+    placement = tr.metadata.get("contact_forces", "interval")
+    inputs = interval_forces(placement, grid, W, W_end)[0][:, k]
+    t0, t1 = tr.time[grid.interval_starts[k]], tr.time[grid.interval_ends[k]]
+    if placement != "collocation":
+        return lambda t: (inputs[:2], inputs[2:])
+    nodes = grid.scheme.nodes[collocation_nodes(grid.scheme)]
+    V = inputs.reshape(nodes.size, len(names)).T  # stacked point by point
+
+    def at(t):
+        w = polynomial(V, nodes, np.array([(t - t0) / (t1 - t0)]))[:, 0]
+        return w[:2], w[2:]
+    return at
+
+
 def _before_strike(biped, tr):
-    """The strike (largest impulse) and the interval before it integrated alone (scipy, the file's torques as its
-    scheme holds them and the interval's constant forces): ``(body, contact index, row, q, v⁻, sol)``."""
+    """The strike (largest impulse) and the interval before it integrated alone (scipy, the file's torques and contact
+    forces as its transcription holds them): ``(body, contact index, row, q, v⁻, forces of that interval)``."""
     from scipy.integrate import solve_ivp
 
     from colloc.discretization.interpolant import Interpolant
@@ -197,7 +221,8 @@ def _before_strike(biped, tr):
     i, row = np.unravel_index(np.argmax(impulses), impulses.shape)
     itp = Interpolant(tr)
     ends = itp.grid.interval_ends
-    a = itp.grid.interval_starts[int(np.flatnonzero(ends == row)[0])]
+    k = int(np.flatnonzero(ends == row)[0])
+    a = itp.grid.interval_starts[k]
     tau = [u.symbol for u in body.variables if u.kind == "control"]
     controls = [itp.control(u.name(), tr[u.name() + ".interval_end"][ends]) for u in tau]
     lam, fric = ca.SX.sym("lam", 2), ca.SX.sym("f", 2)
@@ -205,10 +230,10 @@ def _before_strike(biped, tr):
     gen = generalized_force(body, contacts, [lam[0], lam[1]], {0: fric[0], 1: fric[1]})
     acc = ca.Function("acc", [body.q, body.v, ca.vertcat(*tau), lam, fric],
                       [ca.solve(eq.mass_matrix, -ca.substitute(eq.residual, body.a, ca.DM.zeros(7)) + gen)])
-    forces = [np.array([tr[f"{c.name}.{what}"][a] for c in contacts]) for what in ("normal_force", "friction_force")]
+    forces = _interval_forces(tr, contacts, itp.grid, k)
 
     def rhs(t, x):
-        return np.r_[x[7:], np.array(acc(x[:7], x[7:], [c(t) for c in controls], *forces)).ravel()]
+        return np.r_[x[7:], np.array(acc(x[:7], x[7:], [c(t) for c in controls], *forces(t))).ravel()]
 
     names = [s.name() for s in body.coordinates + body.speeds]
     sol = solve_ivp(rhs, (tr.time[a], tr.time[row]), np.array([tr[n][a] for n in names]), rtol=1e-11, atol=1e-11)
@@ -250,29 +275,44 @@ def test_heel_strike_obeys_newtons_law(biped, step):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="an interval's sticking rows hold at its last grid point with the mesh point's "
-                                       "post-impact speeds: the strike changes the standing foot's speed by -0.15 m/s, "
-                                       "so the transcription makes it slide at +0.15 m/s before the strike to stand "
-                                       "still after it (friction inside the cone: Coulomb's law broken)")
+@pytest.mark.xfail(strict=True, reason="one force per interval: an interval's sticking rows hold at its last grid point "
+                                       "with the mesh point's post-impact speeds; the strike changes the standing foot's "
+                                       "speed by -0.15 m/s, so it slides at +0.15 m/s before the strike to stand still "
+                                       "after it (friction inside the cone: Coulomb's law broken).  contact_forces="
+                                       "'collocation' sticks it but fails verify's dynamics (docs/urdf.md)")
 def test_stance_foot_sticks_up_to_the_strike(biped, step):
     tr = step.trajectory
     body, i, row, q, v_minus, forces = _before_strike(biped, tr)
     other = 1 - i
-    assert forces[0][other] > 0 and abs(forces[1][other]) < biped.FRICTION * forces[0][other]  # inside the cone: sticks
+    lam, f = forces(tr.time[row])  # just before the strike
+    assert lam[other] > 0 and abs(f[other]) < biped.FRICTION * lam[other]  # inside the cone: sticks
     slide = ca.Function("s", [body.q, body.v], [ca.mtimes(body.contacts[other].tangent_jacobian, body.v)])(q, v_minus)
     assert abs(float(slide)) < 1e-3
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="the swing foot leaves the ground closing at 1.5e-4 m/s: the event-driven simulator "
-                   "impacts it at t = 2.7e-5 s (4.6e-3 N s), an impact the file lacks; every other check passes")
-def test_colloc_verify_passes_on_the_schedule_free_step(step, tmp_path):
+def test_colloc_verify_passes_on_the_schedule_free_step_and_fails_it_tampered(biped, step, tmp_path):
     """``colloc verify`` of the schedule-free file (contact checks, event-driven re-simulation, Newton's law at the
-    strike, its time found again)."""
+    strike, its time found again); the same file with the strike's impulse cut by a tenth fails Newton's law."""
     from colloc.cli.commands import main
+    from colloc.simulate.contact_checks import check_contact_file
 
-    free = step.trajectory.write(str(tmp_path / "free.npz"))
+    tr = step.trajectory
+    body = biped.robot()
+    # the foot on the ground at t0 rests there (REST_RATE): a foot leaving or closing at 1e-4 m/s there was an
+    # impact at t = 2.7e-5 s for the simulator that the file lacked
+    rest = ca.Function("r", [body.q, body.v], [ca.vertcat(*[c.gap for c in body.contacts]),
+                                               ca.vertcat(*[ca.mtimes(c.normal_jacobian, body.v) for c in body.contacts])])
+    gap, speed = (np.array(a).ravel() for a in rest([tr[s.name()][0] for s in body.coordinates], [tr[s.name()][0] for s in body.speeds]))
+    standing = int(np.argmin(gap))
+    assert gap[standing] < 1e-8 and abs(speed[standing]) < 1e-6
+    free = tr.write(str(tmp_path / "free.npz"))
     assert main(["verify", free, os.path.join(ROOT, "problems", "urdf_biped.py")]) == 0
+    bad = cl.Trajectory(tr.time.copy(), {n: tr[n].copy() for n in tr.names}, dict(tr.kinds), dict(tr.parameters), dict(tr.metadata))
+    _, i, row, _, _, _ = _before_strike(biped, tr)
+    bad[f"{body.contacts[i].name}.impulse"][row] *= 0.9
+    checks, _ = check_contact_file(biped.build(), bad, 1e-6, 1e-2)
+    assert "newton" in {c.name for c in checks if not c.passed}
 
 
 @pytest.mark.slow
