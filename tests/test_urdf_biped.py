@@ -278,8 +278,8 @@ def test_heel_strike_obeys_newtons_law(biped, step):
 @pytest.mark.xfail(strict=True, reason="one force per interval: an interval's sticking rows hold at its last grid point "
                                        "with the mesh point's post-impact speeds; the strike changes the standing foot's "
                                        "speed by -0.15 m/s, so it slides at +0.15 m/s before the strike to stand still "
-                                       "after it (friction inside the cone: Coulomb's law broken).  contact_forces="
-                                       "'collocation' sticks it but fails verify's dynamics (docs/urdf.md)")
+                                       "after it (friction inside the cone: Coulomb's law broken).  Those rows on the "
+                                       "interval's pre-impact speeds stick it (474.73, docs/urdf.md)")
 def test_stance_foot_sticks_up_to_the_strike(biped, step):
     tr = step.trajectory
     body, i, row, q, v_minus, forces = _before_strike(biped, tr)
