@@ -67,9 +67,9 @@ complementarity relaxation the solve ends on, which leaves forces off by up to
 inflates that interval's local error; so each ``d_k`` counts for at most
 ``CAP = 1000`` times the state's median local error over all intervals
 (:func:`robust_local_errors`): an edit confined to fewer than half the
-intervals cannot raise the tolerance past that.  An impact time passes when it
-differs from the simulator's by at most the gap's tolerance there (``|∇φ|``
-times the states') over the closing speed ``|φ̇⁻|``; an impulse when it differs
+intervals cannot raise the tolerance past that.  An impact time passes within
+the gap's tolerance (``|∇φ|`` times the states') over the closing speed
+``|φ̇⁻|``, at most its longer interval; an impulse when it differs
 from Newton's by at most ``(1 + e)`` times the effective mass ``1 / (W_n M⁻¹ W_nᵀ)``
 times ``|W_n|`` applied to the speeds' tolerance of that interval alone.
 """
@@ -405,7 +405,7 @@ def error_budget(problem, traj, setup, signed, simulated, floor=1e-6) -> dict:
         if it["interval"] is not None:
             k, m = it["interval"], it["interval"] + 1
             gap_error = float(it["gradient"] @ (SAFETY * unsalted[:, m] + floor * scale[:, m]))
-            it["time_tolerance"] = gap_error / max(abs(it["speed"]), 1e-12)
+            it["time_tolerance"] = min(gap_error / max(abs(it["speed"]), 1e-12), float(np.max(itp.h[k:k + 2])))
             it["speed_tolerance"] = SAFETY * robust[:, k] + floor * scale[:, m]
     return dict(robust=robust, force=force, estimate=E, tolerance=tol, impacts=found, local=local, scale=scale)
 
