@@ -198,3 +198,25 @@ def test_rimless_wheel_solution_follows_the_model_in_verify_and_a_tampered_stanc
     bad["wheel.theta_speed"][after] *= 1.01  # the stance after the landing 1 % faster
     checks, _ = check_contact_file(rw.build(), bad, 1e-6, 1e-2)
     assert {"defects"} <= {c.name for c in checks if not c.passed}
+
+
+def test_compass_gait_simulated_from_its_fixed_point_keeps_the_period_one_gait():
+    # Goswami, Thuilot & Espiau 1998: the compass gait's equations (stance foot pinned) and impact map, integrated by
+    # scipy (rtol 1e-12) to their period-one fixed point, against colloc's event-driven simulation of the floating
+    # walker with both feet as contacts: the strike found at the fixed point's step time, the post-impact state the
+    # fixed point again with the legs' roles swapped (measured: 5e-12 in angles and rates)
+    cg = load("compass_gait")
+    start, duration, reduced = cg.horizon()
+    q0, v0 = cg.floating_state(reduced)
+    times = np.linspace(0.0, duration, 101)
+    sim = cl.simulate_events(cg.walker(), duration, q0, v0, times=times)
+    strikes = [e for e in sim.metadata["events"] if e["kind"] == "impact"]
+    assert [e["contact"] for e in strikes] == ["walker.foot2"]
+    assert strikes[0]["time"] == pytest.approx(cg.STEP_TIME - start, abs=1e-8)
+    ref = cg.reference(start + times)
+    for k, name in enumerate(("theta1", "theta2", "theta1_speed", "theta2_speed")):
+        got = np.interp(times, sim.time, sim[f"walker.{name}"])
+        assert np.max(np.abs(got - ref[:, k])) < 1e-8, name
+    after = sim.time == strikes[0]["time"]
+    post = [sim[f"walker.{n}"][after][-1] for n in ("theta2", "theta1", "theta2_speed", "theta1_speed")]
+    assert np.allclose(post, cg.FIXED_POINT, atol=1e-8)
