@@ -31,9 +31,14 @@ interval's last point read the speeds it ends on, pre-impact (:func:`colloc.tran
 with the mesh point's post-impact speeds the stance spoke slipped just before the landing and the impulse came
 out at a third of its value.  Left: the relaxation leaves impulses of ~5e-6 N s at the stance's mesh points
 (``|ẏ⁺P| ≤ ε`` with ``ẏ⁺ ≈ cP`` allows ``P ~ √ε``: 2.6e-6 at ε = 1e-9), which verify reads as impacts; over
-two steps (1 s) the second landing was found at its time but stopped by a force at the next interval's first
-collocation point (Radau IIA does not collocate an interval's first point) instead of an impulse, and on some
-meshes the homotopy ended infeasible on the fixed mesh (ε > 1e-3), where a landing cannot fall on a mesh point.
+two steps (1 s, 16 intervals) the second landing falls on a mesh point at its time (0.77371 s, closed form 0.77373)
+but is stopped by 26.6 N at the next interval's first collocation point, not by the mesh point's impulse.  The
+cause: Radau IIA does not collocate an interval's first point, so ``q̇ = v`` does not hold there and a gap held at
+zero over the whole interval admits a first point still approaching; the scheme's implicit projection of that
+inconsistent speed stands in for the impulse.  Rows ``|ẏ(start) λ| ≤ ε`` for the forces of every interval after a
+mesh point (the velocity-level complementarity of Stewart & Trinkle 1996) rule it out, but no homotopy over two
+landings converged with them (docs/contacts.md), and on some meshes the homotopy ends infeasible on the fixed mesh
+(ε > 1e-3), where a landing cannot fall on a mesh point.
 
 Source: T. McGeer, "Passive dynamic walking", IJRR 9(2) (1990) 62–82;
 M. J. Coleman, A. Chatterjee, A. Ruina, "Motions of a rimless spoked wheel",

@@ -198,3 +198,78 @@ def test_rimless_wheel_solution_follows_the_model_in_verify_and_a_tampered_stanc
     bad["wheel.theta_speed"][after] *= 1.01  # the stance after the landing 1 % faster
     checks, _ = check_contact_file(rw.build(), bad, 1e-6, 1e-2)
     assert {"defects"} <= {c.name for c in checks if not c.passed}
+
+
+def test_compass_gait_simulated_from_its_fixed_point_keeps_the_period_one_gait():
+    # Goswami, Thuilot & Espiau 1998: the compass gait's equations (stance foot pinned) and impact map, integrated by
+    # scipy (rtol 1e-12) to their period-one fixed point, against colloc's event-driven simulation of the floating
+    # walker with both feet as contacts: the strike found at the fixed point's step time, the post-impact state the
+    # fixed point again with the legs' roles swapped (measured: 5e-12 in angles and rates)
+    cg = load("compass_gait")
+    start, duration, reduced = cg.horizon()
+    q0, v0 = cg.floating_state(reduced)
+    times = np.linspace(0.0, duration, 101)
+    sim = cl.simulate_events(cg.walker(), duration, q0, v0, times=times)
+    strikes = [e for e in sim.metadata["events"] if e["kind"] == "impact"]
+    assert [e["contact"] for e in strikes] == ["walker.foot2"]
+    assert strikes[0]["time"] == pytest.approx(cg.STEP_TIME - start, abs=1e-8)
+    ref = cg.reference(start + times)
+    for k, name in enumerate(("theta1", "theta2", "theta1_speed", "theta2_speed")):
+        got = np.interp(times, sim.time, sim[f"walker.{name}"])
+        assert np.max(np.abs(got - ref[:, k])) < 1e-8, name
+    after = sim.time == strikes[0]["time"]
+    post = [sim[f"walker.{n}"][after][-1] for n in ("theta2", "theta1", "theta2_speed", "theta1_speed")]
+    assert np.allclose(post, cg.FIXED_POINT, atol=1e-8)
+
+
+#: Mesh sizes of the compass gait's solves (problems/compass_gait.py: 0.58 s between two mid-stances, the strike at 0.40 s);
+#: one mesh, as each solve takes about 50 CPU s (8 / 10 intervals: 53.5 / 52.2 CPU s, 2,903 / 3,017 iterations).
+GAIT_MESHES = (10,)
+
+
+@pytest.fixture(scope="module")
+def compass_steps():
+    cg = load("compass_gait")
+    return cg, {n: cl.solve(cg.build(), ipopt=IPOPT, **dict(cg.SOLVE, intervals=n)) for n in GAIT_MESHES}
+
+
+@pytest.mark.slow
+def test_compass_gait_strikes_and_swaps_legs_as_the_simulation_without_a_schedule(compass_steps):
+    # Goswami et al. 1998's period-one gait (the reduced model's fixed point, problems/compass_gait.py) and the
+    # event-driven simulation of the same floating walker (1e-8 from it, test above) as references.  Measured at
+    # 8 / 10 intervals: strike time 2.5e-6 / 3.3e-7 s, impulse 0.042 / 0.019 of 13.58 N s, leg angles 8.5e-4 / 3.8e-4 rad
+    cg, solved = compass_steps
+    start, duration, reduced = cg.horizon()
+    q0, v0 = cg.floating_state(reduced)
+    sim = cl.simulate_events(cg.walker(), duration, q0, v0, times=np.linspace(0.0, duration, 201))
+    (strike,) = [e for e in sim.metadata["events"] if e["kind"] == "impact"]
+    timing, impulse, state = [], [], []
+    for n, res in solved.items():
+        assert res.success, (n, res.status)
+        traj = res.trajectory
+        found = [(i["time"], i["contact"], i["impulse"]) for i in res.contact["impacts"] if i["impulse"] > 0.1]
+        assert [c for _, c, _ in found] == ["walker.foot2"], (n, found)
+        timing.append(abs(found[0][0] - (cg.STEP_TIME - start)))
+        impulse.append(abs(found[0][2] - strike["impulse"]))
+        state.append(_simulated_error(traj, cg.walker(), ["walker.x", "walker.y", "walker.theta1", "walker.theta2"], q0, v0))
+    assert timing[-1] < 1e-5 and impulse[-1] < 0.02 * strike["impulse"] and state[-1] < 1e-3, (timing, impulse, state)
+
+
+@pytest.mark.slow
+def test_compass_gait_step_follows_the_model_in_verify_and_a_dropped_strike_fails(compass_steps):
+    from colloc.simulate.contact_checks import check_contact_file
+
+    cg, solved = compass_steps
+    traj = solved[GAIT_MESHES[-1]].trajectory
+    checks, _ = check_contact_file(cg.build(), traj, 1e-6, 1e-2)
+    failed = {c.name for c in checks if not c.passed}
+    # as for the wheel: only the checks that read the 2.5e-5–3.9e-5 N s impulses the relaxation leaves at the new
+    # stance's mesh points (verify's limit there 1.4e-5–1.8e-5) as impacts fail; the strike itself obeys Newton's law
+    assert failed <= {"newton", "impact times"}, [c.line() for c in checks if not c.passed]
+    assert {"defects", "dynamics:walker.theta2_speed", "resimulation", "contact"} <= {c.name for c in checks if c.passed}
+    bad = cl.Trajectory(traj.time.copy(), {n: traj[n].copy() for n in traj.names}, dict(traj.kinds), dict(traj.parameters),
+                        dict(traj.metadata))
+    bad["walker.foot2.impulse"][:] = 0.0  # the strike's impulse dropped
+    checks, _ = check_contact_file(cg.build(), bad, 1e-6, 1e-2)
+    # the interval that ends on the strike no longer reaches its pre-impact speeds, and the friction impulse is left alone
+    assert {"contact", "defects", "dynamics:walker.theta2_speed"} <= {c.name for c in checks if not c.passed}
