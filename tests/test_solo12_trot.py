@@ -18,6 +18,7 @@ joints are matched by name.
 """
 import importlib.util
 import os
+import re
 import warnings
 
 import numpy as np
@@ -135,12 +136,22 @@ def test_two_phase_trot_carries_the_weight_inside_the_cones(two_phase, model):
 
 
 @pytest.mark.slow
-def test_two_phase_trot_verifies(two_phase):
+def test_two_phase_trot_verifies_and_a_tampered_trot_does_not(two_phase):
+    # a swing knee moved by 0.02 rad at one interior mesh point of the first phase: the interval that ends there
+    # does not reach it (the file's own intervals end within 1.5e-2 of the simulation, docs/contacts.md)
+    from copy import deepcopy
+
     from colloc.simulate.multiphase_checks import verify_file
 
     module, problem, res, traj = two_phase
     ok, report = verify_file(problem, traj)
     assert ok, report
+    moved = deepcopy(traj)
+    first = np.flatnonzero(traj["phase"] == 0)
+    moved["solo12.FR_KFE"][first[8]] += 0.02  # grid point 8: the end of the fourth Hermite–Simpson interval
+    ok, report = verify_file(problem, moved)
+    assert not ok
+    assert re.search(r"FAIL\s+FL_HR/dynamics:solo12\.FR_KFE\s", report), report
 
 
 def _simpson(t, y):
