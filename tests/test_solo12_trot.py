@@ -10,8 +10,9 @@ two-phase result to keep this file's cost down, the standing-guess solve being m
 * no foot below the ground at any grid point (Pinocchio's frame placements); the two-phase stance feet
   on their holds at the mesh points;
 * periodicity: Pinocchio's feet and centre of mass at T are those at 0 moved forward by the stride;
-* ``colloc verify``'s checks of the two-phase file pass (the schedule-free file at 4 or 8 intervals fails
-  its per-interval check: the mesh is far too coarse for the light legs; docs/contacts.md).
+* ``colloc verify``'s checks of the two-phase file pass, and fail once a swing knee is moved at one mesh point
+  (the schedule-free files from the standing guess, 4, 8 and 16 intervals, fail its per-interval check: a loaded
+  foot slides with one force per interval; docs/contacts.md; their solves take minutes and are not run here).
 
 Conventions: Pinocchio orders the free flyer (x, y, z, qx, qy, qz, qw), colloc (x, y, z, qw, qx, qy, qz);
 joints are matched by name.
