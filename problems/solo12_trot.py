@@ -39,8 +39,10 @@ its per-interval check at the touch-down; 12 pass).  Without a schedule, from th
 J = 0.07358 (∫|τ|² = 0.05044), 2298 iterations over the homotopy, 461 CPU s, a skating shuffle (only HR
 lifts; the other feet slide, loaded in turn); :func:`solve_staged` refines the 4-interval result (diagonal
 pairs) on 16 intervals: J = 0.11287 (∫|τ|² = 0.08376), diagonal pairs with the hind foot of FL+HR leading,
-the front feet sliding through their stance.  Neither passes ``colloc verify`` (per-interval dynamics: a
-loaded sliding foot's force, one value per interval, is the integration's input).
+the front feet sliding through their stance; then with a force at every grid point, J = 0.10806, 1796
+iterations, 1047 CPU s.  None passes ``colloc verify`` (per-interval dynamics where a loaded foot slides: up to
+8.5 rad/s with one force per interval, 2.4 rad/s with forces at the grid points; the re-simulation meets
+Painlevé's paradox).
 
 What is checked (tests/test_solo12_trot.py, Pinocchio as oracle): over the periodic stride the feet's
 normal forces average to the weight m g (the base's vertical momentum returns to its start value);
@@ -66,10 +68,10 @@ from colloc.pipeline.multiphase_problem import MultiPhaseProblem, Phase
 
 SOLVE = dict(scheme="hermite-simpson", intervals=8, contact="implicit", impacts=False, free_steps=False)
 #: Stages of :func:`solve_staged`, each the options it adds to :data:`SOLVE`: the first from the standing guess with
-#: the homotopy's default start, the next warm-started from a small relaxation (its guess already says which feet
-#: touch when).  A third stage with a force at every grid point (``contact_forces="collocation"``) on the same mesh
-#: was tried and had not converged after 15 CPU minutes (docs/contacts.md).
-STAGES = (dict(intervals=4), dict(intervals=16, relaxation=1e-3))
+#: the homotopy's default start, the others warm-started from a small relaxation (their guess already says which feet
+#: touch when), the last with a force at every grid point (``contact_forces="collocation"``, docs/contacts.md).
+STAGES = (dict(intervals=4), dict(intervals=16, relaxation=1e-3),
+          dict(intervals=16, relaxation=1e-4, contact_forces="collocation"))
 #: Solve options of :func:`build_two_phase` (its phases carry their mesh, :data:`PHASE_MESH`).
 SOLVE_TWO_PHASE = dict(scheme="hermite-simpson")
 #: Normalised mesh of each phase of :func:`build_two_phase`: 9 intervals, finer towards lift-off and touch-down.
