@@ -35,11 +35,14 @@ Constraints
 Measured (D = 0.1 m, T = 0.4 s; docs/contacts.md, "A trotting quadruped", has the table): the imposed trot
 on ``PHASE_MESH`` (9 intervals per phase, graded towards lift-off and touch-down) J = 0.04792 (∫|τ|² =
 0.03470), 99 iterations, 12.7 CPU s, and ``colloc verify`` passes (uniform meshes of 4 and 8 per phase fail
-its per-interval check at the touch-down; 12 pass).  Without a schedule, 8 intervals: J = 0.09105 (∫|τ|² =
-0.07131), 1939 iterations over the homotopy, 415 CPU s; the gait found (:func:`gait`) is not the trot: hind
-pair, FL+HR (0.10–0.25 s), front pair (0.25–0.35 s), FR+HL (0.35–0.40 s), footfalls HR, FL, FR, HL; 8
-intervals are far too coarse for the light legs (``colloc verify``: joint speeds off by up to 23 rad/s
-over an interval, and its event-driven re-simulation stops at 0.12 s).
+its per-interval check at the touch-down; 12 pass).  Without a schedule, from the standing guess: 8 intervals
+J = 0.07358 (∫|τ|² = 0.05044), 2298 iterations over the homotopy, 461 CPU s, a skating shuffle (only HR
+lifts; the other feet slide, loaded in turn); :func:`solve_staged` refines the 4-interval result (diagonal
+pairs) on 16 intervals: J = 0.11287 (∫|τ|² = 0.08376), diagonal pairs with the hind foot of FL+HR leading,
+the front feet sliding through their stance; then with a force at every grid point, J = 0.10806, 1796
+iterations, 1047 CPU s.  None passes ``colloc verify`` (per-interval dynamics where a loaded foot slides: up to
+8.5 rad/s with one force per interval, 2.4 rad/s with forces at the grid points; the re-simulation meets
+Painlevé's paradox).
 
 What is checked (tests/test_solo12_trot.py, Pinocchio as oracle): over the periodic stride the feet's
 normal forces average to the weight m g (the base's vertical momentum returns to its start value);
@@ -64,6 +67,11 @@ import colloc as cl
 from colloc.pipeline.multiphase_problem import MultiPhaseProblem, Phase
 
 SOLVE = dict(scheme="hermite-simpson", intervals=8, contact="implicit", impacts=False, free_steps=False)
+#: Stages of :func:`solve_staged`, each the options it adds to :data:`SOLVE`: the first from the standing guess with
+#: the homotopy's default start, the others warm-started from a small relaxation (their guess already says which feet
+#: touch when), the last with a force at every grid point (``contact_forces="collocation"``, docs/contacts.md).
+STAGES = (dict(intervals=4), dict(intervals=16, relaxation=1e-3),
+          dict(intervals=16, relaxation=1e-4, contact_forces="collocation"))
 #: Solve options of :func:`build_two_phase` (its phases carry their mesh, :data:`PHASE_MESH`).
 SOLVE_TWO_PHASE = dict(scheme="hermite-simpson")
 #: Normalised mesh of each phase of :func:`build_two_phase`: 9 intervals, finer towards lift-off and touch-down.
@@ -105,6 +113,26 @@ def build(stride=0.1, duration=0.4, friction=0.8, max_torque=2.7, regularization
     guess.update({u: float(f) for u, f in zip(tau, tau0)})
     prob.guess(guess)
     return prob
+
+
+def solve_staged(stages=STAGES, ipopt=None, log=None, **build_options):
+    """The schedule-free stride solved in stages (:data:`STAGES`): the homotopy from the standing guess on a coarse
+    mesh, then each later stage warm-started from the last result (its states, torques and contact forces): the
+    coarse mesh chooses which feet touch when, the later ones resolve the light legs without choosing again.
+
+    Returns the results, one per stage (fewer if a stage fails; the last is the answer).  ``ipopt``: IPOPT
+    options of every stage; ``log``: called with (stage, result) after each stage."""
+    results = []
+    for stage in stages:
+        options = dict(SOLVE, **stage)
+        if results:
+            options["guess"] = results[-1].trajectory
+        results.append(cl.solve(build(**build_options), ipopt=ipopt, **options))
+        if log is not None:
+            log(stage, results[-1])
+        if not results[-1].success:
+            break
+    return results
 
 
 def _phase(jump, name, duration, holds, friction, max_torque, regularization):

@@ -10,14 +10,16 @@ two-phase result to keep this file's cost down, the standing-guess solve being m
 * no foot below the ground at any grid point (Pinocchio's frame placements); the two-phase stance feet
   on their holds at the mesh points;
 * periodicity: Pinocchio's feet and centre of mass at T are those at 0 moved forward by the stride;
-* ``colloc verify``'s checks of the two-phase file pass (the schedule-free file at 4 or 8 intervals fails
-  its per-interval check: the mesh is far too coarse for the light legs; docs/contacts.md).
+* ``colloc verify``'s checks of the two-phase file pass, and fail once a swing knee is moved at one mesh point
+  (the schedule-free files from the standing guess, 4, 8 and 16 intervals, fail its per-interval check: a loaded
+  foot slides with one force per interval; docs/contacts.md; their solves take minutes and are not run here).
 
 Conventions: Pinocchio orders the free flyer (x, y, z, qx, qy, qz, qw), colloc (x, y, z, qw, qx, qy, qz);
 joints are matched by name.
 """
 import importlib.util
 import os
+import re
 import warnings
 
 import numpy as np
@@ -135,12 +137,22 @@ def test_two_phase_trot_carries_the_weight_inside_the_cones(two_phase, model):
 
 
 @pytest.mark.slow
-def test_two_phase_trot_verifies(two_phase):
+def test_two_phase_trot_verifies_and_a_tampered_trot_does_not(two_phase):
+    # a swing knee moved by 0.02 rad at one interior mesh point of the first phase: the interval that ends there
+    # does not reach it (the file's own intervals end within 1.5e-2 of the simulation, docs/contacts.md)
+    from copy import deepcopy
+
     from colloc.simulate.multiphase_checks import verify_file
 
     module, problem, res, traj = two_phase
     ok, report = verify_file(problem, traj)
     assert ok, report
+    moved = deepcopy(traj)
+    first = np.flatnonzero(traj["phase"] == 0)
+    moved["solo12.FR_KFE"][first[8]] += 0.02  # grid point 8: the end of the fourth Hermite–Simpson interval
+    ok, report = verify_file(problem, moved)
+    assert not ok
+    assert re.search(r"FAIL\s+FL_HR/dynamics:solo12\.FR_KFE\s", report), report
 
 
 def _simpson(t, y):
