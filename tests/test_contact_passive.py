@@ -188,10 +188,10 @@ def test_rimless_wheel_solution_follows_the_model_in_verify_and_a_tampered_stanc
     traj = solved[WHEEL_MESHES[-1]].trajectory
     checks, _ = check_contact_file(rw.build(), traj, 1e-6, 1e-2)
     failed = {c.name for c in checks if not c.passed}
-    # every check but two passes; those two read the impulses the relaxation leaves at the stance's mesh points
-    # (5e-6 N s at ε = 1e-8, above verify's 1e-6 for an impact) as impacts the simulator does not have
-    assert failed <= {"newton", "impact times"}, [c.line() for c in checks if not c.passed]
-    assert {"defects", "dynamics:wheel.theta_speed", "resimulation"} <= {c.name for c in checks if c.passed}
+    # every check passes: the impulses the relaxation leaves at the stance's mesh points (8e-6 N s at ε = 1e-8),
+    # where Newton's law gives none, lie within the interval's force error gathered at a point
+    assert not failed, [c.line() for c in checks if not c.passed]
+    assert {"defects", "dynamics:wheel.theta_speed", "resimulation", "newton", "impact times"} <= {c.name for c in checks}
     bad = cl.Trajectory(traj.time.copy(), {n: traj[n].copy() for n in traj.names}, dict(traj.kinds), dict(traj.parameters),
                         dict(traj.metadata))
     after = traj.time > rw.landings(1)[0] + 1e-6
@@ -263,12 +263,21 @@ def test_compass_gait_step_follows_the_model_in_verify_and_a_dropped_strike_fail
     traj = solved[GAIT_MESHES[-1]].trajectory
     checks, _ = check_contact_file(cg.build(), traj, 1e-6, 1e-2)
     failed = {c.name for c in checks if not c.passed}
-    # as for the wheel: only the checks that read the 2.5e-5–3.9e-5 N s impulses the relaxation leaves at the new
-    # stance's mesh points (verify's limit there 1.4e-5–1.8e-5) as impacts fail; the strike itself obeys Newton's law
-    assert failed <= {"newton", "impact times"}, [c.line() for c in checks if not c.passed]
-    assert {"defects", "dynamics:walker.theta2_speed", "resimulation", "contact"} <= {c.name for c in checks if c.passed}
-    bad = cl.Trajectory(traj.time.copy(), {n: traj[n].copy() for n in traj.names}, dict(traj.kinds), dict(traj.parameters),
-                        dict(traj.metadata))
+    # every check passes: the strike obeys Newton's law and is found again; the 2.5e-5–3.9e-5 N s impulses the
+    # relaxation leaves at the new stance's mesh points, where the law gives none, lie within that interval's force error
+    assert not failed, [c.line() for c in checks if not c.passed]
+    assert {"defects", "dynamics:walker.theta2_speed", "resimulation", "contact", "newton", "impact times"} <= {c.name for c in checks}
+    copy = lambda: cl.Trajectory(traj.time.copy(), {n: traj[n].copy() for n in traj.names}, dict(traj.kinds),  # noqa: E731
+                                 dict(traj.parameters), dict(traj.metadata))
+    stray = copy()
+    impulse = stray["walker.foot2.impulse"]
+    rows = np.flatnonzero((impulse > 0) & (impulse < 1e-3))
+    assert rows.size
+    impulse[rows[-1]] = 1e-2  # a stance impulse raised 250-fold: Newton's limit there holds the force error (about
+    # 0.1 N s), so the states it no longer matches catch it
+    checks, _ = check_contact_file(cg.build(), stray, 1e-6, 1e-2)
+    assert "defects" in {c.name for c in checks if not c.passed}
+    bad = copy()
     bad["walker.foot2.impulse"][:] = 0.0  # the strike's impulse dropped
     checks, _ = check_contact_file(cg.build(), bad, 1e-6, 1e-2)
     # the interval that ends on the strike no longer reaches its pre-impact speeds, and the friction impulse is left alone

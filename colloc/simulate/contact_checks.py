@@ -71,7 +71,7 @@ intervals cannot raise the tolerance past that.  An impact time passes within
 the gap's tolerance (``|∇φ|`` times the states') over the closing speed
 ``|φ̇⁻|``, at most its longer interval; an impulse when it differs
 from Newton's by at most ``(1 + e)`` times the effective mass ``1 / (W_n M⁻¹ W_nᵀ)``
-times ``|W_n|`` applied to the speeds' tolerance of that interval alone.
+times ``|W_n|`` applied to the speeds' tolerance of that interval alone (and its force error, if Newton's is 0).
 """
 from __future__ import annotations
 
@@ -365,8 +365,8 @@ def error_budget(problem, traj, setup, signed, simulated, floor=1e-6) -> dict:
         ``robust`` local errors counted, shape ``(num_states, n)``, ``force`` (speed error of constant forces,
         ``(n,)``), ``estimate`` ``E`` at the mesh points, shape ``(num_states, n + 1)``, ``tolerance`` there,
         ``impacts``: per impulse of the file ``row, contact, time, interval`` (None off the mesh points), and
-        at mesh points ``before`` (the pre-impact state the interval reaches alone), ``speed`` (its normal
-        speed), ``saltation``, ``time_tolerance``.
+        at mesh points ``before`` (the pre-impact state the interval alone reaches), ``speed`` (its normal speed),
+        ``saltation``, ``time_tolerance``, ``speed_tolerance``, ``rest_tolerance`` (with the force error).
     """
     from scipy.linalg import expm
 
@@ -406,7 +406,7 @@ def error_budget(problem, traj, setup, signed, simulated, floor=1e-6) -> dict:
             k, m = it["interval"], it["interval"] + 1
             gap_error = float(it["gradient"] @ (SAFETY * unsalted[:, m] + floor * scale[:, m]))
             it["time_tolerance"] = min(gap_error / max(abs(it["speed"]), 1e-12), float(np.max(itp.h[k:k + 2])))
-            it["speed_tolerance"] = SAFETY * robust[:, k] + floor * scale[:, m]
+            it["speed_tolerance"], it["rest_tolerance"] = (SAFETY * e[:, k] + floor * scale[:, m] for e in (robust, d))
     return dict(robust=robust, force=force, estimate=E, tolerance=tol, impacts=found, local=local, scale=scale)
 
 
@@ -538,7 +538,7 @@ def _resimulation_check(traj, sim, budget) -> Check:
 
 
 def _newton_check(problem, traj, setup, signed, budget, tol) -> Check:
-    """Each impulse against the simulator's impact law from the pre-impact state its interval reaches alone."""
+    """Each impulse against the simulator's impact law from the state its interval reaches alone (none: with its force error)."""
     from .events import ContactSystem, impact_impulses
     from ..transcription.contacts import CLOSED_GAP
 
@@ -560,7 +560,7 @@ def _newton_check(problem, traj, setup, signed, budget, tol) -> Check:
         Wn = T["Wn"][i]
         m_eff = 1.0 / max(float(Wn @ np.linalg.solve(T["M"], Wn)), 1e-300)
         e = system.restitution[i]
-        dv = dict(zip(names, it["speed_tolerance"]))
+        dv = dict(zip(names, it["rest_tolerance" if newton[i] == 0 else "speed_tolerance"]))
         limit = (1 + e) * m_eff * float(np.abs(Wn) @ np.array([dv[n] for n in system.speed_names])) + tol * max(1.0, newton[i])
         ratio = abs(it["impulse"] - newton[i]) / limit
         it.update(newton=float(newton[i]), newton_limit=limit)
