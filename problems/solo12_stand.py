@@ -175,3 +175,49 @@ def build_jump(distance=0.2, duration=0.85, friction=0.8, max_torque=2.7, regula
     flight and landing add up to 0.85 s) with its cost; ``colloc verify FILE problems/solo12_stand.py --set
     distance=0.2 --set duration=0.85 --set regularization=1e-6`` checks a solution."""
     return build(duration, friction, max_torque, distance, regularization)
+
+
+def jump_guess(distance=0.2, duration=0.85, lift_off=0.3, touch_down=0.55, friction=0.8, num=35):
+    """A guess that leaves the ground: the base forward at constant speed and, in height, up to a take-off speed,
+    on the ballistic parabola between ``lift_off`` and ``touch_down``, and back down (``solo12_jump``'s guess of one
+    phase after the other); the legs by inverse kinematics, the feet on their ground points before ``lift_off`` and
+    after ``touch_down`` and on cubic curves between; torques and feet's forces that give the base its motion
+    (:func:`static_forces`), the forces zero (and the torques the static stand's) in mid-air.  It imposes nothing:
+    the problem stays :func:`build_jump`'s, free to lift any foot at any time.
+
+    Returns
+    -------
+    Trajectory
+        ``num`` times over ``[0, duration]`` (as :func:`standing_guess`).
+    """
+    import numpy as np
+
+    jump = _jump_script()
+    body = robot(friction)
+    q0, feet0 = jump.standing_pose(body)
+    durations = (lift_off, touch_down - lift_off, duration - touch_down)
+    speed, up = distance / duration, 0.5 * jump.GRAVITY * durations[1]
+    z0 = q0[2]
+    legs = jump._leg_kinematics(jump.robot())
+    each = max(3, num // 3)
+    push = jump._contact_samples(legs, q0, feet0, 0.0, durations[0], speed, ((z0, 0.0), (z0 + jump.GUESS_LIFT, up)), each)
+    land = jump._contact_samples(legs, q0, feet0 + np.array([distance, 0.0, 0.0]), touch_down, durations[2], speed,
+                                 ((z0 + jump.GUESS_LIFT, -up), (z0, 0.0)), each)
+    fly = jump._flight_samples(push, land, durations[1], speed, up, each)
+    t = np.concatenate([push[0], lift_off + fly[0][1:-1], touch_down + land[0]])
+    q = np.vstack([push[1], fly[1][1:-1], land[1]])
+    v = np.vstack([push[2], fly[2][1:-1], land[2]])
+    a = np.gradient(v, t, axis=0)
+    tau0, _ = jump.static_stand(body, q0)
+    tau, forces = np.tile(tau0, (t.size, 1)), np.zeros((t.size, len(body.contacts), 3))
+    for k in np.flatnonzero((t <= lift_off) | (t >= touch_down)):
+        tau[k], forces[k] = static_forces(body, q[k], v[k], a[k])
+    columns = {s.name(): q[:, j] for j, s in enumerate(body.coordinates)}
+    columns.update({s.name(): v[:, j] for j, s in enumerate(body.speeds)})
+    kinds = {n: "state" for n in columns}
+    for j, u in enumerate([u.symbol for u in body.variables if u.kind == "control"]):
+        columns[u.name()], kinds[u.name()] = tau[:, j], "control"
+    for i, c in enumerate(body.contacts):
+        for j, suffix in enumerate(("normal_force", "friction_force_1", "friction_force_2")):
+            columns[f"{c.name}.{suffix}"], kinds[f"{c.name}.{suffix}"] = forces[:, i, j], "multiplier"
+    return cl.Trajectory(t, columns, kinds)
