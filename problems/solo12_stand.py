@@ -37,13 +37,18 @@ kinematics, the feet on the ground before 0.3 s and after 0.55 s, the forces zer
 problem says when or which feet lift, and the solution's feet lift and land together, near the guess's times.
 Measured (mesh given, uniform; homotopy from ε₀ = 1e-2 by factors 0.1 to 1e-8; IPOPT tol 1e-8; CPU s of
 ``colloc.solve`` on a shared, loaded 2-core machine): 17 intervals J = 1.672957, 471 iterations (178 at ε = 1e-2,
-then 31–66 per step), 143 CPU s, airborne 0.3–0.55 s; 12 intervals J = 1.946391, 395 iterations, 99 CPU s.  The
-three-phase jump of the same motion and cost: 1.6704927 on its graded mesh (``problems/solo12_jump.py``).  From
+then 31–66 per step), 143 CPU s, airborne 0.3–0.55 s as guessed; 24 intervals J = 1.453281, 571 iterations,
+297 CPU s, a longer push and a flight of about 0.19 s; 12 intervals J = 1.946391, 395 iterations, 99 CPU s.  The
+three-phase jump of the same motion and cost (``problems/solo12_jump.py``, graded 6 intervals per phase): 1.656092
+with its durations (0.3, 0.25, 0.3 s), 1.364471 with the 24-interval solve's (0.328, 0.194, 0.328 s).  From
 :func:`standing_guess` (feet sliding under the moving base, loaded throughout) the homotopy does not finish: its
 steps converge while ε is large (6 intervals, ε₀ = 10, factor 0.3: 88, 83, 153, 308 iterations down to ε = 0.27)
 and then crawl, each smaller ε starting with the active products violated; from ε₀ = 0.1 the first step already
 crawls.  The leaving guess starts with every complementarity product near zero (the feet at rest on the ground
 while loaded, in the air while unloaded), so the first step only has to make the motion dynamically consistent.
+``colloc verify``'s checks of the file against the problem and the model pass (defects and derivative columns at
+1.4e-4 of their tolerance at 17 intervals); its event-driven re-simulation does not finish in useful time
+(the simulator turns the loaded feet's friction from vertex to vertex of their cones thousands of times).
 
 Source: robot model from example-robot-data (Solo12 URDF and the SRDF's ``straight_standing`` pose;
 Grimminger et al., "An open torque-controlled modular robot architecture for legged locomotion
@@ -179,8 +184,9 @@ def build(duration=0.2, friction=0.8, max_torque=2.7, distance=0.0, regularizati
 
 def build_jump(distance=0.2, duration=0.85, friction=0.8, max_torque=2.7, regularization=1e-6):
     """``solo12_jump``'s motion without its schedule: :func:`build` over its distance and duration (its push,
-    flight and landing add up to 0.85 s) with its cost; ``colloc verify FILE problems/solo12_stand.py --set
-    distance=0.2 --set duration=0.85 --set regularization=1e-6`` checks a solution."""
+    flight and landing add up to 0.85 s) with its cost; solve it from :func:`jump_guess` with ``JUMP_SOLVE``.
+    ``colloc verify FILE problems/solo12_stand.py --set distance=0.2 --set duration=0.85 --set regularization=1e-6``
+    checks a solution."""
     return build(duration, friction, max_torque, distance, regularization)
 
 
