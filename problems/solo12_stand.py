@@ -46,9 +46,11 @@ steps converge while ε is large (6 intervals, ε₀ = 10, factor 0.3: 88, 83, 1
 and then crawl, each smaller ε starting with the active products violated; from ε₀ = 0.1 the first step already
 crawls.  The leaving guess starts with every complementarity product near zero (the feet at rest on the ground
 while loaded, in the air while unloaded), so the first step only has to make the motion dynamically consistent.
-``colloc verify``'s checks of the file against the problem and the model pass (defects and derivative columns at
-1.4e-4 of their tolerance at 17 intervals); its event-driven re-simulation does not finish in useful time
-(the simulator turns the loaded feet's friction from vertex to vertex of their cones thousands of times).
+``colloc verify`` of the 17-interval file fails: its checks against the problem and the model pass (defects and
+derivative columns at 1.4e-4 of their tolerance), but its per-interval integrations miss in the last push interval
+and the last flight interval (knee speeds 24 rad/s off, the light legs stopping for a landing without impulse), and
+its event-driven re-simulation stops after 10,000 events at 0.624 s (a foot's friction turning from vertex to vertex
+of its cone): 50 ms intervals do not resolve the legs at take-off and touch-down (docs/contacts.md).
 
 Source: robot model from example-robot-data (Solo12 URDF and the SRDF's ``straight_standing`` pose;
 Grimminger et al., "An open torque-controlled modular robot architecture for legged locomotion
