@@ -8,8 +8,8 @@ and the CPU seconds of ``colloc.solve`` with its build, for
   schedule, ``N`` intervals, from ``standing_guess``) against one phase whose feet are held by holonomic
   constraints (``problems/solo12_jump.py``'s stance phase, ``N`` intervals);
 * Solo12's forward jump of 0.2 m in 0.85 s: ``solo12_stand.build_jump`` (no schedule, ``3N`` intervals, the
-  mesh given, no impulses, from ``standing_guess``) against ``problems/solo12_jump.py``'s three phases (``N``
-  intervals each, the same cost);
+  mesh given, no impulses, from ``jump_guess``: the base on a ballistic arc, the forces zero in mid-air) against
+  ``problems/solo12_jump.py``'s three phases (``N`` intervals each, the same cost);
 * the five-link biped's periodic step of 0.5 m in 0.7 s from its URDF: ``problems/urdf_biped.py`` (two
   unilateral feet, no schedule, ``3N`` intervals) against Kelly's step (one phase ending in a heel strike, ``N``);
 * Solo12 trotting one stride of 0.1 m in 0.4 s: ``problems/solo12_trot.py``'s ``build`` (no schedule, ``2N``
@@ -72,7 +72,7 @@ def cases(n):
     out = [("solo12 stand 0.2 s", "no schedule", stand.build, dict(stand.SOLVE, intervals=n, guess=stand.standing_guess(0.2))),
            ("solo12 stand 0.2 s", "held feet, 1 phase", held_stance, dict(scheme="hermite-simpson", intervals=n)),
            ("solo12 jump 0.2 m", "no schedule", stand.build_jump,
-            dict(stand.JUMP_SOLVE, intervals=3 * n, guess=stand.standing_guess(0.85, 0.2))),
+            dict(stand.JUMP_SOLVE, intervals=3 * n, guess=stand.jump_guess())),
            ("solo12 jump 0.2 m", "3 phases", jump.build, dict(jump.SOLVE, intervals=n))]
     biped = load("urdf_biped")  # one periodic step of the five-link biped from its URDF, against Kelly's heel-strike step
     out += [("biped step 0.5 m", "no schedule", biped.build, dict(biped.SOLVE, intervals=3 * n)),
@@ -96,12 +96,14 @@ def cases(n):
 CPU_LIMIT = 600.0
 
 
-def table(sizes=SIZES, cpu_limit=CPU_LIMIT):
-    """Solve every case at every size; print and return the rows."""
+def table(sizes=SIZES, cpu_limit=CPU_LIMIT, only=None):
+    """Solve every case (whose motion contains ``only``, if given) at every size; print and return the rows."""
     rows = []
     print(f"{'motion':20s} {'form':20s} {'N':>3s} {'status':16s} {'iter':>5s} {'CPU s':>8s} {'objective':>12s}", flush=True)
     for n in sizes:
         for motion, form, build, opts in cases(n):
+            if only and only not in motion:
+                continue
             cpu = time.process_time()
             res = cl.solve(build(), ipopt={"tol": 1e-8, "max_cpu_time": cpu_limit}, **opts)
             cpu = time.process_time() - cpu
@@ -116,8 +118,9 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
     ap.add_argument("--cpu-limit", type=float, default=CPU_LIMIT, help="CPU seconds per IPOPT run (default %(default)s)")
+    ap.add_argument("--only", help="only the motions whose name contains this (e.g. 'jump')")
     args = ap.parse_args(argv)
-    table(args.sizes, args.cpu_limit)
+    table(args.sizes, args.cpu_limit, args.only)
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@
 """
 import importlib.util
 import os
+from copy import deepcopy
 
 import casadi as ca
 import numpy as np
@@ -155,3 +156,123 @@ def test_standing_guess_is_an_equilibrium_of_the_transcribed_contact_dynamics(pl
     lam = np.array([guess[f"solo12.{f}_FOOT.normal_force"][0] for f in ("FL", "FR", "HL", "HR")])
     model = pin.buildModelFromUrdf(URDF, pin.JointModelFreeFlyer())
     assert lam.sum() == pytest.approx(pin.computeTotalMass(model) * G, rel=1e-10)
+
+
+FEET = ("FL", "FR", "HL", "HR")
+
+
+def _pinocchio_motion(model, body, tr):
+    """Pinocchio's (q, v, a) at every grid point of a solution of ``body`` (its columns and their ``.dot``)."""
+    names = [s.name() for s in body.coordinates]
+    speeds = [s.name() for s in body.speeds]
+    Q = np.column_stack([tr[n] for n in names])
+    V = np.column_stack([tr[n] for n in speeds])
+    A = np.column_stack([tr[n + ".dot"] for n in speeds])
+    joint_v = [model.joints[model.getJointId(n)].idx_v for n in model.names[2:]]
+    order = [speeds.index(f"solo12.{n}_speed") for n in model.names[2:]]
+    q = np.array([_pinocchio_q(model, body, qk) for qk in Q])
+    v, a = np.zeros((len(Q), model.nv)), np.zeros((len(Q), model.nv))
+    v[:, :6], a[:, :6] = V[:, :6], A[:, :6]  # the free flyer's (v, ω) in the base frame in both
+    v[:, joint_v], a[:, joint_v] = V[:, order], A[:, order]
+    return q, v, a
+
+
+def _com(model, data, q, v, a):
+    """Pinocchio's centre of mass, its velocity and its acceleration."""
+    pin.centerOfMass(model, data, q, v, a)
+    return data.com[0].copy(), data.vcom[0].copy(), data.acom[0].copy()
+
+
+@pytest.fixture(scope="module")
+def jump_implicit():
+    stand = _script("solo12_stand")
+    # 8 intervals of 0.106 s (the script's 17 take 2.5× as long): a coarse jump, but every check below holds on any
+    # mesh; the homotopy stops at ε = 1e-6, where a foot in the air (gap ≥ 1 cm) carries at most 1e-4 N
+    options = dict(stand.JUMP_SOLVE, intervals=8, complementarity_tolerance=1e-6)
+    res = cl.solve(stand.build_jump(), guess=stand.jump_guess(), ipopt={"tol": 1e-8}, **options)
+    assert res.success, res.message
+    return stand, res.trajectory
+
+
+@pytest.mark.slow
+def test_schedule_free_jump_obeys_newton_by_pinocchio(jump_implicit):
+    # The jump without a schedule, checked as a whole robot by Pinocchio: at every grid point the ground's forces
+    # (normal along z, friction along the contacts' tangents x, y) are all the external force besides gravity,
+    # m a_com = Σ F + m g, with a_com from the solution's (q, v, a) (the transcription's dynamics rows hold at every
+    # grid point with its interval's force); over the horizon, rest to rest, ∫ΣF dt = −m g T (no impulses:
+    # impacts=False); the feet on the ground at the start and 0.2 m further at the end; and it does jump: every
+    # foot above the ground, with no force, at some grid points in mid-horizon
+    from colloc.discretization.interpolant import Interpolant
+
+    stand, tr = jump_implicit
+    body = stand.robot()
+    model = pin.buildModelFromUrdf(URDF, pin.JointModelFreeFlyer())
+    data = model.createData()
+    mass, g = pin.computeTotalMass(model), np.array([0.0, 0.0, -G])
+    q, v, a = _pinocchio_motion(model, body, tr)
+    force = sum(np.column_stack([tr[f"solo12.{f}_FOOT.friction_force_1"], tr[f"solo12.{f}_FOOT.friction_force_2"],
+                                 tr[f"solo12.{f}_FOOT.normal_force"]]) for f in FEET)
+    acom = np.array([_com(model, data, qk, vk, ak)[2] for qk, vk, ak in zip(q, v, a)])
+    assert np.abs(mass * acom - force - mass * g).max() <= 1e-5 * mass * G
+    # the impulse by the scheme's own quadrature (Simpson's on each interval: the speeds' defects) against the change
+    # of momentum, m Δv_com = 0: the centre of mass's speed is nonlinear in the states, so the two agree to the
+    # discretisation error only: measured 0.63/0.19/0.027/0.0087 % of m g T at 8/12/17/24 intervals
+    grid = Interpolant(tr).grid
+    h, start = np.diff(tr.time[grid.mesh_points]), grid.mesh_points[:-1]
+    impulse = sum(hk / 6 * (force[k] + 4 * force[k + 1] + force[k + 2]) for hk, k in zip(h, start))
+    vcom = [_com(model, data, q[k], v[k], a[k])[1] for k in (0, -1)]
+    assert np.allclose(vcom, 0.0, atol=1e-9)  # at rest at both ends
+    assert np.allclose(impulse + mass * g * tr.duration, 0.0, atol=1e-2 * mass * G * tr.duration), impulse
+    feet = []
+    for k in range(len(q)):
+        pin.framesForwardKinematics(model, data, q[k])
+        feet.append([data.oMf[model.getFrameId(f"{f}_FOOT")].translation.copy() for f in FEET])
+    feet = np.array(feet)  # (points, 4, 3)
+    assert np.abs(feet[[0, -1], :, 2]).max() <= 1e-9
+    assert np.allclose(feet[-1] - feet[0], [0.2, 0.0, 0.0], atol=1e-9)
+    assert feet[..., 2].min() >= -2e-8, feet[..., 2].min()  # never below the ground (to the NLP tolerance)
+    airborne = (feet[..., 2] > 1e-3).all(axis=1) & (force[:, 2] <= 1e-4 * mass * G)
+    assert airborne.any() and 0.2 < tr.time[airborne].min() < tr.time[airborne].max() < 0.65, tr.time[airborne]
+    lam = np.array([tr[f"solo12.{f}_FOOT.normal_force"] for f in FEET])
+    friction = np.array([np.abs(tr[f"solo12.{f}_FOOT.friction_force_1"]) + np.abs(tr[f"solo12.{f}_FOOT.friction_force_2"])
+                         for f in FEET])
+    assert lam.min() >= -1e-8 and (friction - 0.8 * lam).max() <= 1e-8  # the 4-facet cone |f₁| + |f₂| ≤ μλ
+
+
+def _file_checks(problem, tr):
+    """``colloc verify``'s checks of a contact-implicit file short of integrating it: conditions, bounds, paths, the
+    contact rows (gaps ≥ 0, forces in their cones, maximal dissipation, no force on an interval whose gap opens) and
+    the defects and derivative columns against the model with the file's forces."""
+    from colloc.simulate.checks import basic_checks, solution_checks
+    from colloc.simulate.consistency import consistency_checks
+    from colloc.simulate.contact_checks import _contact_rows_check, consistency_contact, interval_contact
+
+    checks = basic_checks(problem, tr, 1e-6)
+    checks += solution_checks(problem, tr, 1e-6)
+    setup = interval_contact(problem, tr)
+    checks.append(_contact_rows_check(setup["rows"], problem, tr, 1e-6))
+    return checks + consistency_checks(problem, tr, 1e-6, 1e-2, consistency_contact(problem, tr, setup))
+
+
+@pytest.mark.slow
+def test_schedule_free_jump_file_checks_pass_and_tampered_jumps_fail(jump_implicit):
+    # The checks of `colloc verify` that judge the file against its problem and model pass; a push in mid-air (a foot
+    # force at a grid point where every foot is off the ground) and a base moved up by 1 cm at a grid point in flight
+    # each fail them.  The integrations of `colloc verify` are left out: on this mesh the simulator turns a loaded
+    # foot's friction between the cone's vertices thousands of times (3,600 events within the take-off interval,
+    # tens of CPU minutes), and at 17 intervals the whole verify fails (docs/contacts.md: its per-interval
+    # integrations at take-off and touch-down, its re-simulation after 10,000 events)
+    stand, tr = jump_implicit
+    problem = stand.build_jump()
+    checks = _file_checks(problem, tr)
+    assert len(checks) > 5 and all(c.passed for c in checks), [c.line() for c in checks if not c.passed]
+    lam = sum(tr[f"solo12.{f}_FOOT.normal_force"] for f in FEET)
+    mid = int(np.flatnonzero(lam <= 1e-3)[1])
+    pushed = deepcopy(tr)
+    pushed["solo12.FL_FOOT.normal_force"][mid] = 5.0
+    failed = {c.name for c in _file_checks(problem, pushed) if not c.passed}
+    assert {"contact", "derivatives"} <= failed, failed
+    raised = deepcopy(tr)
+    raised["solo12.base_z"][mid] += 0.01
+    failed = {c.name for c in _file_checks(problem, raised) if not c.passed}
+    assert "defects" in failed, failed
