@@ -145,11 +145,16 @@ def standing_guess(duration, distance=0.0, friction=0.8, num=33):
     x, vx, ax = (distance * (3 * s**2 - 2 * s**3), distance * 6 * (s - s**2) / duration, distance * 6 * (1 - 2 * s) / duration**2)
     tau, forces = zip(*[static_forces(body, q0 + np.eye(q0.size)[0] * xk, np.eye(body.num_speeds)[0] * vk,
                                       np.eye(body.num_speeds)[0] * ak) for xk, vk, ak in zip(x, vx, ax)])
-    tau, forces = np.array(tau), np.array(forces)  # (num, 12), (num, 4, 3)
-    columns = {s.name(): np.full(num, float(v)) for s, v in zip(body.coordinates, q0)}
-    columns.update({s.name(): np.zeros(num) for s in body.speeds})
-    columns[body.coordinates[0].name()] = q0[0] + x
-    columns[body.speeds[0].name()] = vx
+    q, v = np.tile(np.asarray(q0, float), (num, 1)), np.zeros((num, body.num_speeds))
+    q[:, 0], v[:, 0] = q0[0] + x, vx
+    return _guess_trajectory(body, t, q, v, np.array(tau), np.array(forces))
+
+
+def _guess_trajectory(body, t, q, v, tau, forces):
+    """A guess as a Trajectory: coordinates ``q`` and speeds ``v`` (num, ·), the torques ``tau`` (num, 12) as
+    controls and the feet's forces ``forces`` (num, 4, 3: normal, two tangents) as multipliers."""
+    columns = {s.name(): q[:, j] for j, s in enumerate(body.coordinates)}
+    columns.update({s.name(): v[:, j] for j, s in enumerate(body.speeds)})
     kinds = {n: "state" for n in columns}
     for j, u in enumerate([u.symbol for u in body.variables if u.kind == "control"]):
         columns[u.name()], kinds[u.name()] = tau[:, j], "control"
@@ -227,12 +232,4 @@ def jump_guess(distance=0.2, duration=0.85, lift_off=0.3, touch_down=0.55, frict
     tau, forces = np.tile(tau0, (t.size, 1)), np.zeros((t.size, len(body.contacts), 3))
     for k in np.flatnonzero((t <= lift_off) | (t >= touch_down)):
         tau[k], forces[k] = static_forces(body, q[k], v[k], a[k])
-    columns = {s.name(): q[:, j] for j, s in enumerate(body.coordinates)}
-    columns.update({s.name(): v[:, j] for j, s in enumerate(body.speeds)})
-    kinds = {n: "state" for n in columns}
-    for j, u in enumerate([u.symbol for u in body.variables if u.kind == "control"]):
-        columns[u.name()], kinds[u.name()] = tau[:, j], "control"
-    for i, c in enumerate(body.contacts):
-        for j, suffix in enumerate(("normal_force", "friction_force_1", "friction_force_2")):
-            columns[f"{c.name}.{suffix}"], kinds[f"{c.name}.{suffix}"] = forces[:, i, j], "multiplier"
-    return cl.Trajectory(t, columns, kinds)
+    return _guess_trajectory(body, t, q, v, tau, forces)
