@@ -107,19 +107,9 @@ def test_a_throw_landing_at_the_final_time_on_a_circular_cone_solves():
     # ballistic x, y at (2, 1) m/s; z'' = u − g with z(0) = 1, z(T) = 0: minimising ∫u² + ż(0)²/2 gives
     # u = ν(T − t)/2, ż(0) = νT, ν = c/(T² + T³/6), c = gT²/2 − 1, J* = 5/2 + c²/(2(T² + T³/6)) (Hermite–Simpson is
     # exact for the cubic z); the cone's smoothing lets 1e-6 N of friction act in flight (colloc.transcription.friction3d): measured 1.1e-6 below J*
-    b = cl.Multibody("ball", coordinates=["x", "y", "z"])
-    b.kinetic_energy = 0.5 * ca.sumsqr(b.v)
-    b.potential_energy = G * b.q[2]
-    u = b.control("lift", bounds=(-30.0, 30.0))
-    b.generalized_force = ca.vertcat(0, 0, u)
-    b.point_contact("floor", b.q, friction=0.3, cone="circular")
-    x, y, z = b.coordinates
-    vx, vy, vz = b.speeds
-    prob = cl.Problem([b], t0=0.0, tf=0.5, name="landing3d")
-    prob.initial({x: 0.0, y: 0.0, z: 1.0})
-    prob.final({x: 1.0, y: 0.5, z: 0.0})
-    prob.minimize(integral=u**2, final=prob.at_t0(0.5 * (vx**2 + vy**2 + vz**2)))
-    prob.guess({z: (1.0, 0.0), vx: 2.0, vy: 1.0})
+    from test_verify_contact3d import landing
+
+    prob = landing("circular")
     res = cl.solve(prob, intervals=10, contact="implicit", ipopt={"tol": 1e-10})
     assert res.success
     T, c = 0.5, G * 0.5**2 / 2 - 1.0

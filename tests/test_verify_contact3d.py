@@ -207,16 +207,14 @@ def test_a_3d_launch_speed_changed_by_1e_3_is_caught_over_the_whole_horizon(boun
     assert "resimulation" in failed(bounce3d(), bad)
 
 
-@pytest.mark.slow
-def test_a_3d_throw_landing_exactly_at_the_final_time_passes():
-    # from (0, 0, 1) to the floor at (1, 0.5) at t_f = 0.5, least launch energy and lift, square cone: it arrives
-    # falling at 4.4 m/s, so the simulator's impact falls at t_f to round-off (measured: every check passes)
+def landing(cone="polyhedral"):
+    """A unit ball from (0, 0, 1) to the floor at (1, 0.5) at t_f = 0.5, with least launch energy and vertical lift."""
     body = cl.Multibody("ball", coordinates=["x", "y", "z"])
     body.kinetic_energy = 0.5 * ca.sumsqr(body.v)
     body.potential_energy = G * body.q[2]
     u = body.control("lift", bounds=(-30.0, 30.0))
     body.generalized_force = ca.vertcat(0, 0, u)
-    body.point_contact("floor", body.q, friction=0.3)
+    body.point_contact("floor", body.q, friction=0.3, cone=cone)
     x, y, z = body.coordinates
     vx, vy, vz = body.speeds
     prob = cl.Problem([body], t0=0.0, tf=0.5, name="landing3d")
@@ -224,6 +222,14 @@ def test_a_3d_throw_landing_exactly_at_the_final_time_passes():
     prob.final({x: 1.0, y: 0.5, z: 0.0})
     prob.minimize(integral=u**2, final=prob.at_t0(0.5 * (vx**2 + vy**2 + vz**2)))
     prob.guess({z: (1.0, 0.0), vx: 2.0, vy: 1.0})
+    return prob
+
+
+@pytest.mark.slow
+def test_a_3d_throw_landing_exactly_at_the_final_time_passes():
+    # square cone: it arrives falling at 4.4 m/s, so the simulator's impact falls at t_f to round-off (measured: every
+    # check passes)
+    prob = landing()
     res = cl.solve(prob, intervals=10, contact="implicit", ipopt=IPOPT)
     assert res.success and res.trajectory["ball.z_speed"][-1] < -4
     checks, _ = check_contact_file(prob, res.trajectory, 1e-6, 1e-2)
