@@ -19,7 +19,7 @@
   rests with ``N₁ + N₂ = mg cos α``, ``N_low − N_high = mg sin α · h/w`` (moments about the centre: the friction
   ``mg sin α`` acts ``h/2`` below it), and with ``μ < tan α`` slides at ``g(sin α − μ cos α)`` with
   ``N_low − N_high = μ mg cos α · h/w``.
-* The push of the issue: a unit mass (μ = 0.5) pushed by 8 N for 50 ms slides at ``a = 8 − μg`` while pushed, then
+* A short push: a unit mass (μ = 0.5) pushed by 8 N for 50 ms slides at ``a = 8 − μg`` while pushed, then
   brakes at ``μg``: ``x = ½ a L² + (aL)²/(2μg) = 6.3099e-3``.
 * An oblique impact of a spinning ball (plastic, ``e = 0``): the normal impulse is ``m v_n``; the friction impulse
   that stops the slip ``u`` is ``(2/7) m u``; within ``μ m v_n`` it sticks, else it is ``μ m v_n`` against ``u``.
@@ -201,20 +201,26 @@ def test_ball_rolls_at_five_sevenths_whatever_the_cone(cone, k):
             assert np.linalg.norm([traj["ball.x_speed"][-1], traj["ball.y_speed"][-1]]) == pytest.approx(5 / 7 * np.linalg.norm(v0), rel=1e-12)
 
 
-@pytest.mark.parametrize("final, start", [(1.0, 0.3), (10.0, 7.123), (60.0, 31.31), (60.0, 0.013)])
-def test_the_issues_50_ms_push_during_a_stick_moves_the_block_6_31e_3(final, start):
-    # x = ½aL² + (aL)²/(2μg), a = F/m − μg = 3.095: 6.3099e-3 (the issue's value).  Over 60 s the default 1000
-    # samples of the controls are 60 ms apart: the push of 50 ms covers one sample at most
-    mu, force, length = 0.5, 8.0, 0.05
-    a = force - mu * G
-    x = 0.5 * a * length**2 + (a * length) ** 2 / (2 * mu * G)
-    assert x == pytest.approx(6.31e-3, abs=5e-6)
+def pushed_block(mu):
+    """A unit block on a floor with friction ``mu``, pushed along it by the control ``box.push``."""
     body = cl.Multibody("box", coordinates=["x", "y"])
     push = body.control("push")
     body.kinetic_energy = 0.5 * ca.sumsqr(body.v)
     body.potential_energy = G * body.q[1]
     body.generalized_force = ca.vertcat(push, 0)
     body.contact("floor", body.q[1], friction=mu, tangent=body.q[0])
+    return body
+
+
+@pytest.mark.parametrize("final, start", [(1.0, 0.3), (10.0, 7.123), (60.0, 31.31), (60.0, 0.013)])
+def test_a_50_ms_push_during_a_stick_moves_the_block_6_31e_3(final, start):
+    # x = ½aL² + (aL)²/(2μg), a = F/m − μg = 3.095: 6.3099e-3.  Over 60 s the default 1000
+    # samples of the controls are 60 ms apart: the push of 50 ms covers one sample at most
+    mu, force, length = 0.5, 8.0, 0.05
+    a = force - mu * G
+    x = 0.5 * a * length**2 + (a * length) ** 2 / (2 * mu * G)
+    assert x == pytest.approx(6.31e-3, abs=5e-6)
+    body = pushed_block(mu)
     traj = cl.simulate_events(body, final, [0, 0], [0, 0], controls={"box.push": lambda t: force if start <= t < start + length else 0.0},
                               times=[final])
     assert traj["box.x"][-1] == pytest.approx(x, abs=1e-12)
@@ -241,12 +247,7 @@ def test_a_short_smooth_push_in_a_long_run_moves_the_block_as_in_a_short_one():
     # a Gaussian push of 10 ms, above μmg for 14 ms only: in a 10 s run the scan's samples are 10 ms apart, and
     # steps of twice that spacing stepped over it (x = 0); the same push in a 0.3 s run is sampled every 0.3 ms
     mu, force = 0.5, 8.0
-    body = cl.Multibody("box", coordinates=["x", "y"])
-    push = body.control("push")
-    body.kinetic_energy = 0.5 * ca.sumsqr(body.v)
-    body.potential_energy = G * body.q[1]
-    body.generalized_force = ca.vertcat(push, 0)
-    body.contact("floor", body.q[1], friction=mu, tangent=body.q[0])
+    body = pushed_block(mu)
     controls = {"box.push": lambda t: force * math.exp(-(((t - 3.0) / 0.01) ** 2))}
     short = cl.simulate_events(body, 3.2, [0, 0], [0, 0], controls=controls, t0=2.9, times=[3.2])
     long = cl.simulate_events(body, 10.0, [0, 0], [0, 0], controls=controls, times=[10.0])
