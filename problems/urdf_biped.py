@@ -41,11 +41,11 @@ Guess
 support on a pinned stance foot, a heel strike with Newton's law and the leg swap).  It has no ground: its
 stance foot may pull on the ground and needs unbounded friction, and its support is single throughout.
 
-Measured (docs/urdf.md, 12 intervals, free steps): 405.2589, the gait Kelly's (single support, the strike at
-0.278 s with 27.4 N s inside the cone), against 469.6287 for Kelly's two phases at 12 intervals; 14 % lower
-because the standing foot slides 0.15 m/s just before the strike (the sticking rows of the interval that ends
-at an impact see the post-impact speeds), a transcription artifact of one force per interval
-(``tests/test_urdf_biped.py`` records it as an expected failure).  ``colloc verify`` passes on both files.
+Measured (docs/urdf.md, 12 intervals, free steps): 480.6729, the gait Kelly's (single support, the strike at
+0.365 s with 27.6 N s inside the cone, the standing foot sticking up to it), against 469.6287 for Kelly's two
+phases at 12 intervals (2.4 % above).  ``colloc verify`` passes on both files.  (Before the friction rows of an
+interval ending on an impulse read its pre-impact speeds the standing foot slid 0.15 m/s into the strike and
+the cost was 14 % below Kelly's.)
 
 Source: M. Kelly, "An Introduction to Trajectory Optimization: How to Do Your Own Direct Collocation",
 SIAM Review 59(4), 2017, §7 (the step, bounds and guess); contact-implicit collocation after Posa, Cantu &

@@ -275,12 +275,9 @@ def test_heel_strike_obeys_newtons_law(biped, step):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="one force per interval: an interval's sticking rows hold at its last grid point "
-                                       "with the mesh point's post-impact speeds; the strike changes the standing foot's "
-                                       "speed by -0.15 m/s, so it slides at +0.15 m/s before the strike to stand still "
-                                       "after it (friction inside the cone: Coulomb's law broken).  Those rows on the "
-                                       "interval's pre-impact speeds stick it (474.73, docs/urdf.md)")
 def test_stance_foot_sticks_up_to_the_strike(biped, step):
+    # with its friction inside the cone the standing foot sticks at its pre-impact speed: with the friction rows on
+    # the mesh point's post-impact speeds it slid at +0.15 m/s into the strike, 14 % below Kelly's cost (docs/urdf.md)
     tr = step.trajectory
     body, i, row, q, v_minus, forces = _before_strike(biped, tr)
     other = 1 - i
@@ -293,7 +290,8 @@ def test_stance_foot_sticks_up_to_the_strike(biped, step):
 @pytest.mark.slow
 def test_colloc_verify_passes_on_the_schedule_free_step_and_fails_it_tampered(biped, step, tmp_path):
     """``colloc verify`` of the schedule-free file (contact checks, event-driven re-simulation, Newton's law at the
-    strike, its time found again); the same file with the strike's impulse cut by a tenth fails Newton's law."""
+    strike, its time found again); the same file with the strike's impulse cut by a tenth fails the state checks,
+    cut by half Newton's law (whose limit there, about 4 N s, is the interval's local error on 12 intervals)."""
     from colloc.cli.commands import main
     from colloc.simulate.contact_checks import check_contact_file
 
@@ -311,6 +309,9 @@ def test_colloc_verify_passes_on_the_schedule_free_step_and_fails_it_tampered(bi
     bad = cl.Trajectory(tr.time.copy(), {n: tr[n].copy() for n in tr.names}, dict(tr.kinds), dict(tr.parameters), dict(tr.metadata))
     _, i, row, _, _, _ = _before_strike(biped, tr)
     bad[f"{body.contacts[i].name}.impulse"][row] *= 0.9
+    checks, _ = check_contact_file(biped.build(), bad, 1e-6, 1e-2)
+    assert "defects" in {c.name for c in checks if not c.passed}
+    bad[f"{body.contacts[i].name}.impulse"][row] *= 0.5 / 0.9
     checks, _ = check_contact_file(biped.build(), bad, 1e-6, 1e-2)
     assert "newton" in {c.name for c in checks if not c.passed}
 
