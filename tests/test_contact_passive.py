@@ -149,10 +149,15 @@ def test_contact_hooks_are_registered_with_their_declarations():
 WHEEL_MESHES = (6, 10)
 
 
+def solved_at(stem, meshes):
+    """``problems/<stem>.py`` and its ``build()`` solved with its ``SOLVE`` at each number of intervals."""
+    module = load(stem)
+    return module, {n: cl.solve(module.build(), ipopt=IPOPT, **dict(module.SOLVE, intervals=n)) for n in meshes}
+
+
 @pytest.fixture(scope="module")
 def wheel_walks():
-    rw = load("rimless_wheel")
-    return rw, {n: cl.solve(rw.build(), ipopt=IPOPT, **dict(rw.SOLVE, intervals=n)) for n in WHEEL_MESHES}
+    return solved_at("rimless_wheel", WHEEL_MESHES)
 
 
 @pytest.mark.slow
@@ -229,8 +234,7 @@ GAIT_MESHES = (10,)
 
 @pytest.fixture(scope="module")
 def compass_steps():
-    cg = load("compass_gait")
-    return cg, {n: cl.solve(cg.build(), ipopt=IPOPT, **dict(cg.SOLVE, intervals=n)) for n in GAIT_MESHES}
+    return solved_at("compass_gait", GAIT_MESHES)
 
 
 @pytest.mark.slow

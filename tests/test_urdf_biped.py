@@ -10,7 +10,6 @@
   law at each foot strike, the standing foot at rest at t0, ``colloc verify``'s checks, and a copy with the
   strike's impulse cut by a tenth failing them.
 """
-import importlib.util
 import os
 
 import casadi as ca
@@ -19,20 +18,15 @@ import pytest
 
 import colloc as cl
 
+from test_problems import load
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 pytest.importorskip("urdf_parser_py")
 
 
-def _script(stem):
-    spec = importlib.util.spec_from_file_location(stem, os.path.join(ROOT, "problems", f"{stem}.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="module")
 def biped():
-    return _script("urdf_biped")
+    return load("urdf_biped")
 
 
 def _poses(seed, count=5):
@@ -41,7 +35,7 @@ def _poses(seed, count=5):
 
 
 def test_urdf_model_equals_kellys_lagrangian(biped):
-    kelly = _script("five_link_biped")
+    kelly = load("five_link_biped")
     free = kelly.free_model()
     eq_k = free.equations()
     kelly_f = ca.Function("kelly", [free.q], [eq_k.mass_matrix, ca.gradient(free.potential_energy, free.q)])
@@ -114,7 +108,7 @@ def test_kellys_step_is_admissible_for_the_schedule_free_problem(biped):
     both, so the schedule-free problem admits Kelly's gait (the basis of comparing the two costs).  The ground
     force is the free robot's inverse dynamics on the stance foot's coordinates (M a + c, its first two rows,
     with a from the stance model's dynamics)."""
-    kelly = _script("five_link_biped")
+    kelly = load("five_link_biped")
     res = cl.solve(biped.build_two_phase(), scheme="hermite-simpson", intervals=12, ipopt={"tol": 1e-8})
     assert res.success, res.message
     tr = res.trajectory.phase(0)
@@ -263,7 +257,7 @@ def test_heel_strike_obeys_newtons_law(biped, step):
     assert (Wn @ v_plus)[i] == pytest.approx(0.0, abs=1e-7)  # and stops: e = 0
     assert abs(Pt[i]) <= biped.FRICTION * P[i] + 1e-9
     # Kelly's heel strike (plastic, no slip, the robot with both feet free) maps the same v⁻ to the same v⁺
-    kelly = _script("five_link_biped")
+    kelly = load("five_link_biped")
     impact, _, _ = kelly.heel_strike(kelly.stance_model()[0])
     stance = contacts[1 - i].name.split(".")[1]
     angles = biped.absolute_angles(body.q)  # Kelly's labels: the standing leg's tibia first

@@ -189,7 +189,6 @@ def consistency_contact(problem, traj, setup) -> dict:
     return dict(ends=out, force=force, control_ends=setup["control_ends"], slack=step_pull_bound(traj, ends.size) if free else 0.0)
 
 
-
 def _parameters(model, traj):
     return np.array([traj.parameters[v.name] for v in model.parameters]).reshape(-1, 1)
 
