@@ -21,20 +21,35 @@ tangent coordinates; its generalised force is ``W_tᵀ F_t``.  Two cones:
   Since ``fᵀṡ ≥ −|f||ṡ| ≥ −μλγ`` the last product is never negative, and
   zero only if the friction dissipates all the cone allows:
   ``f = −μλ ṡ/|ṡ|`` while sliding (``γ_k = |ṡ_k|``), anywhere in the disc
-  while sticking (``ṡ = 0``, ``γ = 0``).  ``‖·‖`` is :func:`smooth_norm`,
+  while sticking (``ṡ = 0``, ``γ = 0``).  It is the scalar part of the cone
+  complementarity ``(μλ, f) ∘ (γ, ṡ) = 0`` of Howell, Le Cleac'h et al.
+  (Dojo, arXiv:2203.00806), whose vector part ``μλṡ + γf = 0`` it
+  implies at ``ε = 0``; so does it ``(μλ − ‖f‖)γ = 0``, the polyhedral cone's
+  product, which is not added: with it (and the cuts below) the midpoint-vi oblique throw of
+  ``tests/test_contact_oblique_throw.py`` ended locally infeasible at ``ε = 1e-5``
+  (10, 20 and 40 steps), without it solves.  ``‖·‖`` is :func:`smooth_norm`,
   ``|v|²/√(|v|² + δ²)`` (δ = 1e-4 in force and in speed units): the squared rows
   ``(μλ)² − |f|² ≥ 0``, ``γ² − |ṡ|² ≥ 0`` have no gradient at all at the apex
   (a contact in flight, ``λ = f = 0``), and from there IPOPT failed a throw
-  landing at t_f (restoration), and a midpoint-vi throw even from the square cone's solution; ``√(|v|²+δ²) − δ``
+  landing at t_f (restoration); ``√(|v|²+δ²) − δ``
   (convex) lets ``|f|`` exceed ``μλ`` by ``δ`` everywhere, which turns the
   sliding force by ``√(2δ/μλ)``.  This one errs by ``δ²/(2|v|)`` away from
   0 (1e-8 N for a force of 0.5 N): the oblique push of
   ``tests/test_contact3d.py`` keeps its force against the motion to 1e-4 rad.
-  Near the apex it admits ``|f| ≈ √(δ·tol)`` for a violation ``tol`` of the
-  cone row: 1e-6 N in flight at IPOPT's 1e-8, which a throw landing at t_f
-  turns into a cost 1.1e-6 below its closed form.  (δ = 1e-5 for the force
-  halved that, but a released box then ended infeasible and a midpoint-vi
-  push at its iteration limit.)  (A first form,
+  At the apex its gradient in ``f`` vanishes too, so a Newton step does not see
+  that a force needs ``λ``, and for ``μλ ≪ δ`` it admits ``|f| ≈ √(μλδ) ≫ μλ``;
+  four linear cuts ``μλ + d_jᵀf ≥ 0`` (``|f₁|, |f₂| ≤ μλ``: the square about
+  the disc, valid for the exact cone; the outer polyhedral approximation of
+  Ben-Tal & Nemirovski, Math. Oper. Res. 26 (2001) 193) bound the force by
+  ``λ`` to first order there.  Measured on the midpoint-vi throw from its
+  default guess: without them IPOPT's first relaxation (ε = 0.1) stalled at its
+  iteration limit at 10, 20 and 40 steps; with them the homotopy solves in
+  200, 345 and 911 iterations and the speed at T is within 2e-8 of the closed
+  form (the released box of ``tests/test_contact3d.py``, collocation: 3701
+  iterations before, 3250 with).  The same cuts on the speed,
+  ``γ + d_jᵀṡ ≥ 0``, took fewer iterations on the throw (191, 247, 313) but
+  the released box, whose sticking contact makes them all active at once,
+  ended infeasible: not used.  (A first form,
   ``|μλ ṡ_k + γ_k f| ≤ ε`` with ``((μλ)² − |f|²)γ_k ≤ ε``, stuck at a local
   optimum that does not move for one interval, 3.936 against 3.424722, on
   the oblique push of ``tests/test_contact3d.py``: from ``γ = f = 0`` its
@@ -120,13 +135,15 @@ def cone_rows(rows: Rows, contacts, eps, lam, force, gamma, sd, points, cone_poi
         else:
             cone = lam_c - ca.sum1(b)
         rows.add("friction", name("cone"), cone, cone_points, 0.0, np.inf)
+        if c.cone == "circular":
+            cut = ca.repmat(lam_c, FORCE_CUTS, 1) + ca.mtimes(ca.DM(facet_directions(FORCE_CUTS)), b)
+            rows.add("friction", [f"{c.name}.{tag}cone_cut_{i}" for i in range(1, FORCE_CUTS + 1)], cut, cone_points, 0.0, np.inf)
         for j, (g, s, pts) in enumerate(zip(gamma, sd, points)):
             gj, sj = g[r, :], s[2 * r:2 * r + 2, :]
             at = f"@{j}" if len(points) > 1 else ""
             if c.cone == "circular":
                 rows.add("friction", name(f"slip{at}"), gj - smooth_norm(sj, SPEED_SMOOTHING), pts, 0.0, np.inf)
                 rows.add(COMPLEMENTARITY, name(f"sliding_speed{at}*cone+speed{at}*friction"), lam_c * gj + ca.sum1(sj * b), pts, -np.inf, eps)
-                rows.add(COMPLEMENTARITY, name(f"cone*sliding_speed{at}"), cone * gj, pts, -np.inf, eps)
                 continue
             rows.add(COMPLEMENTARITY, name(f"cone*sliding_speed{at}"), cone * gj, pts, -np.inf, eps)
             slip = ca.repmat(gj, c.facets, 1) + ca.mtimes(ca.DM(facet_directions(c.facets)), sj)
@@ -138,6 +155,8 @@ def cone_rows(rows: Rows, contacts, eps, lam, force, gamma, sd, points, cone_poi
 #: Smoothing δ of the circular cone's norms (module docstring): of the friction force (force units) and of the
 #: tangential speed (speed units).
 FORCE_SMOOTHING, SPEED_SMOOTHING = 1e-4, 1e-4
+#: Directions ``d_j`` (:func:`facet_directions`) of the circular cone's linear cuts ``μλ + d_jᵀf ≥ 0`` (module docstring).
+FORCE_CUTS = 4
 
 
 def smooth_norm(v, delta):
