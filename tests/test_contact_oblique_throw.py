@@ -67,7 +67,7 @@ def throw(cone, mu=0.4, speed=6.0, angle=0.3, height=1.0, duration=1.0):
 def test_circular_cone_rows_of_a_midpoint_vi_node_at_fixed_numbers():
     # hand-derived (colloc.transcription.friction3d): node 1 of 2 steps (h = 1/2) with normal force λ, friction f,
     # sliding speed γ and the step's tangential speed ṡ = (q₂ − q₁)/h along x, y: the smoothed cone, its four cuts
-    # μλ + d_jᵀf (d_j = e_x, e_y, −e_x, −e_y), the slip row and the one product; no (μλ − ‖f‖)γ row
+    # μλ + d_jᵀf (d_j = e_x, e_y, −e_x, −e_y), the slip row and its cuts, the one product; no (μλ − ‖f‖)γ row
     nlp = build_nlp(throw("circular"), scheme="midpoint-vi", intervals=2, contact="implicit")
     lay = nlp.layout
     lam, gam, mu, f = 2.0, 0.7, 0.4, np.array([-0.5, 0.3])
@@ -85,6 +85,8 @@ def test_circular_cone_rows_of_a_midpoint_vi_node_at_fixed_numbers():
     for j, d in enumerate([(1, 0), (0, 1), (-1, 0), (0, -1)]):
         assert row[f"friction:ball.floor.cone_cut_{j + 1}@k=1"] == pytest.approx(mu * lam + np.dot(d, f), abs=1e-12)
     assert row["friction:ball.floor.slip@k=1"] == pytest.approx(gam - smooth(sd), abs=1e-12)
+    for j, d in enumerate([(1, 0), (0, 1), (-1, 0), (0, -1)]):  # midpoint-vi cuts the slip row too: γ + d_jᵀṡ
+        assert row[f"friction:ball.floor.slip_cut_{j + 1}@k=1"] == pytest.approx(gam + np.dot(d, sd), abs=1e-12)
     assert row["complementarity:ball.floor.sliding_speed*cone+speed*friction@k=1"] == pytest.approx(mu * lam * gam + f @ sd, abs=1e-12)
     assert not [label for label in row if "cone*sliding_speed" in label]
 
@@ -141,6 +143,29 @@ def test_midpoint_vi_throw_onto_a_circular_cone_from_its_default_guess(intervals
     assert abs(tr["ball.z"][-1]) <= 1e-7 and abs(tr["ball.z_speed"][-1]) <= 1e-7
     v = np.array([tr["ball.x_speed"][-1], tr["ball.y_speed"][-1]])
     np.testing.assert_allclose(v, (speed - mu * G * T) * d, atol=1e-6)
+
+
+def test_midpoint_vi_throw_onto_a_circular_cone_slides_to_rest():
+    # speed 3 m/s, μ = 0.5: the landing's friction impulse μ m g t* and then μ m g stop it at t_stop = s/(μg) = 0.612
+    # (after t* = 0.452), at s t* + (s − μ g t*)²/(2μg) = 1.41743 along d; the midpoint VI keeps the sliding nodes on
+    # the closed form and stops within its stopping step (measured 3.3e-4 short at 20 steps)
+    mu, speed, angle, T, n = 0.5, 3.0, 0.7, 1.0, 20
+    res = cl.solve(throw("circular", mu, speed, angle, 1.0, T), scheme="midpoint-vi", intervals=n, contact="implicit", ipopt=IPOPT)
+    assert res.success
+    tr, h = res.trajectory, T / n
+    t, ts, t_stop = tr.time, math.sqrt(2 / G), speed / (mu * G)
+    r = np.hypot(tr["ball.x"], tr["ball.y"])
+    sliding = (t < t_stop - h)
+    closed = np.where(t < ts, speed * t, speed * ts + ((speed - mu * G * ts) ** 2 - (speed - mu * G * t) ** 2) / (2 * mu * G))
+    np.testing.assert_allclose(r[sliding], closed[sliding], atol=1e-8)
+    rest = speed * ts + (speed - mu * G * ts) ** 2 / (2 * mu * G)
+    at_rest = t > t_stop + h
+    assert np.abs(r[at_rest] - rest).max() <= mu * G * h**2 / 2
+    assert np.hypot(tr["ball.x_speed"][at_rest], tr["ball.y_speed"][at_rest]).max() <= 1e-8
+    assert math.atan2(tr["ball.y"][-1], tr["ball.x"][-1]) == pytest.approx(angle, abs=1e-6)
+    # at rest the floor carries the weight and no friction (nothing pushes it)
+    f = np.hypot(tr["ball.floor.friction_force_1"], tr["ball.floor.friction_force_2"])
+    assert np.abs(tr["ball.floor.normal_force"][at_rest] - G).max() <= 1e-6 and f[at_rest].max() <= 1e-6
 
 
 @pytest.mark.slow

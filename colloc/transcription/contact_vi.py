@@ -65,6 +65,10 @@ from .extension import At, Warm
 
 #: Options of a contact-implicit midpoint-vi transcription.
 OPTIONS = ("contact", "relaxation", "impacts", "forcing")
+#: Linear cuts ``γ + d_jᵀṡ ≥ 0`` of a circular cone's slip rows (:func:`friction3d.cone_rows`): at a stop the smoothed
+#: ``‖ṡ‖`` has no gradient, and a thrown ball sliding to rest (μ = 0.5, 20 steps) stalled at IPOPT's iteration limit
+#: without them; collocation leaves them out (its released box ended infeasible with them).
+SPEED_CUTS = 4
 
 
 def check_contact_vi(problem, options):
@@ -194,7 +198,8 @@ class ContactVIRows(ContactHooks):
         rows.add(COMPLEMENTARITY, self._names("next_gap*normal_force"), gap_next * lam, nodes, -np.inf, eps)
         if self.spatial:
             sd3 = self.node3.map(n1)(nxt, V["p"], ca.DM.zeros(self.force_map.shape[0], n1), node_speeds)[1]
-            friction3d.cone_rows(rows, self.spatial_contacts, eps, lam[self.spatial, :], V["cf3"], [V["cg3"]], [sd3], [nodes], nodes)
+            friction3d.cone_rows(rows, self.spatial_contacts, eps, lam[self.spatial, :], V["cf3"], [V["cg3"]], [sd3], [nodes], nodes,
+                                 speed_cuts=SPEED_CUTS)
         if not self.planar:
             return
         friction_rows(rows, lambda name: self._names(name, True), self.mu, lam[self.planar, :], sd, V["cbp"], V["cbm"], V["cg"],

@@ -47,9 +47,11 @@ tangent coordinates; its generalised force is ``W_tᵀ F_t``.  Two cones:
   200, 345 and 911 iterations and the speed at T is within 2e-8 of the closed
   form (the released box of ``tests/test_contact3d.py``, collocation: 3701
   iterations before, 3250 with).  The same cuts on the speed,
-  ``γ + d_jᵀṡ ≥ 0``, took fewer iterations on the throw (191, 247, 313) but
-  the released box, whose sticking contact makes them all active at once,
-  ended infeasible: not used.  (A first form,
+  ``γ + d_jᵀṡ ≥ 0`` (``speed_cuts``), give the slip row a gradient where the
+  contact stops: midpoint-vi uses them (a thrown ball sliding to rest stalled
+  at IPOPT's iteration limit without them; the throw above took 191, 247, 313
+  iterations with them); collocation does not (its released box, whose
+  sticking interval makes them all active at once, ended infeasible).  (A first form,
   ``|μλ ṡ_k + γ_k f| ≤ ε`` with ``((μλ)² − |f|²)γ_k ≤ ε``, stuck at a local
   optimum that does not move for one interval, 3.936 against 3.424722, on
   the oblique push of ``tests/test_contact3d.py``: from ``γ = f = 0`` its
@@ -112,7 +114,7 @@ def variable_slices(contacts):
     return out
 
 
-def cone_rows(rows: Rows, contacts, eps, lam, force, gamma, sd, points, cone_points, tag=""):
+def cone_rows(rows: Rows, contacts, eps, lam, force, gamma, sd, points, cone_points, tag="", speed_cuts=0):
     """Rows of the 3-D cones and maximal dissipation (module docstring) for ``contacts``.
 
     Parameters
@@ -125,6 +127,8 @@ def cone_rows(rows: Rows, contacts, eps, lam, force, gamma, sd, points, cone_poi
         ``γ`` (num_contacts, m), ``ṡ`` (2 num_contacts, m) and the grid indices (m,) of each node.
     cone_points : array (m,)
         Grid indices labelling the rows of the cone itself.
+    speed_cuts : int
+        Circular cone: the number of linear cuts ``γ + d_jᵀṡ ≥ 0`` of its slip rows (module docstring), 0 for none.
     """
     for r, (c, sl) in enumerate(zip(contacts, variable_slices(contacts))):
         b = force[sl, :]
@@ -143,6 +147,9 @@ def cone_rows(rows: Rows, contacts, eps, lam, force, gamma, sd, points, cone_poi
             at = f"@{j}" if len(points) > 1 else ""
             if c.cone == "circular":
                 rows.add("friction", name(f"slip{at}"), gj - smooth_norm(sj, SPEED_SMOOTHING), pts, 0.0, np.inf)
+                if speed_cuts:
+                    cut = ca.repmat(gj, speed_cuts, 1) + ca.mtimes(ca.DM(facet_directions(speed_cuts)), sj)
+                    rows.add("friction", [f"{c.name}.{tag}slip_cut_{i}{at}" for i in range(1, speed_cuts + 1)], cut, pts, 0.0, np.inf)
                 rows.add(COMPLEMENTARITY, name(f"sliding_speed{at}*cone+speed{at}*friction"), lam_c * gj + ca.sum1(sj * b), pts, -np.inf, eps)
                 continue
             rows.add(COMPLEMENTARITY, name(f"cone*sliding_speed{at}"), cone * gj, pts, -np.inf, eps)
