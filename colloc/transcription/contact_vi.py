@@ -25,7 +25,9 @@ on that next configuration:
   node ``W_t v_N``): ``γ_k ± ṡ_k ≥ 0``,
   ``μλ_k − β⁺_k − β⁻_k ≥ 0`` (rows ``friction``) and the products
   ``(γ ± ṡ)β^± ≤ ε``, ``(μλ − β⁺ − β⁻)γ ≤ ε`` (Stewart & Trinkle, IJNME 39
-  (1996), as in :mod:`colloc.transcription.contacts`).
+  (1996), as in :mod:`colloc.transcription.contacts`); a contact with two
+  tangents takes the cones of :mod:`colloc.transcription.friction3d` with the
+  same ``ṡ_k``, the circular one with its slip rows cut (:data:`SPEED_CUTS`).
 
 Holonomic constraints of the model keep their multipliers at the nodes
 (midpoint-vi's ``w_k G(q_k)ᵀλ_k``, to which the contact impulses add).
