@@ -205,10 +205,13 @@ def exact_landing(nlp, mesh):
     v0 = 6.0 * np.array([math.cos(0.3), math.sin(0.3)])
     inner = mesh[1:-1]
     vals = {"x": np.array([v0[0] * t, v0[1] * t, np.where(fly, 1 - G * t**2 / 2, 0.0), v0[0] + 0 * t, v0[1] + 0 * t, np.where(fly, -G * t, 0.0)]),
-            "z": np.array([0 * t, 0 * t, np.where(fly, -G, 0.0)]), "cn": np.where(mesh[:-1] >= ts - 1e-12, G, 0.0)[None, :],
+            "z": np.array([0 * t, 0 * t, np.where(fly, -G, 0.0)]),
             "vm": np.array([v0[0] + 0 * inner, v0[1] + 0 * inner, np.where(inner < ts + 1e-12, -G * inner, 0.0)]),
             "pn": np.where(np.isclose(inner, ts), G * ts / np.mean(np.diff(mesh)), 0.0)[None, :],  # P/h̄
             "zm": np.array([0 * inner, 0 * inner, np.where(inner < ts + 1e-12, -G, 0.0)]), "steps": np.diff(mesh)[None, :]}
+    # the normal force g from the landing on, per interval (or per grid point, should the forces act there)
+    at = mesh[:-1] if lay["cn"].num_cols == mesh.size - 1 else t
+    vals["cn"] = np.where(at >= ts - 1e-12, G, 0.0)[None, :]
     w = np.zeros(lay.size)
     for name, v in vals.items():
         if name in lay:
