@@ -14,7 +14,7 @@ found, so redundant rows (a box on two sticking corners, a table on four
 legs) leave the motion unique though the forces are not
 (:mod:`colloc.simulate.contact_forces`); at an event those are the
 minimum-norm forces, or where these break a cone the ones deepest inside
-every cone (``_interior_forces``).  The roots sought are the gaps of the open
+every cone (:mod:`colloc.simulate.friction_modes`).  The roots sought are the gaps of the open
 contacts, the normal forces of the active ones (take-off), the cone margins
 of the sticking ones (start of slip), the sliding speeds along their first
 direction (stop) and, on a polygonal cone, the change of the vertex that
@@ -62,10 +62,10 @@ import math
 
 import numpy as np
 
-from .contact_forces import (RCOND, ContactRows, cone_margin, constrained_inverse, facet_directions, mode_forces, project_speeds,
-                             slide_direction, solve_contacts)
-from .contact_system import ContactSystem, Mode, friction_direction, mode_rows, polygon_neighbours, smooth_accelerations
+from .contact_forces import ContactRows, constrained_inverse, mode_forces, project_speeds, slide_direction, solve_contacts
+from .contact_system import ContactSystem, Mode, smooth_accelerations
 from .control_signals import breakpoints, control_function
+from .friction_modes import central_forces, onset_direction, slide_on_edges, tangential_roots
 from ..errors import ContactParadoxError, OptionError, SimulationError
 from .lcp import LCPError
 from ..model.named_values import named_vector as _named
@@ -339,114 +339,15 @@ def _acceleration_level(system, T, Minv, v, cand, hint, opts, t):
         mode.active[i], mode.ref_n[i] = True, Fn[k]
         mode.ref_t[system.tangent_rows[i]] = Ft[k]
         if kinds[k] == "stick" and (slip[k] > scale or hint.get(i) == "slip"):
-            mode.slide[i] = _onset_direction(system, i, Ft[k])
+            mode.slide[i] = onset_direction(system, i, Ft[k])
         elif kinds[k] == "stick":
             mode.stick[i] = True
         else:
             mode.slide[i] = slide[k]
         mode.follow[i] = mode.slide[i] is not None and system.cone[i] == "circular" and Ft[k].size == 2
-    _slide_on_edges(system, T, mode, [i for i in cand if mode.slide[i] is not None and not mode.follow[i]], v)
-    _central_forces(system, T, mode, v, scale)
+    slide_on_edges(system, T, mode, [i for i in cand if mode.slide[i] is not None and not mode.follow[i]], v)
+    central_forces(system, T, mode, v, scale)
     return mode
-
-
-def _central_forces(system, T, mode, v, scale):
-    """Where the forces are not unique (redundant rows), Lemke's answer is a vertex of their set: some contact carries
-    nothing and the next round-off would let it take off or slip.  The minimum-norm forces, if they obey the laws
-    with room to spare, are the reference instead."""
-    ref_n, ref_t = mode.ref_n.copy(), mode.ref_t.copy()
-    mode.ref_n[:], mode.ref_t[:] = 0.0, 0.0
-    _, Fn, Ft, _ = smooth_accelerations(system, T, mode, v)
-    ok = all(Fn[i] > scale for i in np.flatnonzero(mode.active)) and all(
-        cone_margin(system.friction[i], Fn[i], Ft[system.tangent_rows[i]], system.cone[i], system.facets[i]) > scale
-        for i in np.flatnonzero(mode.stick))
-    inner = None if ok else _interior_forces(system, T, mode, v, scale)
-    mode.ref_n[:], mode.ref_t[:] = (Fn, Ft) if ok else (inner if inner is not None else (ref_n, ref_t))
-
-
-def _interior_forces(system, T, mode, v, scale):
-    """Where the minimum-norm forces break a cone (a table on a slope: its lightly loaded legs get as much friction as
-    the others), the forces of the mode that lie deepest inside every cone and keep every normal force positive: the
-    linear program ``max t`` over the null space of the force balance, margins ``≥ t`` (a circular cone as its
-    inscribed 16-gon).  Returns ``(ref_n, ref_t)``, or None if no forces have room to spare."""
-    from scipy.optimize import linprog
-
-    H, C, d, A, S, E = mode_rows(system, T, mode, v)
-    X = np.linalg.solve(T["M"], np.column_stack([T["f"], H.T]))
-    Amat = C @ X[:, 1:]
-    _, sv, Vt = np.linalg.svd(Amat)
-    rank = int(np.sum(sv > RCOND * sv.max(initial=0.0)))
-    if rank == Amat.shape[1]:
-        return None
-    N = Vt[rank:].T
-    lam = np.linalg.lstsq(Amat, -d - C @ X[:, 0], rcond=RCOND)[0]
-    G = [np.eye(lam.size)[k] for k in range(A.size)]  # F_n ≥ t
-    column = {r: A.size + k for k, r in enumerate(S)}
-    mu = system.friction
-    for k, i in enumerate(A):
-        rows = system.tangent_rows[i]
-        if mode.stick[i] and rows.size:
-            m = 16 if system.cone[i] == "circular" else system.facets[i]
-            normals = [np.array([1.0]), np.array([-1.0])] if rows.size == 1 else \
-                [np.array([math.cos(a), math.sin(a)]) for a in (2 * np.arange(m) + 1) * math.pi / m]
-            reach = 1.0 if rows.size == 1 else math.cos(math.pi / m)
-            for n in normals:  # μ F_n cos(π/m) − nᵀF_t ≥ t
-                g = np.zeros(lam.size)
-                g[k] = mu[i] * reach
-                g[[column[r] for r in rows]] -= n
-                G.append(g)
-    for j, i in enumerate(E):  # |γ| ≤ sin(π/k) μ F_n
-        for sign in (1.0, -1.0):
-            g = np.zeros(lam.size)
-            g[list(A).index(i)], g[A.size + S.size + j] = math.sin(math.pi / system.facets[i]) * mu[i], -sign
-            G.append(g)
-    G = np.array(G)
-    top = max(1.0, float(np.abs(lam).max(initial=0.0)))
-    res = linprog(np.append(np.zeros(N.shape[1]), -1.0), A_ub=np.column_stack([-G @ N, np.ones(len(G))]), b_ub=G @ lam,
-                  bounds=[(None, None)] * N.shape[1] + [(None, top)], method="highs")
-    if res.status != 0 or -res.fun <= scale:
-        return None
-    lam = lam + N @ res.x[:-1]
-    ref_n, ref_t = np.zeros(system.nc), np.zeros(T["Wt"].shape[0])
-    ref_n[A], ref_t[S] = lam[:A.size], lam[A.size:A.size + S.size]
-    for j, i in enumerate(E):
-        ref_t[system.tangent_rows[i]] = lam[A.size + S.size + j] * mode.edge[i]
-    return ref_n, ref_t
-
-
-def _slide_on_edges(system, T, mode, idx, v):
-    """Polygon contacts whose sliding speed lies on a bisector of two vertices slide along it (Filippov) if the force
-    that keeps them there lies on the polygon's side, else at the vertex beyond."""
-    ties = {}
-    for i in idx:
-        s = T["Wt"][system.tangent_rows[i]] @ v
-        if s.size == 2:
-            D = facet_directions(2, system.facets[i])
-            j, l = np.argsort(D @ s)[:2]
-            if abs((D[j] - D[l]) @ s) <= 1e-9 * np.linalg.norm(s):
-                ties[i] = (D[j], D[l])
-                mode.slide[i], mode.edge[i] = 0.5 * (D[j] + D[l]), (D[j] - D[l]) / np.linalg.norm(D[j] - D[l])
-    if not ties:
-        return
-    # judged with the minimum-norm forces: nearest Lemke's (a vertex of the set of forces, where a redundant contact
-    # may carry nothing) a contact with no load cannot hold any γ, leaves the edge and turns back at once
-    ref = mode.ref_n.copy(), mode.ref_t.copy()
-    mode.ref_n[:], mode.ref_t[:] = 0.0, 0.0
-    _, Fn, Ft, _ = smooth_accelerations(system, T, mode, v)
-    mode.ref_n[:], mode.ref_t[:] = ref
-    for i, (dj, dl) in ties.items():
-        gamma = mode.edge[i] @ Ft[system.tangent_rows[i]]
-        if abs(gamma) > math.sin(math.pi / system.facets[i]) * system.friction[i] * Fn[i] * (1 + 1e-9):
-            mode.slide[i], mode.edge[i] = (dj if gamma > 0 else dl), None
-
-
-def _onset_direction(system, i, ft):
-    """``f̂`` of a contact starting to slide: along its sticking force (the nearest polygon vertex)."""
-    if ft.size == 1:
-        return np.sign(ft) if ft[0] != 0 else np.array([-1.0])
-    if system.cone[i] == "circular":
-        return ft / np.linalg.norm(ft) if np.linalg.norm(ft) > 0 else np.array([1.0, 0.0])
-    return polygon_neighbours(system, i, ft)[0]
 
 
 def _accelerations(system, T, mode, v, t):
@@ -535,27 +436,8 @@ def _smooth(system, mode, u_of, p, t0, q0, v0, opts):
             add(lambda t, y, i=i: solve(t, y)[0]["gap"][i], i, "impact")
         else:
             add(lambda t, y, i=i: solve(t, y)[2][i] + offset[i] * solve(t, y)[4], i, "take-off")
-            _tangential_roots(system, mode, i, T0, v0, solve, add)
+            tangential_roots(system, mode, i, T0, v0, solve, add)
     return rhs, events, kinds
-
-
-def _tangential_roots(system, mode, i, T0, v0, solve, add):
-    """Start of slip (the cone's margin), end of slip (the speed along the initial sliding direction) and, on a
-    polygon, the turn to a neighbouring vertex (another direction dissipates more)."""
-    nq, rows, mu = system.nq, system.tangent_rows[i], system.friction
-    if mode.stick[i] and mu[i] > 0:
-        add(lambda t, y: cone_margin(mu[i], solve(t, y)[2][i], solve(t, y)[3][rows], system.cone[i], system.facets[i]), i, "slip")
-    elif mode.slide[i] is not None:
-        along = -friction_direction(system, mode, i, v0, T0["Wt"])
-        along = along / np.linalg.norm(along)
-        add(lambda t, y: along @ (solve(t, y)[0]["Wt"][rows] @ y[nq:]), i, "stop")
-        if rows.size == 2 and mode.edge[i] is not None:  # the force reaches a vertex: the speed leaves the bisector
-            e, half = mode.edge[i], math.sin(math.pi / system.facets[i])
-            add(lambda t, y: mu[i] * half * solve(t, y)[2][i] - abs(e @ solve(t, y)[3][rows]), i, "turn")
-        elif rows.size == 2 and not mode.follow[i]:  # another vertex dissipates more once the speed crosses a bisector
-            d, neighbours = polygon_neighbours(system, i, mode.slide[i])
-            for n in neighbours:
-                add(lambda t, y, n=n: (n - d) @ (solve(t, y)[0]["Wt"][rows] @ y[nq:]), i, "turn")
 
 
 class _Recorder:
