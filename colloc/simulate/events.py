@@ -65,7 +65,7 @@ import numpy as np
 from .contact_forces import ContactRows, constrained_inverse, mode_forces, project_speeds, slide_direction, solve_contacts
 from .contact_system import ContactSystem, Mode, smooth_accelerations
 from .control_signals import breakpoints, control_function
-from .friction_modes import central_forces, onset_direction, slide_on_edges, tangential_roots
+from .friction_modes import central_forces, edge_rows, onset_mode, slide_on_edges, tangential_roots
 from ..errors import ContactParadoxError, OptionError, SimulationError
 from .lcp import LCPError
 from ..model.named_values import named_vector as _named
@@ -332,20 +332,22 @@ def _acceleration_level(system, T, Minv, v, cand, hint, opts, t):
     a = a0 + Minv @ (Wn[cand].T @ Fn + sum(Wt[system.tangent_rows[i]].T @ Ft[k] for k, i in enumerate(cand)))
     ydd = Wn[cand] @ a + T["drift_n"][cand]
     scale = 1e-9 * max(1.0, np.abs(T["f"]).max(initial=0.0))
-    mode = Mode(system.nc, Wt.shape[0])
+    mode, onset = Mode(system.nc, Wt.shape[0]), {}
     for k, i in enumerate(cand):
         if not (Fn[k] > scale or ydd[k] <= scale):  # neither pushing nor undetermined (F = 0, ÿ = 0): takes off
             continue
         mode.active[i], mode.ref_n[i] = True, Fn[k]
         mode.ref_t[system.tangent_rows[i]] = Ft[k]
         if kinds[k] == "stick" and (slip[k] > scale or hint.get(i) == "slip"):
-            mode.slide[i] = onset_direction(system, i, Ft[k])
+            mode.slide[i], pair = onset_mode(system, i, Ft[k])
+            if pair is not None:
+                onset[i] = pair
         elif kinds[k] == "stick":
             mode.stick[i] = True
         else:
             mode.slide[i] = slide[k]
         mode.follow[i] = mode.slide[i] is not None and system.cone[i] == "circular" and Ft[k].size == 2
-    slide_on_edges(system, T, mode, [i for i in cand if mode.slide[i] is not None and not mode.follow[i]], v)
+    slide_on_edges(system, T, mode, [i for i in cand if mode.slide[i] is not None and not mode.follow[i]], v, hint, 100 * opts.atol, onset)
     central_forces(system, T, mode, v, scale)
     return mode
 
@@ -380,12 +382,14 @@ def _paradox(system, cand, kinds, t):
 
 
 def _project(system, T, v, Minv, mode):
-    """Remove the round-off normal (and sticking tangential) speed of the active contacts and the constraints' speed
-    (an M-orthogonal projection, minimum-norm where the rows are redundant)."""
+    """Remove the round-off normal (and sticking tangential) speed of the active contacts, the speed off the bisector
+    of those sliding along one, and the constraints' speed (an M-orthogonal projection, minimum-norm where the rows
+    are redundant)."""
     A = np.flatnonzero(mode.active)
     S = np.concatenate([system.tangent_rows[i] for i in A if mode.stick[i]] + [np.zeros(0, int)]).astype(int)
-    C = np.vstack([T["Wn"][A], T["Wt"][S], T["B"]])
-    c = np.concatenate([np.zeros(A.size + S.size), T["psi"] - T["B"] @ v])
+    E = edge_rows(system, T, mode)
+    C = np.vstack([T["Wn"][A], T["Wt"][S], E, T["B"]])
+    c = np.concatenate([np.zeros(A.size + S.size + E.shape[0]), T["psi"] - T["B"] @ v])
     return project_speeds(v, np.linalg.inv(T["M"]), C, c)
 
 

@@ -113,18 +113,29 @@ def _interior_forces(system, T, mode, v, scale):
     return ref_n, ref_t
 
 
-def slide_on_edges(system, T, mode, idx, v):
+def slide_on_edges(system, T, mode, idx, v, hint=None, tolerance=0.0, onset=None):
     """Polygon contacts whose sliding speed lies on a bisector of two vertices slide along it (Filippov) if the force
-    that keeps them there lies on the polygon's side, else at the vertex beyond."""
+    that keeps them there lies on the polygon's side, else at the vertex beyond.
+
+    A speed is on a bisector if its two vertices' dissipations differ by at most ``1e-9 |ṡ| + tolerance`` (the
+    integrator's absolute error in ``ṡ``), or if the step ended on its ``turn`` root (``hint[i] == "turn"``: the
+    root put it there, to the root's accuracy, which for a slow slide is far coarser than 1e-9 |ṡ|).  A step that
+    ended on the ``leave`` root of a bisector mode (its force reached a vertex) takes that vertex.  ``onset``
+    ``{i: (d_j, d_l)}``: contacts that start to slide from rest with their force on the side between ``d_j`` and
+    ``d_l`` (:func:`onset_mode`), whose speed, still zero, says nothing of the bisector it takes."""
+    hint, onset = hint or {}, onset or {}
     ties = {}
     for i in idx:
         s = T["Wt"][system.tangent_rows[i]] @ v
-        if s.size == 2:
+        if i in onset:
+            ties[i] = onset[i]
+        elif s.size == 2:
             D = facet_directions(2, system.facets[i])
             j, l = np.argsort(D @ s)[:2]
-            if abs((D[j] - D[l]) @ s) <= 1e-9 * np.linalg.norm(s):
+            if hint.get(i) in ("turn", "leave") or abs((D[j] - D[l]) @ s) <= 1e-9 * np.linalg.norm(s) + tolerance:
                 ties[i] = (D[j], D[l])
-                mode.slide[i], mode.edge[i] = 0.5 * (D[j] + D[l]), (D[j] - D[l]) / np.linalg.norm(D[j] - D[l])
+    for i, (dj, dl) in ties.items():
+        mode.slide[i], mode.edge[i] = 0.5 * (dj + dl), (dj - dl) / np.linalg.norm(dj - dl)
     if not ties:
         return
     # judged with the minimum-norm forces: nearest Lemke's (a vertex of the set of forces, where a redundant contact
@@ -135,17 +146,34 @@ def slide_on_edges(system, T, mode, idx, v):
     mode.ref_n[:], mode.ref_t[:] = ref
     for i, (dj, dl) in ties.items():
         gamma = mode.edge[i] @ Ft[system.tangent_rows[i]]
-        if abs(gamma) > math.sin(math.pi / system.facets[i]) * system.friction[i] * Fn[i] * (1 + 1e-9):
+        if hint.get(i) == "leave" or abs(gamma) > math.sin(math.pi / system.facets[i]) * system.friction[i] * Fn[i] * (1 + 1e-9):
             mode.slide[i], mode.edge[i] = (dj if gamma > 0 else dl), None
 
 
-def onset_direction(system, i, ft):
-    """``f̂`` of a contact starting to slide: along its sticking force (the nearest polygon vertex)."""
+def edge_rows(system, T, mode):
+    """``eᵀW_t`` of every contact sliding along a bisector, shape ``(m, nv)``: the speeds an event projects on
+    ``eᵀṡ = 0``, so the integrator's drift off the bisector never reaches the next event's choice of vertex."""
+    rows = [mode.edge[i] @ T["Wt"][system.tangent_rows[i]] for i in range(system.nc) if mode.active[i] and mode.edge[i] is not None]
+    return np.array(rows).reshape(-1, T["Wt"].shape[1])
+
+
+def onset_mode(system, i, ft):
+    """``(f̂, pair)`` of a contact starting to slide: ``f̂`` along its sticking force ``ft``, on a polygon the vertex
+    it points at, or where it lies on the side between two vertices (as a force that reached the cone's margin
+    does), their midpoint with ``pair = (d_j, d_l)``: the slip starts along their bisector (the facets' LCP has
+    both ``β`` positive, so both vertices dissipate alike); else ``pair`` is None."""
     if ft.size == 1:
-        return np.sign(ft) if ft[0] != 0 else np.array([-1.0])
+        return (np.sign(ft) if ft[0] != 0 else np.array([-1.0])), None
     if system.cone[i] == "circular":
-        return ft / np.linalg.norm(ft) if np.linalg.norm(ft) > 0 else np.array([1.0, 0.0])
-    return polygon_neighbours(system, i, ft)[0]
+        return (ft / np.linalg.norm(ft) if np.linalg.norm(ft) > 0 else np.array([1.0, 0.0])), None
+    d, neighbours = polygon_neighbours(system, i, ft)
+    if np.linalg.norm(ft) == 0.0:
+        return d, None
+    n = max(neighbours, key=lambda n: n @ ft)  # the other vertex of the side ft points at
+    angle = math.atan2(d[0] * ft[1] - d[1] * ft[0], d @ ft)
+    if abs(angle) <= 1e-9:
+        return d, None
+    return 0.5 * (d + n), (d, n)
 
 
 def tangential_roots(system, mode, i, T0, v0, solve, add):
@@ -160,11 +188,11 @@ def tangential_roots(system, mode, i, T0, v0, solve, add):
         add(lambda t, y: along @ (solve(t, y)[0]["Wt"][rows] @ y[nq:]), i, "stop")
         if rows.size == 2 and mode.edge[i] is not None:  # the force reaches a vertex: the speed leaves the bisector
             e, half = mode.edge[i], math.sin(math.pi / system.facets[i])
-            add(lambda t, y: mu[i] * half * solve(t, y)[2][i] - abs(e @ solve(t, y)[3][rows]), i, "turn")
+            add(lambda t, y: mu[i] * half * solve(t, y)[2][i] - abs(e @ solve(t, y)[3][rows]), i, "leave")
         elif rows.size == 2 and not mode.follow[i]:  # another vertex dissipates more once the speed crosses a bisector
             d, neighbours = polygon_neighbours(system, i, mode.slide[i])
             for n in neighbours:
                 add(lambda t, y, n=n: (n - d) @ (solve(t, y)[0]["Wt"][rows] @ y[nq:]), i, "turn")
 
 
-__all__ = ["central_forces", "slide_on_edges", "onset_direction", "tangential_roots"]
+__all__ = ["central_forces", "slide_on_edges", "edge_rows", "onset_mode", "tangential_roots"]
