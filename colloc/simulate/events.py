@@ -18,7 +18,9 @@ every cone (:mod:`colloc.simulate.friction_modes`).  The roots sought are the ga
 contacts, the normal forces of the active ones (take-off), the cone margins
 of the sticking ones (start of slip), the sliding speeds along their first
 direction (stop) and, on a polygonal cone, the change of the vertex that
-dissipates most (turn).  The integration restarts at the controls'
+dissipates most (turn) or, for a contact sliding along the bisector of two
+vertices, its force reaching one of them (leave; Filippov's sliding motion,
+:mod:`colloc.simulate.friction_modes`).  The integration restarts at the controls'
 breakpoints (:mod:`colloc.simulate.control_signals`): while a contact sticks nothing
 moves, so the step-size control could not see a push.  At every event (Acary &
 Brogliato 2008, §8; Siconos' ``EventDriven``, see the background note):
