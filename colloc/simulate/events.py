@@ -349,7 +349,9 @@ def _acceleration_level(system, T, Minv, v, cand, hint, opts, t):
         else:
             mode.slide[i] = slide[k]
         mode.follow[i] = mode.slide[i] is not None and system.cone[i] == "circular" and Ft[k].size == 2
-    slide_on_edges(system, T, mode, [i for i in cand if mode.slide[i] is not None and not mode.follow[i]], v, hint, 100 * opts.atol, onset)
+    # a contact that starts to slide from rest has no speed to say which bisector it is on: only its force says (onset)
+    moving = [i for k, i in enumerate(cand) if mode.slide[i] is not None and not mode.follow[i] and (kinds[k] == "slide" or i in onset)]
+    slide_on_edges(system, T, mode, moving, v, hint, 100 * opts.atol, onset)
     central_forces(system, T, mode, v, scale)
     return mode
 
