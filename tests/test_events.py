@@ -376,3 +376,16 @@ def test_pendulum_landing_with_speed_stays_on_a_curved_gap():
     after = sim.time > sim.metadata["events"][0]["time"]
     assert np.allclose(sim["pendulum.theta"][after], math.acos(0.8), atol=1e-9)
     assert np.allclose(sim["pendulum.floor.normal_force"][after], 9.81, atol=1e-6)  # W_nᵀF = sin θ* F balances g sin θ*
+
+
+def test_a_simulation_that_stops_hands_back_the_motion_up_to_the_stop():
+    # the bouncing mass (e = 0.8, from 1 m) stopped after 3 events: the 4th impact at t₁(1 + 2(e + e² + e³)) is where
+    # it stops, and the motion it hands back reaches it with the free fall's speed of that impact, −e³ √(2 g h₀)
+    e, h0 = 0.8, 1.0
+    t1 = math.sqrt(2 * h0 / G)
+    with pytest.raises(SimulationError, match="More than 3 events") as info:
+        cl.simulate_events(bouncing_mass(e), 5.0, [h0], [0.0], times=np.linspace(0, 5, 11), max_events=3)
+    partial = info.value.partial
+    assert partial.time[-1] == pytest.approx(t1 * (1 + 2 * (e + e**2 + e**3)), abs=1e-9)
+    assert partial["mass.y_speed"][-1] == pytest.approx(-e**3 * math.sqrt(2 * G * h0), abs=1e-9)
+    assert len([ev for ev in partial.metadata["events"] if ev["kind"] == "impact"]) == 3

@@ -272,3 +272,17 @@ def test_an_impulse_newtons_law_cannot_tell_from_zero_need_not_be_found_again():
     assert judged.passed and "(1 within Newton's limit of zero)" in judged.message
     stray.update(impulse=5e-3)  # beyond what Newton's law allows from zero: an impact the simulator must find
     assert not _impact_time_check(traj, sim, {}).passed
+
+
+def test_a_stopped_resimulation_says_how_far_it_had_left_the_file():
+    # a file and a simulation that differ by 0.25 in `b.v` at t = 0.5 and stop at 0.7, before the last mesh point 1
+    from colloc.simulate.checks import departure
+
+    t = np.linspace(0.0, 1.0, 5)
+    traj = cl.Trajectory(t, {"b.x": t.copy(), "b.v": np.ones(5)})
+    ts = np.array([0.0, 0.25, 0.5, 0.5, 0.7])
+    partial = cl.Trajectory(ts, {"b.x": ts.copy(), "b.v": np.array([1.0, 1.0, 1.0, 1.25, 1.5])})
+    text = departure(traj, partial, ["b.x", "b.v"], np.arange(5))
+    assert text == "; by t = 0.5, the last mesh point it reached, it had left the file by 2.500e-01 in `b.v`"
+    assert departure(traj, None, ["b.x", "b.v"], np.arange(5)) == ""  # nothing recorded
+    assert departure(traj, partial, ["b.x", "b.v"], np.array([0, 4])) == ""  # no mesh point after the start reached

@@ -312,6 +312,23 @@ def _dynamics(problem, traj, tol, interval_errors):
     return out
 
 
+def departure(traj, partial, names, mesh) -> str:
+    """Where a simulation that stopped early (``partial``, the Trajectory up to the stop, or None) stood against the
+    file: its largest difference, over the states ``names``, at the last mesh point (rows ``mesh``) it reached, as a
+    clause for the message of a failed check (empty if it reached none after the start)."""
+    from ..discretization.interpolant import last_rows_at
+
+    times = traj.time[mesh]
+    reached = times[(times > traj.time[0]) & (times <= (partial.time[-1] if partial is not None else -math.inf))]
+    if not reached.size:
+        return ""
+    k = int(np.flatnonzero(traj.time == reached[-1])[0])
+    at = last_rows_at(partial.time, {n: partial[n] for n in names}, traj.time[k:k + 1])
+    worst = max(names, key=lambda n: abs(at[n][0] - traj[n][k]))
+    return (f"; by t = {traj.time[k]:.6g}, the last mesh point it reached, it had left the file by "
+            f"{abs(at[worst][0] - traj[worst][k]):.3e} in `{worst}`")
+
+
 def report(checks, tolerance=TOLERANCE, dynamics_tolerance=DYNAMICS_TOLERANCE) -> str:
     """The checks as lines under a heading that states the tolerances (``dynamics_tolerance=None``: the dynamics
     checks, if any, are against the file's own error estimate)."""
@@ -327,4 +344,4 @@ def report(checks, tolerance=TOLERANCE, dynamics_tolerance=DYNAMICS_TOLERANCE) -
     return "\n".join([head] + [c.line() for c in checks])
 
 
-__all__ = ["Check", "check_solution", "local_scale", "check_columns", "basic_checks", "solution_checks", "symbol_values", "report", "TOLERANCE", "DYNAMICS_TOLERANCE"]
+__all__ = ["Check", "check_solution", "departure", "local_scale", "check_columns", "basic_checks", "solution_checks", "symbol_values", "report", "TOLERANCE", "DYNAMICS_TOLERANCE"]

@@ -80,7 +80,7 @@ import math
 import casadi as ca
 import numpy as np
 
-from .checks import Check, basic_checks, solution_checks, _dynamics
+from .checks import Check, basic_checks, departure, solution_checks, _dynamics
 from .contact_terms import ContactTerms
 from .held_intervals import better_of, held_interval_errors, sticking_intervals
 from ..discretization.interpolant import last_rows_at
@@ -232,8 +232,9 @@ def check_contact_file(problem, traj, tolerance, dynamics_tolerance) -> tuple[li
     checks += between_grid_points(problem, traj)
     try:
         simulated = simulate_file(problem, traj)
-    except SimulationError as e:  # a failed re-simulation is a failed check, reported with the others
-        return checks + [Check("resimulation", False, math.inf, 1.0, f"the event-driven simulation stopped: {e}")], {}
+    except SimulationError as e:  # a failed re-simulation is a failed check, reported with how far it had strayed
+        away = departure(traj, getattr(e, "partial", None), [v.name for v in problem.model.states], setup["interpolant"].grid.mesh_points)
+        return checks + [Check("resimulation", False, math.inf, 1.0, f"the event-driven simulation stopped: {str(e).rstrip('.') if away else e}{away}")], {}
     budget = error_budget(problem, traj, setup, signed, simulated, floor=tolerance)
     sim = resimulate(problem, traj, setup, budget, simulated)
     checks += [_resimulation_check(traj, sim, budget), _newton_check(problem, traj, setup, signed, budget, tolerance),
@@ -442,18 +443,9 @@ def _file_impacts(problem, traj, setup, rows, before, Uend, rhs) -> list:
     return found
 
 
-def control_interpolant(traj, name, control_end=None):
-    """``u(t)``: the file's control as its dense output holds it (:meth:`colloc.discretization.interpolant.Interpolant.control`),
-    ending on ``control_end[k]`` (the value interval ``k`` ends on, free steps) where given; ``u.breakpoints`` are
-    the mesh times, where it may jump."""
-    from ..discretization.interpolant import Interpolant
-
-    return Interpolant(traj).control(name, control_end)
-
-
 def simulate_file(problem, traj, **options):
     """The event-driven simulation of the file's model from its initial state with its controls (the scheme's
-    control interpolant, :func:`control_interpolant`, jumping where a ``NAME.interval_end`` column says so);
+    control interpolant, :meth:`colloc.discretization.interpolant.Interpolant.control`, jumping where a ``NAME.interval_end`` column says so);
     returns the simulated Trajectory and the :class:`colloc.simulate.events.ContactSystem`."""
     from .events import ContactSystem, simulate_events
     from ..discretization.interpolant import Interpolant

@@ -175,9 +175,10 @@ def simulate_events(model, t_final, q0, v0, controls=None, parameters=None, t0=0
     Raises
     ------
     SimulationError
-        More than ``max_events`` events, or the integrator failed.
+        More than ``max_events`` events, or the integrator failed; its ``partial`` attribute holds the
+        Trajectory up to the stop (None if nothing was recorded).
     ContactParadoxError
-        No contact force obeys the contact laws (Painlevé's paradox).
+        No contact force obeys the contact laws (Painlevé's paradox); a SimulationError, with ``partial``.
     """
     solve_ivp = solve_ivp_function()
     system = model if isinstance(model, ContactSystem) else ContactSystem(model)
@@ -196,43 +197,49 @@ def simulate_events(model, t_final, q0, v0, controls=None, parameters=None, t0=0
         raise OptionError(f"The initial state penetrates contact `{system.contacts[i].name}` (gap {gaps[i]:.3e}); start with every gap ≥ 0.")
     rec = _Recorder(system)
     mode, t, hint, count = Mode(system.nc, sum(map(len, system.tangent_rows))), float(t0), {}, 0
-    while True:
-        terms = system.evaluate(t, q, v, u_of(t), p)
-        rec.row(t, q, v, u_of(t), terms, mode)
-        q, v, mode = _resolve(system, t, q, v, u_of(t), p, mode, hint, opts, rec)
-        rec.row(t, q, v, u_of(t), system.evaluate(t, q, v, u_of(t), p), mode)
-        if t >= t_final:
-            break
-        # a breakpoint within round-off of t is passed (an event found at a jump located to a few ulps)
-        t_end = next((b for b in cuts if b > t + 16 * np.spacing(max(abs(t), abs(b)))), t_final)
-        t_stop = t_end if t_end >= t_final else np.nextafter(t_end, -np.inf)  # the controls jump at t_end
-        rhs, events, kinds = _smooth(system, mode, u_of, p, t, q, v, opts)
-        sel = out_times[(out_times > t) & (out_times <= t_stop)]
-        step = min(max_step, scanned.step_limit(t, t_end)) if mode.stick.any() else max_step
-        last = t_end >= t_final
-        t_eval = (sel if sel.size else None) if last else np.append(sel[sel < t_stop], t_stop)  # a segment's end state is needed
-        sol = solve_ivp(rhs, (t, t_stop), np.concatenate([q, v]), method="DOP853", rtol=rtol, atol=atol, events=events,
-                        t_eval=t_eval, max_step=step)
-        if sol.status == -1:
-            raise SimulationError(f"The integrator failed after t = {t:.9g}: {sol.message}")
-        keep = slice(None) if sel.size or not last else slice(-1 if sol.status == 0 else sol.t.size, None)
-        ys = np.asarray(sol.y, dtype=float).reshape(system.nq + system.nv, -1).T
-        for tk, yk in zip(np.asarray(sol.t)[keep], ys[keep]):
-            if last or tk in sel:
-                rec.row(tk, yk[:system.nq], yk[system.nq:], u_of(tk), system.evaluate(tk, yk[:system.nq], yk[system.nq:], u_of(tk), p), mode)
-        if sol.status == 0:
-            if t_end >= t_final:
+    meta = dict(problem="simulate_events", t0=t0, t_final=t_final, rest_speed=rest_speed, gap_tolerance=gap_tolerance)
+    try:
+        while True:
+            terms = system.evaluate(t, q, v, u_of(t), p)
+            rec.row(t, q, v, u_of(t), terms, mode)
+            q, v, mode = _resolve(system, t, q, v, u_of(t), p, mode, hint, opts, rec)
+            rec.row(t, q, v, u_of(t), system.evaluate(t, q, v, u_of(t), p), mode)
+            if t >= t_final:
                 break
-            t, q, v, hint = t_end, ys[-1][:system.nq], ys[-1][system.nq:], {}
-            continue
-        j = min((k for k, te in enumerate(sol.t_events) if te.size), key=lambda k: sol.t_events[k][0])
-        t, y = float(sol.t_events[j][0]), sol.y_events[j][0]
-        q, v = y[:system.nq], y[system.nq:]
-        hint = {kinds[j][0]: kinds[j][1]}
-        count += 1
-        if count > max_events:
-            raise SimulationError(f"More than {max_events} events by t = {t:.9g} (last: {kinds[j][1]} of `{system.contacts[kinds[j][0]].name}`); raise `rest_speed` to end an accumulation of impacts sooner, or `max_events`.")
-    return rec.trajectory(p, dict(problem="simulate_events", t0=t0, t_final=t_final, rest_speed=rest_speed, gap_tolerance=gap_tolerance))
+            # a breakpoint within round-off of t is passed (an event found at a jump located to a few ulps)
+            t_end = next((b for b in cuts if b > t + 16 * np.spacing(max(abs(t), abs(b)))), t_final)
+            t_stop = t_end if t_end >= t_final else np.nextafter(t_end, -np.inf)  # the controls jump at t_end
+            rhs, events, kinds = _smooth(system, mode, u_of, p, t, q, v, opts)
+            sel = out_times[(out_times > t) & (out_times <= t_stop)]
+            step = min(max_step, scanned.step_limit(t, t_end)) if mode.stick.any() else max_step
+            last = t_end >= t_final
+            t_eval = (sel if sel.size else None) if last else np.append(sel[sel < t_stop], t_stop)  # a segment's end state is needed
+            sol = solve_ivp(rhs, (t, t_stop), np.concatenate([q, v]), method="DOP853", rtol=rtol, atol=atol, events=events,
+                            t_eval=t_eval, max_step=step)
+            if sol.status == -1:
+                raise SimulationError(f"The integrator failed after t = {t:.9g}: {sol.message}")
+            keep = slice(None) if sel.size or not last else slice(-1 if sol.status == 0 else sol.t.size, None)
+            ys = np.asarray(sol.y, dtype=float).reshape(system.nq + system.nv, -1).T
+            for tk, yk in zip(np.asarray(sol.t)[keep], ys[keep]):
+                if last or tk in sel:
+                    rec.row(tk, yk[:system.nq], yk[system.nq:], u_of(tk), system.evaluate(tk, yk[:system.nq], yk[system.nq:], u_of(tk), p), mode)
+            if sol.status == 0:
+                if t_end >= t_final:
+                    break
+                t, q, v, hint = t_end, ys[-1][:system.nq], ys[-1][system.nq:], {}
+                continue
+            j = min((k for k, te in enumerate(sol.t_events) if te.size), key=lambda k: sol.t_events[k][0])
+            t, y = float(sol.t_events[j][0]), sol.y_events[j][0]
+            q, v = y[:system.nq], y[system.nq:]
+            hint = {kinds[j][0]: kinds[j][1]}
+            count += 1
+            if count > max_events:
+                rec.row(t, q, v, u_of(t), system.evaluate(t, q, v, u_of(t), p), mode)  # where it stops
+                raise SimulationError(f"More than {max_events} events by t = {t:.9g} (last: {kinds[j][1]} of `{system.contacts[kinds[j][0]].name}`); raise `rest_speed` to end an accumulation of impacts sooner, or `max_events`.")
+    except SimulationError as e:  # the motion up to the stop, for a caller that compares it with something
+        e.partial = rec.trajectory(p, meta) if rec.rows else None
+        raise
+    return rec.trajectory(p, meta)
 
 
 def _breakpoints(u_of, declared, scan, t0, t_final, opts):
