@@ -389,3 +389,16 @@ def test_a_simulation_that_stops_hands_back_the_motion_up_to_the_stop():
     assert partial.time[-1] == pytest.approx(t1 * (1 + 2 * (e + e**2 + e**3)), abs=1e-9)
     assert partial["mass.y_speed"][-1] == pytest.approx(-e**3 * math.sqrt(2 * G * h0), abs=1e-9)
     assert len([ev for ev in partial.metadata["events"] if ev["kind"] == "impact"]) == 3
+
+
+def test_an_integrator_failure_names_the_largest_contact_force():
+    # a block on a frictionless floor driven along it by 10 ẋ²: ẋ = 1/(1 − 10t) grows without bound as t → 0.1,
+    # where the integrator's step collapses; the floor carries its weight, m g = 9.81
+    body = cl.Multibody("block", coordinates=["x", "y"])
+    body.kinetic_energy = 0.5 * ca.sumsqr(body.v)
+    body.potential_energy = G * body.q[1]
+    body.generalized_force = ca.vertcat(10 * body.v[0] ** 2, 0)
+    body.contact("floor", body.q[1])
+    with pytest.raises(SimulationError, match=r"The integrator failed after t = .* \(at t = .* the largest normal force, 9\.81, "
+                                              r"is `block\.floor`'s, which is closed"):
+        cl.simulate_events(body, 0.2, [0, 0], [1, 0])

@@ -217,7 +217,7 @@ def simulate_events(model, t_final, q0, v0, controls=None, parameters=None, t0=0
             sol = solve_ivp(rhs, (t, t_stop), np.concatenate([q, v]), method="DOP853", rtol=rtol, atol=atol, events=events,
                             t_eval=t_eval, max_step=step)
             if sol.status == -1:
-                raise SimulationError(f"The integrator failed after t = {t:.9g}: {sol.message}")
+                raise SimulationError(f"The integrator failed after t = {t:.9g}: {sol.message.rstrip('.')}{_largest_force(system, mode, t, q, v, u_of(t), p)}")
             keep = slice(None) if sel.size or not last else slice(-1 if sol.status == 0 else sol.t.size, None)
             ys = np.asarray(sol.y, dtype=float).reshape(system.nq + system.nv, -1).T
             for tk, yk in zip(np.asarray(sol.t)[keep], ys[keep]):
@@ -240,6 +240,18 @@ def simulate_events(model, t_final, q0, v0, controls=None, parameters=None, t0=0
         e.partial = rec.trajectory(p, meta) if rec.rows else None
         raise
     return rec.trajectory(p, meta)
+
+
+def _largest_force(system, mode, t, q, v, u, p) -> str:
+    """A clause naming the contact with the largest normal force at ``t`` (empty if none acts): a sliding contact
+    nearing Painlevé's paradox has a normal force that grows without bound, which stops any integrator."""
+    _, Fn, _, _ = _accelerations(system, system.evaluate(t, q, v, u, p), mode, v, t)
+    i = int(np.argmax(Fn))
+    if Fn[i] <= 0.0:
+        return ""
+    return (f" (at t = {t:.9g} the largest normal force, {Fn[i]:.3g}, is `{system.contacts[i].name}`'s, which "
+            f"{'slides' if mode.slide[i] is not None else 'sticks' if mode.stick[i] else 'is closed'}: a sliding contact "
+            "nearing Painlevé's paradox has a normal force that grows without bound)")
 
 
 def _breakpoints(u_of, declared, scan, t0, t_final, opts):
