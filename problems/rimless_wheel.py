@@ -37,7 +37,8 @@ cause: Radau IIA does not collocate an interval's first point, so ``q̇ = v`` do
 zero over the whole interval admits a first point still approaching; the scheme's implicit projection of that
 inconsistent speed stands in for the impulse.  Rows ``|ẏ(start) λ| ≤ ε`` for the forces of every interval after a
 mesh point (the velocity-level complementarity of Stewart & Trinkle 1996) rule it out, but no homotopy over two
-landings converged with them (docs/contacts.md), and on some meshes the homotopy ends infeasible on the fixed mesh
+landings converged with them, nor with the one-sided ``−ẏ⁺ λ ≤ ε`` (infeasible at 12 and 16 intervals); Hermite–Simpson,
+which collocates both ends, is 6× further from the simulation (docs/contacts.md), and on some meshes the homotopy ends infeasible on the fixed mesh
 (ε > 1e-3), where a landing cannot fall on a mesh point.
 
 Source: T. McGeer, "Passive dynamic walking", IJRR 9(2) (1990) 62–82;
