@@ -52,8 +52,11 @@ intervals the optimizer made energy out of the discretization error (J = −462)
 4-interval stage from the standing guess chooses a clean diagonal trot (FR+HL 0–0.2 s, FL+HR 0.2–0.4 s, 13–15 N a
 foot) but stops at IPOPT's iteration limit at ε = 0.1 (3000 iterations, 313 CPU s; J = 0.03678 with the friction
 term 0.0157; FL dissipates 0.109 J, sliding at up to 0.38 m/s); on :func:`graded_mesh` of that gait (18
-intervals) from ε = 1e-2 the step stops at its 900 CPU s limit (2337 iterations; J = 0.03625, ∫|τ|² = 0.02716, friction term 0.0074; FR and HR stick,
-FL slides at up to 0.72 m/s while loaded): not converged, so not verified (docs/contacts.md).
+intervals) from ε = 1e-2 the step stops at its 900 CPU s limit (2337 iterations; J = 0.03625, ∫|τ|² =
+0.02716, friction term 0.0074; FR and HR stick, FL slides at up to 0.72 m/s while loaded); from there ε = 1e-3
+stops at 400 CPU s (974 iterations; J = 0.02124, ∫|τ|² = 0.01329, FR+HL 0–0.176 s then FL+HR, FR and HR
+sticking, FL and HL sliding loaded at 0.23 and 0.28 m/s).
+Not converged, so not a verified stride (docs/contacts.md).
 
 What is checked (tests/test_solo12_trot.py, Pinocchio as oracle): over the periodic stride the feet's
 normal forces average to the weight m g (the base's vertical momentum returns to its start value);
@@ -156,8 +159,8 @@ def solve_staged(stages=STAGES, ipopt=None, log=None, **build_options):
     stage whose ``mesh`` is ``"graded"`` gets :func:`graded_mesh` of the last result.
 
     Returns the results, one per stage; the last is the answer.  A stage that ends unconverged still hands its
-    last iterate on: the first, at ε = 0.1, stops at IPOPT's iteration limit with the trot's gait already chosen.  ``ipopt``: IPOPT
-    options of every stage; ``log``: called with (stage, result) after each stage."""
+    last iterate on (with ``dissipation`` = 0.1 the first stops at IPOPT's iteration limit at ε = 0.1, its gait
+    chosen).  ``ipopt``: IPOPT options of every stage; ``log``: called with (stage, result) after each stage."""
     results = []
     for stage in stages:
         options = dict(SOLVE, **stage)
