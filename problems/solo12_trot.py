@@ -44,10 +44,24 @@ iterations, 1047 CPU s.  None passes ``colloc verify`` (per-interval dynamics wh
 8.5 rad/s with one force per interval, 2.4 rad/s with forces at the grid points; the re-simulation meets
 Painlevé's paradox).
 
+Sliding costs nothing in that objective, so :func:`build` can also weigh the feet's friction work,
+``dissipation`` × ∫ Σ_k |f_t,k · ṡ_k| dt (:func:`friction_power`: each foot's force from its own leg's equations;
+zero where every loaded foot sticks, so the imposed trot's J is unchanged by it).  A weight on the net joint
+work ∫ τ·q̇ dt, which equals the friction work over a periodic stride in the continuous problem, is no use: at 4
+intervals the optimizer made energy out of the discretization error (J = −462).  With ``dissipation`` = 0.1 the
+4-interval stage from the standing guess chooses a clean diagonal trot (FR+HL 0–0.2 s, FL+HR 0.2–0.4 s, 13–15 N a
+foot) but stops at IPOPT's iteration limit at ε = 0.1 (3000 iterations, 313 CPU s; J = 0.03678 with the friction
+term 0.0157; FL dissipates 0.109 J, sliding at up to 0.38 m/s); on :func:`graded_mesh` of that gait (18
+intervals) from ε = 1e-2 the step stops at its 900 CPU s limit (2337 iterations; J = 0.03625, ∫|τ|² =
+0.02716, friction term 0.0074; FR and HR stick, FL slides at up to 0.72 m/s while loaded); from there ε = 1e-3
+stops at 400 CPU s (974 iterations; J = 0.02124, ∫|τ|² = 0.01329, FR+HL 0–0.176 s then FL+HR, FR and HR
+sticking, FL and HL sliding loaded at 0.23 and 0.28 m/s).
+Not converged, so not a verified stride (docs/contacts.md).
+
 What is checked (tests/test_solo12_trot.py, Pinocchio as oracle): over the periodic stride the feet's
 normal forces average to the weight m g (the base's vertical momentum returns to its start value);
 the feet's forces are in their cones, no foot below the ground, the stride periodic; ``colloc verify``
-of the two-phase file.
+of the two-phase file; :func:`friction_power` against the feet's forces and speeds by Pinocchio.
 
 No published optimum exists for this set-up (no ``REFERENCE``).
 
@@ -95,11 +109,34 @@ def _regularize(prob, body, regularization):
         prob.minimize(integral=regularization * ca.sumsqr(body.a[6:]), name="joint_acceleration")
 
 
-def build(stride=0.1, duration=0.4, friction=0.8, max_torque=2.7, regularization=1e-6):
-    """One stride of ``stride`` [m] in ``duration`` [s], contact-implicit, from a standing guess."""
+def friction_power(body, tau, smoothing=1e-3):
+    """Σ_k |f_t,k · ṡ_k| [W]: the power friction dissipates at the feet, zero when every loaded foot sticks.
+
+    Each foot's force is the one its own leg's three equations of motion imply, M a + c − Sᵀτ = Σ_k W_kᵀ f_k
+    restricted to leg k's joints (only foot k acts on them): f_k = (W_k,legᵀ)⁻¹ (M a + c − Sᵀτ)_leg, W_k = (W_n; W_t)
+    the contact's Jacobians; where the dynamics hold this is the transcription's contact force.  The absolute
+    value is smoothed, √(p² + δ²) − δ with δ = ``smoothing``.  Shape: scalar expression of q, v, a and τ."""
+    rhs = ca.mtimes(body.equations().mass_matrix, body.a) + body.bias_force
+    total = 0
+    for k, c in enumerate(body.contacts):  # contacts and legs in the same order: FL, FR, HL, HR
+        leg = slice(6 + 3 * k, 9 + 3 * k)
+        W = ca.vertcat(c.normal_jacobian, c.tangent_jacobian)
+        load = rhs[leg] - ca.vertcat(*tau[3 * k:3 * k + 3])
+        f = ca.solve(W[:, leg].T, load)
+        p = ca.dot(f[1:], ca.mtimes(c.tangent_jacobian, body.v))
+        total += ca.sqrt(p**2 + smoothing**2) - smoothing
+    return total
+
+
+def build(stride=0.1, duration=0.4, friction=0.8, max_torque=2.7, regularization=1e-6, dissipation=0.0):
+    """One stride of ``stride`` [m] in ``duration`` [s], contact-implicit, from a standing guess.
+
+    ``dissipation``: weight c of the feet's friction work, ``c ∫ Σ_k |f_t,k · ṡ_k| dt`` (:func:`friction_power`)."""
     stand = _script("solo12_stand")
     body, q0, _, tau0, tau, prob = stand._standing_problem("solo12_trot", duration, friction, max_torque)
     _regularize(prob, body, regularization)
+    if dissipation:
+        prob.minimize(integral=dissipation * friction_power(body, tau), name="friction_work")
     x, y, qw = body.coordinates[0], body.coordinates[1], body.coordinates[3]
     for s in body.coordinates + body.speeds:
         if s.name() != qw.name():
@@ -118,21 +155,37 @@ def build(stride=0.1, duration=0.4, friction=0.8, max_torque=2.7, regularization
 def solve_staged(stages=STAGES, ipopt=None, log=None, **build_options):
     """The schedule-free stride solved in stages (:data:`STAGES`): the homotopy from the standing guess on a coarse
     mesh, then each later stage warm-started from the last result (its states, torques and contact forces): the
-    coarse mesh chooses which feet touch when, the later ones resolve the light legs without choosing again.
+    coarse mesh chooses which feet touch when, the later ones resolve the light legs without choosing again.  A
+    stage whose ``mesh`` is ``"graded"`` gets :func:`graded_mesh` of the last result.
 
-    Returns the results, one per stage (fewer if a stage fails; the last is the answer).  ``ipopt``: IPOPT
-    options of every stage; ``log``: called with (stage, result) after each stage."""
+    Returns the results, one per stage; the last is the answer.  A stage that ends unconverged still hands its
+    last iterate on (with ``dissipation`` = 0.1 the first stops at IPOPT's iteration limit at ε = 0.1, its gait
+    chosen).  ``ipopt``: IPOPT options of every stage; ``log``: called with (stage, result) after each stage."""
     results = []
     for stage in stages:
         options = dict(SOLVE, **stage)
         if results:
             options["guess"] = results[-1].trajectory
+        if options.get("mesh") == "graded":
+            options.update(intervals=None, mesh=graded_mesh(results[-1]))
         results.append(cl.solve(build(**build_options), ipopt=ipopt, **options))
         if log is not None:
             log(stage, results[-1])
-        if not results[-1].success:
-            break
     return results
+
+
+def graded_mesh(result, phase_mesh=PHASE_MESH):
+    """A normalised mesh graded towards the times where ``result``'s feet load or unload (:func:`gait`): between
+    two such times, ``phase_mesh`` stretched over the span.  It places mesh points, it imposes nothing: the next
+    solve may load any foot at any time."""
+    tr = result.trajectory if hasattr(result, "trajectory") else result
+    t0, tf = float(tr.time[0]), float(tr.time[-1])
+    switches = sorted({t0, tf} | {round(t, 12) for spans in gait(tr).values() for span in spans for t in span})
+    mesh = [0.0]
+    for a, b in zip(switches[:-1], switches[1:]):
+        if b - a > 1e-9 * (tf - t0):
+            mesh += [((a + (b - a) * s) - t0) / (tf - t0) for s in phase_mesh[1:]]
+    return tuple(mesh)
 
 
 def _phase(jump, name, duration, holds, friction, max_torque, regularization):

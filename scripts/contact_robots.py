@@ -80,6 +80,7 @@ def cases(n):
     trot = load("solo12_trot")
     if trot is not None:  # one trotting stride: no schedule (2N intervals) against the trot imposed (N per phase)
         out += [("solo12 trot 0.1 m", "no schedule", trot.build, dict(trot.SOLVE, intervals=2 * n)),
+                ("solo12 trot 0.1 m", "no schedule, slip priced", lambda: trot.build(dissipation=0.1), dict(trot.SOLVE, intervals=2 * n)),
                 ("solo12 trot 0.1 m", "2 phases", lambda: trot.build_two_phase(mesh=None), dict(trot.SOLVE_TWO_PHASE, intervals=n))]
     for stem in ("compass_gait", "rimless_wheel"):
         walker = load(stem)

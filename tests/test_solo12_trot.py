@@ -14,6 +14,9 @@ two-phase result to keep this file's cost down, the standing-guess solve being m
   (the schedule-free files from the standing guess, 4, 8 and 16 intervals, fail its per-interval check: a loaded
   foot slides with one force per interval; docs/contacts.md; their solves take minutes and are not run here).
 
+Without a solve: ``friction_power`` (the feet's friction work rate, a cost term of the schedule-free stride)
+against Pinocchio's inverse dynamics and feet Jacobians at random states, and ``graded_mesh`` against a gait given.
+
 Conventions: Pinocchio orders the free flyer (x, y, z, qx, qy, qz, qw), colloc (x, y, z, qw, qx, qy, qz);
 joints are matched by name.
 """
@@ -153,6 +156,60 @@ def test_two_phase_trot_verifies_and_a_tampered_trot_does_not(two_phase):
     ok, report = verify_file(problem, moved)
     assert not ok
     assert re.search(r"FAIL\s+FL_HR/dynamics:solo12\.FR_KFE\s", report), report
+
+
+def test_friction_power_is_the_feet_friction_work_rate_by_pinocchio(model):
+    # The cost term the schedule-free stride can weigh: Σ_k |f_t,k · v_k| with each foot's force implied by its own
+    # leg's equations of motion.  Pinocchio recomputes it from scratch at random states: M a + c by ``rnea``, the
+    # feet's world-axis Jacobians, f_k = (J_k,legᵀ)⁻¹ (rnea − τ)_leg, the tangential part along the ground's x, y.
+    import casadi as ca
+
+    module = _script()
+    body = module._script("solo12_stand").robot(MU)
+    tau = [u.symbol for u in body.variables if u.kind == "control"]
+    power = ca.Function("power", [body.q, body.v, body.a, ca.vertcat(*tau)], [module.friction_power(body, tau, smoothing=0.0)])
+    q0, _ = module._script("solo12_jump").standing_pose(body)
+    data = model.createData()
+    speeds = [s.name() for s in body.speeds]
+    joint_v = [model.joints[model.getJointId(n)].idx_v for n in model.names[2:]]
+    order = [speeds.index(f"solo12.{n}_speed") for n in model.names[2:]]
+    rng = np.random.default_rng(3)
+    for _ in range(5):
+        q = np.array(q0, float) + np.r_[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, rng.normal(0.0, 0.2, 12)]
+        rot = rng.normal(0.0, 0.1, 3)
+        q[3:7] = np.r_[1.0, 0.5 * rot] / np.linalg.norm(np.r_[1.0, 0.5 * rot])
+        v, a, t = rng.normal(0.0, 1.0, body.num_speeds), rng.normal(0.0, 5.0, body.num_speeds), rng.normal(0.0, 1.0, 12)
+        qp = np.zeros(model.nq)
+        qp[:3], qp[3:6], qp[6] = q[:3], q[4:7], q[3]
+        names = [c.name().split(".", 1)[1] for c in body.coordinates]
+        for name in model.names[2:]:
+            qp[model.joints[model.getJointId(name)].idx_q] = q[names.index(name)]
+        vp, ap, tp = np.zeros(model.nv), np.zeros(model.nv), np.zeros(model.nv)
+        vp[:6], ap[:6] = v[:6], a[:6]
+        vp[joint_v], ap[joint_v], tp[joint_v] = v[order], a[order], np.r_[np.zeros(6), t][order]
+        load = pin.rnea(model, data, qp, vp, ap) - tp
+        pin.computeJointJacobians(model, data, qp)
+        pin.framesForwardKinematics(model, data, qp)
+        expected = 0.0
+        for foot in FEET:
+            J = pin.getFrameJacobian(model, data, model.getFrameId(foot), pin.LOCAL_WORLD_ALIGNED)[:3]
+            leg = [model.joints[model.getJointId(f"{foot[:2]}_{j}")].idx_v for j in ("HAA", "HFE", "KFE")]
+            f = np.linalg.solve(J[:, leg].T, load[leg])
+            expected += abs(f[:2] @ (J @ vp)[:2])
+        assert float(power(q, v, a, t)) == pytest.approx(expected, rel=1e-9)
+
+
+def test_graded_mesh_refines_towards_the_feet_loading_and_unloading():
+    # FR+HL loaded on [0, 0.2], FL+HR on [0.2, 0.4] (forces constant per interval): the mesh is the
+    # script's PHASE_MESH stretched over each half, whatever the mesh the gait was read from
+    module = _script()
+    t = np.linspace(0.0, DURATION, 17)
+    first = t < 0.2 - 1e-9  # the file holds at a mesh point the force of the interval it starts
+    loads = {"FL_FOOT": ~first, "FR_FOOT": first, "HL_FOOT": first, "HR_FOOT": ~first}
+    columns = {f"solo12.{f}.normal_force": np.where(on, 12.0, 0.0) for f, on in loads.items()}
+    traj = cl.Trajectory(t, columns, kinds={n: "multiplier" for n in columns})
+    half = 0.5 * np.array(module.PHASE_MESH)
+    assert np.allclose(module.graded_mesh(traj), np.r_[half, 0.5 + half[1:]], atol=1e-12)
 
 
 def _simpson(t, y):
