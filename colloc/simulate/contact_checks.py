@@ -277,13 +277,14 @@ def _contact_rows_check(rows, problem, traj, tol) -> Check:
     lam_all = np.array([traj[f"{c.name}.normal_force"] for c in rows.contacts]).reshape(len(rows.contacts), traj.time.size)
     ft_all = np.array([traj[n] for n in rows.friction_columns()]).reshape(rows.num_tangents, traj.time.size)
     dissipation = rows.dissipation(X, _parameters(problem.model, traj), lam_all, ft_all)[0]
+    owned = [grid.node(j) for j in grid.scheme.collocation_indices] if traj.metadata.get("contact_forces") == "collocation" else [grid.interval_starts]
     found = []  # (excess, message)
     for i, c in enumerate(rows.contacts):
         lam, scale = traj[f"{c.name}.normal_force"], max(1.0, float(np.median(np.abs(traj[f"{c.name}.normal_force"]))))
         found.append((-gaps[i].min() - tol, f"`{c.name}` penetrates: gap {gaps[i].min():.3e} at t = {traj.time[np.argmin(gaps[i])]:.6g}"))
         found.append((-lam.min() - tol * scale, f"`{c.name}.normal_force` is {lam.min():.3e} < 0"))
         found.append((-Pn[i].min() - tol, f"`{c.name}.impulse` is {Pn[i].min():.3e} < 0"))
-        open_force = (np.maximum(gaps[i], 0.0)[grid.nodes_of_intervals] * lam[grid.interval_starts][:, None]).max()
+        open_force = (np.maximum(gaps[i], 0.0)[grid.nodes_of_intervals] * lam[owned].max(axis=0)[:, None]).max()
         found.append((open_force - tol * scale, f"`{c.name}` pushes while its gap is open (gap × force {open_force:.3e})"))
         stray = np.flatnonzero(~inner & (np.abs(Pn[i]) > IMPACT * max(1.0, np.abs(Pn[i]).max())))
         if stray.size:
