@@ -276,3 +276,26 @@ def test_schedule_free_jump_file_checks_pass_and_tampered_jumps_fail(jump_implic
     raised["solo12.base_z"][mid] += 0.01
     failed = {c.name for c in _file_checks(problem, raised) if not c.passed}
     assert "defects" in failed, failed
+
+
+@pytest.mark.slow
+def test_graded_mesh_refines_where_the_feet_lift_and_land(jump_implicit):
+    # graded_mesh() imposes nothing but a finer mesh: it keeps every mesh point of the solve and splits into three the
+    # intervals on either side of a change between loaded and unloaded intervals, so the finer intervals are those
+    # that hold the last grid points before and the first after the flight, where the feet carry no force
+    from colloc.discretization.interpolant import Interpolant
+
+    stand, tr = jump_implicit
+    grid = Interpolant(tr).grid
+    mesh = tr.time[grid.mesh_points] / tr.duration
+    graded = stand.graded_mesh(tr, pieces=3)
+    assert graded[0] == 0.0 and graded[-1] == 1.0 and (np.diff(graded) > 0).all()
+    assert all(np.isclose(graded, m).any() for m in mesh)
+    lam = sum(tr[f"solo12.{f}_FOOT.normal_force"] for f in FEET)[grid.interval_starts]
+    loaded = lam > 1e-3
+    changes = np.flatnonzero(np.diff(loaded.astype(int)))
+    split = sorted(set(changes) | set(changes + 1))
+    assert changes.size == 2 and graded.size - 1 == mesh.size - 1 + 2 * len(split)
+    for i in range(mesh.size - 1):
+        inside = (graded > mesh[i] + 1e-12) & (graded < mesh[i + 1] - 1e-12)
+        assert inside.sum() == (2 if i in split else 0), i
