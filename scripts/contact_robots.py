@@ -8,7 +8,8 @@ and the CPU seconds of ``colloc.solve`` with its build, for
   schedule, ``N`` intervals, from ``standing_guess``) against one phase whose feet are held by holonomic
   constraints (``problems/solo12_jump.py``'s stance phase, ``N`` intervals);
 * Solo12's forward jump of 0.2 m in 0.85 s: ``solo12_stand.build_jump`` (no schedule, ``3N`` intervals, the
-  mesh given, no impulses, from ``jump_guess``: the base on a ballistic arc, the forces zero in mid-air) against
+  mesh given, no impulses, from ``jump_guess``: the base on a ballistic arc, the forces zero in mid-air; Hermite–Simpson
+  with one force per interval, and radau-3 with a force at every collocation point, ``JUMP_SOLVE_POINTS``) against
   ``problems/solo12_jump.py``'s three phases (``N`` intervals each, the same cost);
 * the five-link biped's periodic step of 0.5 m in 0.7 s from its URDF: ``problems/urdf_biped.py`` (two
   unilateral feet, no schedule, ``3N`` intervals) against Kelly's step (one phase ending in a heel strike, ``N``);
@@ -73,6 +74,8 @@ def cases(n):
            ("solo12 stand 0.2 s", "held feet, 1 phase", held_stance, dict(scheme="hermite-simpson", intervals=n)),
            ("solo12 jump 0.2 m", "no schedule", stand.build_jump,
             dict(stand.JUMP_SOLVE, intervals=3 * n, guess=stand.jump_guess())),
+           ("solo12 jump 0.2 m", "radau, force/point", stand.build_jump,
+            dict(stand.JUMP_SOLVE_POINTS, intervals=3 * n, guess=stand.jump_guess())),
            ("solo12 jump 0.2 m", "3 phases", jump.build, dict(jump.SOLVE, intervals=n))]
     biped = load("urdf_biped")  # one periodic step of the five-link biped from its URDF, against Kelly's heel-strike step
     out += [("biped step 0.5 m", "no schedule", biped.build, dict(biped.SOLVE, intervals=3 * n)),
