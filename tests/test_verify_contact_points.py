@@ -122,3 +122,25 @@ def test_block_sliding_to_rest_with_forces_at_the_collocation_points():
     bad = copy(traj)
     bad["block.floor.friction_force.interval_end"][:] *= 1.1  # the force each interval ends on, 10 % more
     assert {"dynamics:block.x_speed"} <= failed(br.build(), bad)
+
+
+def test_a_radau_mesh_points_force_belongs_to_the_interval_it_ends(bead):
+    # Radau IIA collocates an interval's end, not its start, so the force at a mesh point is the one of the interval
+    # it ends (colloc.transcription.force_points): the bead lifted off the wall inside one interval, whose own forces
+    # are zero, passes the contact rows although the mesh point it starts from carries the previous interval's force;
+    # a force at one of its lifted points fails them
+    from colloc.discretization.interpolant import Interpolant
+    from colloc.simulate.contact_checks import _contact_rows_check, interval_contact
+
+    problem, traj = bead
+    nodes = Interpolant(traj).grid.nodes_of_intervals[4]
+    lifted = copy(traj)
+    lifted["bead.y"][nodes[1:-1]] += 0.01  # into the bowl, away from its wall: the gap opens
+    lifted["bead.bowl.normal_force"][nodes[1:]] = 0.0
+    assert lifted["bead.bowl.normal_force"][nodes[0]] > 1.0
+    rows = interval_contact(problem, lifted)["rows"]
+    assert _contact_rows_check(rows, problem, lifted, 1e-6).passed
+    pushed = copy(lifted)
+    pushed["bead.bowl.normal_force"][nodes[2]] = 1.0
+    check = _contact_rows_check(rows, problem, pushed, 1e-6)
+    assert not check.passed and "pushes while its gap is open" in check.line(), check.line()
