@@ -48,7 +48,9 @@ crawls.  With a force at every collocation point (``JUMP_SOLVE_POINTS`` at 6 int
 from :func:`standing_guess`: J = 0.853264, 682 iterations (115, 224, 126, 44, 42, 32, 28, 24, 47), 155 CPU s, and
 the robot it finds does not jump on four feet but bounds on diagonal pairs (FL+HR push, a flight of about 0.13 s
 with every foot up, FR+HL land), half the cost of the four-footed jump; the file's checks short of its integrations
-pass.  The leaving guess starts with every complementarity product near zero (the feet at rest on the ground
+pass.  Warm-started from it on 12 intervals (ε₀ = 1e-2): J = 1.147083, 541 iterations, 249 CPU s, and no flight: a
+foot is always loaded: FL+HR carry it while HL and FR hover a few mm unloaded (0.08–0.29 s), then FR+HL while FL
+(3 mm) and HR (up to 76 mm) swing (0.29–0.57/0.71 s), a diagonal walk rather than a jump; its file's checks short of the integrations pass too.  The leaving guess starts with every complementarity product near zero (the feet at rest on the ground
 while loaded, in the air while unloaded), so the first step only has to make the motion dynamically consistent.
 ``colloc verify`` of the 17-interval file fails: its checks against the problem and the model pass (defects and
 derivative columns at 1.4e-4 of their tolerance), but its per-interval integrations miss in the last push interval
