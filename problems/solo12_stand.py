@@ -61,8 +61,8 @@ of its cone): 50 ms intervals do not resolve the legs at take-off and touch-down
 iterations, 538 CPU s; the take-off on the mesh point 0.3 s, a flight of about 0.2 s; verify's per-interval
 integrations still miss, in the interval where the feet land (0.5–0.55 s, knee speeds 59 rad/s) and at take-off
 (1.8 rad/s).  :func:`graded_mesh` refines a solved jump's mesh where its feet lift and land, for a second,
-warm-started solve (no schedule imposed); with Hermite–Simpson and free steps that solve had not finished after 1,555
-iterations.
+warm-started solve (no schedule imposed); with free steps that solve had not finished after 1,555 iterations
+(Hermite–Simpson) or 726 (radau-3, forces at the collocation points).
 
 Source: robot model from example-robot-data (Solo12 URDF and the SRDF's ``straight_standing`` pose;
 Grimminger et al., "An open torque-controlled modular robot architecture for legged locomotion
