@@ -27,6 +27,8 @@ import colloc as cl
 from colloc.errors import OptionError
 from colloc.pipeline.driver import build_nlp
 
+from test_contact_vi import rows_at
+
 G = 9.81
 IPOPT = {"tol": 1e-10}
 
@@ -225,12 +227,7 @@ def test_cone_rows_at_fixed_numbers(cone):
     force = np.array([0.05, 0.02, 0.01, 0.03]) if cone == "polyhedral" else np.array([-0.1, 0.12])
     vals = {"x": x, "cn": np.full((1, 2), lam), "cf3": np.tile(force[:, None], (1, 2)), "cg3": np.full((1, lay["cg3"].num_cols), gam),
             "pn": np.full((1, 1), lam), "pf3": force[:, None], "pg3": np.full((1, 1), gam)}
-    w = np.zeros(lay.size)
-    for name, v in vals.items():
-        b = lay[name]
-        w[b.offset:b.offset + b.size] = v.ravel(order="F")
-    g = np.asarray(ca.Function("g", [nlp.w], [nlp.rows.g])(w)).ravel()
-    row = dict(zip(nlp.rows.labels(), g))
+    row = rows_at(nlp, vals)
     sd = np.array([0.3, -0.4])
     for tag, k in (("", 1), ("impulse_", 2)):
         at = "@1" if not tag else ""

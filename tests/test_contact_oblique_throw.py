@@ -27,6 +27,8 @@ import colloc as cl
 from colloc.model.impact import Impact
 from colloc.pipeline.driver import build_nlp
 
+from test_contact_vi import rows_at
+
 G = 9.81
 IPOPT = {"tol": 1e-10, "print_level": 0}
 
@@ -69,16 +71,10 @@ def test_circular_cone_rows_of_a_midpoint_vi_node_at_fixed_numbers():
     # sliding speed γ and the step's tangential speed ṡ = (q₂ − q₁)/h along x, y: the smoothed cone, its four cuts
     # μλ + d_jᵀf (d_j = e_x, e_y, −e_x, −e_y), the slip row and its cuts, the one product; no (μλ − ‖f‖)γ row
     nlp = build_nlp(throw("circular"), scheme="midpoint-vi", intervals=2, contact="implicit")
-    lay = nlp.layout
     lam, gam, mu, f = 2.0, 0.7, 0.4, np.array([-0.5, 0.3])
     q = np.array([[0.0, 0.1, 0.3], [0.0, 0.2, 0.1], [1.0, 0.5, 0.0]])
     vals = {"q": q, "cn": np.full((1, 3), lam), "cf3": np.tile(f[:, None], (1, 3)), "cg3": np.full((1, 3), gam)}
-    w = np.zeros(lay.size)
-    for name, v in vals.items():
-        b = lay[name]
-        w[b.offset:b.offset + b.size] = v.ravel(order="F")
-    g = np.asarray(ca.Function("g", [nlp.w], [nlp.rows.g])(w)).ravel()
-    row = dict(zip(nlp.rows.labels(), g))
+    row = rows_at(nlp, vals)
     smooth = lambda v: v @ v / math.sqrt(v @ v + 1e-8)  # noqa: E731 (|v|²/√(|v|² + δ²), δ = 1e-4)
     sd = (q[:2, 2] - q[:2, 1]) / 0.5
     assert row["friction:ball.floor.cone@k=1"] == pytest.approx(mu * lam - smooth(f), abs=1e-12)

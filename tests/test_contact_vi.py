@@ -25,6 +25,18 @@ IPOPT = {"tol": 1e-10}
 G = 9.81
 
 
+def rows_at(nlp, vals):
+    """The NLP's constraint rows by label at the point whose blocks ``vals`` gives ({block name: array}, zero
+    elsewhere)."""
+    lay = nlp.layout
+    w = np.zeros(lay.size)
+    for name, v in vals.items():
+        b = lay[name]
+        w[b.offset:b.offset + b.size] = v.ravel(order="F")
+    g = np.asarray(ca.Function("g", [nlp.w], [nlp.rows.g])(w)).ravel()
+    return dict(zip(nlp.rows.labels(), g))
+
+
 def ball(height=1.0, speed=0.5, duration=1.0, restitution=0.0):
     """A point mass released at rest in height over a frictionless floor, with a horizontal speed; no controls."""
     body = cl.Multibody("ball", coordinates=["x", "y"])
@@ -62,14 +74,8 @@ def test_del_rows_carry_the_impulse_at_the_next_configuration():
     # P⁻₁ = (y₂ − y₁)/h + h g/2, w₁ = h, W_n = [0, 1]; the complementarity row is y₂ λ₁ and the last node's is
     # (y₂ + h v₂) λ₂ along the end speed v₂ = (y₂ − y₁)/h − h g/2 + h λ₂/2
     nlp = build_nlp(ball(), scheme="midpoint-vi", intervals=2, contact="implicit")
-    lay = nlp.layout
     vals = {"q": np.array([[0.0, 0.1, 0.3], [1.0, 0.7, 0.2]]), "cn": np.array([[0.5, 2.0, 3.0]]), "cq": np.array([[0.5], [0.4]])}
-    w = np.zeros(lay.size)
-    for name, v in vals.items():
-        b = lay[name]
-        w[b.offset:b.offset + b.size] = v.ravel(order="F")
-    g = np.asarray(ca.Function("g", [nlp.w], [nlp.rows.g])(w)).ravel()
-    row = dict(zip(nlp.rows.labels(), g))
+    row = rows_at(nlp, vals)
     h, (y0, y1, y2), lam = 0.5, vals["q"][1], vals["cn"][0]
     assert row["del:ball.y@k=1"] == pytest.approx(((y1 - y0) / h - h * G / 2 - (y2 - y1) / h - h * G / 2) / h + lam[1], abs=1e-12)
     assert row["del:ball.x@k=1"] == pytest.approx((0.1 - 0.0 - (0.3 - 0.1)) / h**2, abs=1e-12)
