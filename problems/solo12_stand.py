@@ -55,8 +55,8 @@ while loaded, in the air while unloaded), so the first step only has to make the
 ``colloc verify`` of the 17-interval file fails: its checks against the problem and the model pass (defects and
 derivative columns at 1.4e-4 of their tolerance), but its per-interval integrations miss in the last push interval
 and the last flight interval (knee speeds 24 rad/s off, the light legs stopping for a landing without impulse), and
-its event-driven re-simulation stops after 10,000 events at 0.624 s (a foot's friction turning from vertex to vertex
-of its cone): 50 ms intervals do not resolve the legs at take-off and touch-down (docs/contacts.md).
+its event-driven re-simulation (140 events) follows the file's torques away from it from there on, landing HR with an
+impact the file, solved without impulses, lacks: 50 ms intervals do not resolve the legs at take-off and touch-down (docs/contacts.md).
 ``JUMP_SOLVE_POINTS`` (radau-3, a force at every collocation point, the same 17 intervals): J = 1.413273, 792
 iterations, 538 CPU s; the take-off on the mesh point 0.3 s, a flight of about 0.2 s; verify's per-interval
 integrations still miss, in the interval where the feet land (0.5–0.55 s, knee speeds 59 rad/s) and at take-off

@@ -258,10 +258,8 @@ def _file_checks(problem, tr):
 def test_schedule_free_jump_file_checks_pass_and_tampered_jumps_fail(jump_implicit):
     # The checks of `colloc verify` that judge the file against its problem and model pass; a push in mid-air (a foot
     # force at a grid point where every foot is off the ground) and a base moved up by 1 cm at a grid point in flight
-    # each fail them.  The integrations of `colloc verify` are left out: on this mesh the simulator turns a loaded
-    # foot's friction between the cone's vertices thousands of times (3,600 events within the take-off interval,
-    # tens of CPU minutes), and at 17 intervals the whole verify fails (docs/contacts.md: its per-interval
-    # integrations at take-off and touch-down, its re-simulation after 10,000 events)
+    # each fail them.  The integrations of `colloc verify` are left out: on this coarse mesh its per-interval
+    # integrations miss at take-off and touch-down, and so does its re-simulation from there on (docs/contacts.md)
     stand, tr = jump_implicit
     problem = stand.build_jump()
     checks = _file_checks(problem, tr)
