@@ -5,7 +5,8 @@ which slide (:func:`colloc.simulate.events.simulate_events`); this module
 turns its answer into a :class:`~colloc.simulate.contact_system.Mode`:
 
 * a sticking contact that starts to slide takes the vertex of its polygon
-  nearest its sticking force (:func:`onset_direction`);
+  its sticking force points at, or, with that force on a side between two
+  vertices, slides along their bisector (:func:`onset_mode`);
 * a contact sliding on a polygonal cone takes the vertex that dissipates most,
   or, where its sliding speed lies on the bisector of two vertices, slides along
   that bisector with its force on the polygon's side between them
