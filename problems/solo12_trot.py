@@ -109,34 +109,52 @@ def _regularize(prob, body, regularization):
         prob.minimize(integral=regularization * ca.sumsqr(body.a[6:]), name="joint_acceleration")
 
 
+def _foot_forces(body, tau):
+    """Each foot's force (normal, tangent 1, tangent 2) from its own leg's three equations of motion and the foot's
+    tangential speed ṡ_k (2,): M a + c − Sᵀτ = Σ_k W_kᵀ f_k restricted to leg k's joints (only foot k acts on them),
+    f_k = (W_k,legᵀ)⁻¹ (M a + c − Sᵀτ)_leg, W_k = (W_n; W_t); where the dynamics hold this is the transcription's
+    contact force.  Contacts and legs are in the same order: FL, FR, HL, HR."""
+    rhs = ca.mtimes(body.equations().mass_matrix, body.a) + body.bias_force
+    out = []
+    for k, c in enumerate(body.contacts):
+        leg = slice(6 + 3 * k, 9 + 3 * k)
+        W = ca.vertcat(c.normal_jacobian, c.tangent_jacobian)
+        f = ca.solve(W[:, leg].T, rhs[leg] - ca.vertcat(*tau[3 * k:3 * k + 3]))
+        out.append((f, ca.mtimes(c.tangent_jacobian, body.v)))
+    return out
+
+
 def friction_power(body, tau, smoothing=1e-3):
     """Σ_k |f_t,k · ṡ_k| [W]: the power friction dissipates at the feet, zero when every loaded foot sticks.
 
-    Each foot's force is the one its own leg's three equations of motion imply, M a + c − Sᵀτ = Σ_k W_kᵀ f_k
-    restricted to leg k's joints (only foot k acts on them): f_k = (W_k,legᵀ)⁻¹ (M a + c − Sᵀτ)_leg, W_k = (W_n; W_t)
-    the contact's Jacobians; where the dynamics hold this is the transcription's contact force.  The absolute
-    value is smoothed, √(p² + δ²) − δ with δ = ``smoothing``.  Shape: scalar expression of q, v, a and τ."""
-    rhs = ca.mtimes(body.equations().mass_matrix, body.a) + body.bias_force
+    Each foot's force from its own leg's equations (:func:`_foot_forces`).  The absolute value is smoothed,
+    √(p² + δ²) − δ with δ = ``smoothing``.  Shape: scalar expression of q, v, a and τ."""
     total = 0
-    for k, c in enumerate(body.contacts):  # contacts and legs in the same order: FL, FR, HL, HR
-        leg = slice(6 + 3 * k, 9 + 3 * k)
-        W = ca.vertcat(c.normal_jacobian, c.tangent_jacobian)
-        load = rhs[leg] - ca.vertcat(*tau[3 * k:3 * k + 3])
-        f = ca.solve(W[:, leg].T, load)
-        p = ca.dot(f[1:], ca.mtimes(c.tangent_jacobian, body.v))
+    for f, sdot in _foot_forces(body, tau):
+        p = ca.dot(f[1:], sdot)
         total += ca.sqrt(p**2 + smoothing**2) - smoothing
     return total
 
 
-def build(stride=0.1, duration=0.4, friction=0.8, max_torque=2.7, regularization=1e-6, dissipation=0.0):
+def loaded_slip(body, tau):
+    """Σ_k (λ_k |ṡ_k|)² [N² m²/s²]: each foot's slip speed weighed by its normal force λ_k (its own leg's
+    equations, :func:`_foot_forces`), squared.  Zero where every loaded foot sticks and where a foot slides unloaded
+    (in the air); smooth, unlike |f_t · ṡ|, whose smoothed kink has curvature 1/δ where a foot sticks."""
+    return sum((f[0] ** 2) * ca.sumsqr(sdot) for f, sdot in _foot_forces(body, tau))
+
+
+def build(stride=0.1, duration=0.4, friction=0.8, max_torque=2.7, regularization=1e-6, dissipation=0.0, slip=0.0):
     """One stride of ``stride`` [m] in ``duration`` [s], contact-implicit, from a standing guess.
 
-    ``dissipation``: weight c of the feet's friction work, ``c ∫ Σ_k |f_t,k · ṡ_k| dt`` (:func:`friction_power`)."""
+    ``dissipation``: weight c of the feet's friction work, ``c ∫ Σ_k |f_t,k · ṡ_k| dt`` (:func:`friction_power`);
+    ``slip``: weight w of the loaded feet's slip, ``w ∫ Σ_k (λ_k |ṡ_k|)² dt`` (:func:`loaded_slip`)."""
     stand = _script("solo12_stand")
     body, q0, _, tau0, tau, prob = stand._standing_problem("solo12_trot", duration, friction, max_torque)
     _regularize(prob, body, regularization)
     if dissipation:
         prob.minimize(integral=dissipation * friction_power(body, tau), name="friction_work")
+    if slip:
+        prob.minimize(integral=slip * loaded_slip(body, tau), name="loaded_slip")
     x, y, qw = body.coordinates[0], body.coordinates[1], body.coordinates[3]
     for s in body.coordinates + body.speeds:
         if s.name() != qw.name():

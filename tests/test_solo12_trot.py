@@ -14,7 +14,8 @@ two-phase result to keep this file's cost down, the standing-guess solve being m
   (the schedule-free files from the standing guess, 4, 8 and 16 intervals, fail its per-interval check: a loaded
   foot slides with one force per interval; docs/contacts.md; their solves take minutes and are not run here).
 
-Without a solve: ``friction_power`` (the feet's friction work rate, a cost term of the schedule-free stride)
+Without a solve: ``friction_power`` and ``loaded_slip`` (the feet's friction work rate and loaded slip, cost terms
+of the schedule-free stride)
 against Pinocchio's inverse dynamics and feet Jacobians at random states, and ``graded_mesh`` against a gait given.
 
 Conventions: Pinocchio orders the free flyer (x, y, z, qx, qy, qz, qw), colloc (x, y, z, qw, qx, qy, qz);
@@ -159,15 +160,17 @@ def test_two_phase_trot_verifies_and_a_tampered_trot_does_not(two_phase):
 
 
 def test_friction_power_is_the_feet_friction_work_rate_by_pinocchio(model):
-    # The cost term the schedule-free stride can weigh: Σ_k |f_t,k · v_k| with each foot's force implied by its own
-    # leg's equations of motion.  Pinocchio recomputes it from scratch at random states: M a + c by ``rnea``, the
-    # feet's world-axis Jacobians, f_k = (J_k,legᵀ)⁻¹ (rnea − τ)_leg, the tangential part along the ground's x, y.
+    # The cost terms the schedule-free stride can weigh: Σ_k |f_t,k · v_k| and Σ_k (λ_k |v_t,k|)² with each foot's
+    # force implied by its own leg's equations of motion.  Pinocchio recomputes them from scratch at random states:
+    # M a + c by ``rnea``, the feet's world-axis Jacobians, f_k = (J_k,legᵀ)⁻¹ (rnea − τ)_leg, the tangential part
+    # along the ground's x, y, the normal one along z.
     import casadi as ca
 
     module = _script()
     body = module._script("solo12_stand").robot(MU)
     tau = [u.symbol for u in body.variables if u.kind == "control"]
-    power = ca.Function("power", [body.q, body.v, body.a, ca.vertcat(*tau)], [module.friction_power(body, tau, smoothing=0.0)])
+    power = ca.Function("power", [body.q, body.v, body.a, ca.vertcat(*tau)],
+                        [module.friction_power(body, tau, smoothing=0.0), module.loaded_slip(body, tau)])
     q0, _ = module._script("solo12_jump").standing_pose(body)
     data = model.createData()
     speeds = [s.name() for s in body.speeds]
@@ -190,13 +193,15 @@ def test_friction_power_is_the_feet_friction_work_rate_by_pinocchio(model):
         load = pin.rnea(model, data, qp, vp, ap) - tp
         pin.computeJointJacobians(model, data, qp)
         pin.framesForwardKinematics(model, data, qp)
-        expected = 0.0
+        expected = slip = 0.0
         for foot in FEET:
             J = pin.getFrameJacobian(model, data, model.getFrameId(foot), pin.LOCAL_WORLD_ALIGNED)[:3]
             leg = [model.joints[model.getJointId(f"{foot[:2]}_{j}")].idx_v for j in ("HAA", "HFE", "KFE")]
             f = np.linalg.solve(J[:, leg].T, load[leg])
             expected += abs(f[:2] @ (J @ vp)[:2])
-        assert float(power(q, v, a, t)) == pytest.approx(expected, rel=1e-9)
+            slip += f[2] ** 2 * np.sum((J @ vp)[:2] ** 2)
+        got = [float(x) for x in power(q, v, a, t)]
+        assert got == pytest.approx([expected, slip], rel=1e-9)
 
 
 def test_graded_mesh_refines_towards_the_feet_loading_and_unloading():
