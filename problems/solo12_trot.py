@@ -93,6 +93,17 @@ SOLVE = dict(scheme="hermite-simpson", intervals=8, contact="implicit", impacts=
 #: touch when), the last with a force at every grid point (``contact_forces="collocation"``, docs/contacts.md).
 STAGES = (dict(intervals=4), dict(intervals=16, relaxation=1e-3),
           dict(intervals=16, relaxation=1e-4, contact_forces="collocation"))
+#: IPOPT options of a stage warm-started from a result: start where it ended (IPOPT's default pushes every variable
+#: 1e-2 off its bounds, lifting sticking feet's sliding speeds and zero forces into the cones).
+WARM = {"bound_push": 1e-9, "bound_frac": 1e-9, "mu_init": 1e-6}
+#: Stages of :func:`solve_staged` to a stride whose feet stick in stance (docs/contacts.md): the friction work priced
+#: on 4 intervals from the standing guess chooses the trot (it stops at IPOPT's 3000 iterations at ε = 0.1); on
+#: :func:`graded_mesh` of it, unpriced, ε = 1e-3; then the slip near the ground priced (:func:`ground_slip`), 0.1,
+#: then 1 down to ε = 1e-6.  Every stage after the first converges.
+STICKING = (dict(intervals=4, build=dict(dissipation=0.1)),
+            dict(mesh="graded", relaxation=1e-3, complementarity_tolerance=1e-3, ipopt=WARM),
+            dict(mesh="same", relaxation=1e-3, complementarity_tolerance=1e-3, build=dict(ground=0.1), ipopt=WARM),
+            dict(mesh="same", relaxation=1e-3, complementarity_tolerance=1e-6, build=dict(ground=1.0), ipopt=WARM))
 #: Solve options of :func:`build_two_phase` (its phases carry their mesh, :data:`PHASE_MESH`).
 SOLVE_TWO_PHASE = dict(scheme="hermite-simpson")
 #: Normalised mesh of each phase of :func:`build_two_phase`: 9 intervals, finer towards lift-off and touch-down.
@@ -189,22 +200,30 @@ def build(stride=0.1, duration=0.4, friction=0.8, max_torque=2.7, regularization
 
 
 def solve_staged(stages=STAGES, ipopt=None, log=None, **build_options):
-    """The schedule-free stride solved in stages (:data:`STAGES`): the homotopy from the standing guess on a coarse
-    mesh, then each later stage warm-started from the last result (its states, torques and contact forces): the
-    coarse mesh chooses which feet touch when, the later ones resolve the light legs without choosing again.  A
-    stage whose ``mesh`` is ``"graded"`` gets :func:`graded_mesh` of the last result.
+    """The schedule-free stride solved in stages (:data:`STAGES`, :data:`STICKING`): the homotopy from the standing
+    guess on a coarse mesh, then each later stage warm-started from the last result (its states, torques and contact
+    forces): the coarse mesh chooses which feet touch when, the later ones resolve the legs without choosing again.
+    Each stage holds :func:`colloc.solve`'s options it adds to :data:`SOLVE`, and may hold ``build`` (options of
+    :func:`build` for that stage, over ``build_options``) and ``ipopt`` (over ``ipopt``).  A stage whose ``mesh`` is
+    ``"graded"`` gets :func:`graded_mesh` of the last result, ``"same"`` the last stage's mesh.
 
     Returns the results, one per stage; the last is the answer.  A stage that ends unconverged still hands its
     last iterate on (with ``dissipation`` = 0.1 the first stops at IPOPT's iteration limit at ε = 0.1, its gait
-    chosen).  ``ipopt``: IPOPT options of every stage; ``log``: called with (stage, result) after each stage."""
-    results = []
+    chosen).  ``log``: called with (stage, result) after each stage."""
+    results, mesh = [], None
     for stage in stages:
+        stage = dict(stage)
+        built = build(**dict(build_options, **stage.pop("build", {})))
+        stage_ipopt = dict(ipopt or {}, **stage.pop("ipopt", {}))
         options = dict(SOLVE, **stage)
         if results:
             options["guess"] = results[-1].trajectory
         if options.get("mesh") == "graded":
             options.update(intervals=None, mesh=graded_mesh(results[-1]))
-        results.append(cl.solve(build(**build_options), ipopt=ipopt, **options))
+        elif options.get("mesh") == "same":
+            options.update(intervals=None, mesh=mesh)
+        mesh = options.get("mesh") or tuple(np.linspace(0.0, 1.0, options["intervals"] + 1))
+        results.append(cl.solve(built, ipopt=stage_ipopt or None, **options))
         if log is not None:
             log(stage, results[-1])
     return results
