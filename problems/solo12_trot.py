@@ -62,7 +62,8 @@ same start converges (72 iterations, 25 CPU s), and a price on the feet's slip n
 state only, ``ground`` × ∫ Σ_k e^(−φ_k/h)|ṡ_k|² dt (:func:`ground_slip`), converges at every step: with ``ground`` = 1
 down to ε = 1e-6 (J = 0.07374, ∫|τ|² = 0.03051), the feet sticking through their stance and sliding only in the
 interval where they land; with ``ground`` = 10 and forces at the grid points down to ε = 1e-8 (J = 0.18047).
-``colloc verify`` still fails both: per-interval dynamics (worst 0.71 rad/s on 18 intervals) and the re-simulation,
+From the standing guess, :func:`solve_staged` with :data:`STICKING` reaches J = 0.08222 (∫|τ|² = 0.03769; 1.7× the
+imposed trot), every stage after the first converging.  ``colloc verify`` still fails these: per-interval dynamics (worst 0.71 rad/s on 18 intervals) and the re-simulation,
 which starts with HL sliding just after it landed and meets Painlevé's paradox (docs/contacts.md).
 
 What is checked (tests/test_solo12_trot.py, Pinocchio as oracle): over the periodic stride the feet's
