@@ -85,6 +85,8 @@ JUMP_SOLVE = dict(scheme="hermite-simpson", intervals=17, contact="implicit", im
 #: The same with a force at every collocation point of a Radau mesh: the take-off on a mesh point, the push's last point
 #: loaded and the flight's first free; the touch-down still inside an interval (module docstring).
 JUMP_SOLVE_POINTS = dict(JUMP_SOLVE, scheme="radau-3", contact_forces="collocation")
+#: Gap ``δ`` [m] of :func:`soft_landing`'s rows: the feet's normal speed at a closed gap is at most ``√(2 a δ)``.
+SOFT_CLEARANCE = 1e-6
 
 
 def _jump_script():
@@ -179,16 +181,19 @@ def _guess_trajectory(body, t, q, v, tau, forces):
     return cl.Trajectory(t, columns, kinds)
 
 
-def build(duration=0.2, friction=0.8, max_torque=2.7, distance=0.0, regularization=0.0):
+def build(duration=0.2, friction=0.8, max_torque=2.7, distance=0.0, regularization=0.0, landing=0.0):
     """From rest in the standing pose to rest ``distance`` further forward after ``duration`` seconds (0: stand
     still), least ∫(|τ|² + w|q̈_joints|²) dt, w = ``regularization``; the problem's own guess stands, its base
-    sliding forward at constant speed (:func:`standing_guess` adds the feet's forces)."""
+    sliding forward at constant speed (:func:`standing_guess` adds the feet's forces).  ``landing`` > 0: every
+    foot lands and lifts softly (:func:`soft_landing`, that deceleration [m/s²])."""
     import numpy as np
 
     name = "solo12_stand" if distance == 0 else "solo12_jump_implicit"
     body, q0, _, tau0, tau, prob = _standing_problem(name, duration, friction, max_torque)
     if regularization:
         prob.minimize(integral=regularization * sum(a**2 for a in list(body.a.elements())[6:]), name="joint_acceleration")
+    if landing:
+        soft_landing(prob, body, landing)
     start = {s: float(v) for s, v in zip(body.coordinates, q0)}
     start[body.coordinates[3]] = (0.0, 1.5)
     start.update({s: 0.0 for s in body.speeds})
@@ -204,12 +209,29 @@ def build(duration=0.2, friction=0.8, max_torque=2.7, distance=0.0, regularizati
     return prob
 
 
-def build_jump(distance=0.2, duration=0.85, friction=0.8, max_torque=2.7, regularization=1e-6):
+def soft_landing(problem, body, deceleration, clearance=SOFT_CLEARANCE):
+    """Path rows ``ẏ² ≤ 2 a (φ + δ)`` of every foot (``a`` = ``deceleration``, ``δ`` = ``clearance``): a foot moves
+    towards or away from the ground no faster than a deceleration ``a`` could stop it within its gap.
+
+    Why: the problem has no impulses (``impacts=False``), so a foot's normal speed ``ẏ`` is continuous, and it is 0
+    wherever the foot stands: it must be 0 where the foot touches down or lifts off.  Collocation sees the gap
+    ``φ ≥ 0`` at its points only, and without these rows a foot may arrive at a closed gap at speed (0.61 m/s, the
+    hind feet of the 17-interval radau jump) and be stopped within one interval by a force that the interval's
+    polynomial does not resolve: integrated with those forces, the light legs end 59 rad/s off.  ``δ`` (1 µm) keeps the
+    rows feasible in a stance whose gap the relaxation leaves at −1e-8; the arrival speed is at most ``√(2 a δ)``.
+    """
+    for c in body.contacts:
+        speed = ca.mtimes(c.normal_jacobian, body.v)
+        problem.path(speed**2 - 2.0 * deceleration * c.gap, upper=2.0 * deceleration * clearance,
+                     name=f"soft_landing.{c.name.split('.')[-1]}")
+
+
+def build_jump(distance=0.2, duration=0.85, friction=0.8, max_torque=2.7, regularization=1e-6, landing=0.0):
     """``solo12_jump``'s motion without its schedule: :func:`build` over its distance and duration (its push,
     flight and landing add up to 0.85 s) with its cost; solve it from :func:`jump_guess` with ``JUMP_SOLVE``.
     ``colloc verify FILE problems/solo12_stand.py --set distance=0.2 --set duration=0.85 --set regularization=1e-6``
     checks a solution."""
-    return build(duration, friction, max_torque, distance, regularization)
+    return build(duration, friction, max_torque, distance, regularization, landing)
 
 
 def jump_guess(distance=0.2, duration=0.85, lift_off=0.3, touch_down=0.55, friction=0.8, num=35):
