@@ -192,7 +192,7 @@ def build(duration=0.2, friction=0.8, max_torque=2.7, distance=0.0, regularizati
     body, q0, _, tau0, tau, prob = _standing_problem(name, duration, friction, max_torque)
     if regularization:
         prob.minimize(integral=regularization * sum(a**2 for a in list(body.a.elements())[6:]), name="joint_acceleration")
-    if landing:
+    if landing != 0.0:
         soft_landing(prob, body, landing)
     start = {s: float(v) for s, v in zip(body.coordinates, q0)}
     start[body.coordinates[3]] = (0.0, 1.5)
@@ -220,6 +220,8 @@ def soft_landing(problem, body, deceleration, clearance=SOFT_CLEARANCE):
     polynomial does not resolve: integrated with those forces, the light legs end 59 rad/s off.  ``δ`` (1 µm) keeps the
     rows feasible in a stance whose gap the relaxation leaves at −1e-8; the arrival speed is at most ``√(2 a δ)``.
     """
+    if not (isinstance(deceleration, (int, float)) and 0 < deceleration < float("inf")):
+        raise cl.ProblemError(f"The soft landing's `deceleration` must be a finite number > 0 (m/s²); got {deceleration!r}.")
     for c in body.contacts:
         speed = ca.mtimes(c.normal_jacobian, body.v)
         problem.path(speed**2 - 2.0 * deceleration * c.gap, upper=2.0 * deceleration * clearance,

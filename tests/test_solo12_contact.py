@@ -297,3 +297,46 @@ def test_graded_mesh_refines_where_the_feet_lift_and_land(jump_implicit):
     for i in range(mesh.size - 1):
         inside = (graded > mesh[i] + 1e-12) & (graded < mesh[i + 1] - 1e-12)
         assert inside.sum() == (2 if i in split else 0), i
+
+
+def test_soft_landing_rows_are_the_feet_speed_and_height_by_pinocchio():
+    # build_jump(landing=a) adds per foot the path row ẏ² − 2aφ ≤ 2aδ: at a random pose and speed its value is the
+    # foot's vertical speed squared minus 2a times its height, both by Pinocchio's forward kinematics (the foot frame's
+    # origin, its velocity in the world-aligned frame at the foot)
+    stand = _script("solo12_stand")
+    a = 100.0
+    problem = stand.build_jump(landing=a)
+    rows = {p.name: p for p in problem.paths if p.name.startswith("soft_landing.")}
+    assert sorted(rows) == [f"soft_landing.{f}_FOOT" for f in FEET]
+    assert all(np.allclose(p.upper, 2 * a * stand.SOFT_CLEARANCE) for p in rows.values())
+    body = problem.model.components[0]
+    rng = np.random.default_rng(3)
+    q = np.array(stand._jump_script().standing_pose(body)[0], dtype=float)
+    q[[0, 1, 2]] += rng.normal(scale=0.05, size=3)
+    quat = rng.normal(size=4)
+    q[3:7] = quat / np.linalg.norm(quat)
+    q[7:] += rng.normal(scale=0.3, size=12)
+    v = rng.normal(size=body.num_speeds)
+    model = pin.buildModelFromUrdf(URDF, pin.JointModelFreeFlyer())
+    data = model.createData()
+    qp = _pinocchio_q(model, body, q)
+    vp = np.zeros(model.nv)
+    vp[:6] = v[:6]
+    names = [s.name().split(".", 1)[1] for s in body.coordinates][7:]
+    for j, name in enumerate(names):
+        vp[model.joints[model.getJointId(name)].idx_v] = v[6 + j]
+    pin.forwardKinematics(model, data, qp, vp)
+    pin.updateFramePlacements(model, data)
+    for foot in FEET:
+        frame = model.getFrameId(f"{foot}_FOOT")
+        height = data.oMf[frame].translation[2]
+        speed = pin.getFrameVelocity(model, data, frame, pin.LOCAL_WORLD_ALIGNED).linear[2]
+        value = float(ca.Function("row", [body.q, body.v], [rows[f"soft_landing.{foot}_FOOT"].expr])(q, v))
+        assert value == pytest.approx(speed**2 - 2 * a * height, rel=1e-9, abs=1e-12)
+
+
+@pytest.mark.parametrize("landing", [-1.0, float("inf"), float("nan")])
+def test_soft_landing_refuses_a_deceleration_that_is_not_positive_and_finite(landing):
+    stand = _script("solo12_stand")
+    with pytest.raises(cl.ProblemError, match="soft landing's `deceleration`"):
+        stand.build_jump(landing=landing)
