@@ -64,6 +64,16 @@ integrations still miss, in the interval where the feet land (0.5–0.55 s, knee
 warm-started solve (no schedule imposed); with free steps that solve had not finished after 1,555 iterations
 (Hermite–Simpson) or 726 (radau-3, forces at the collocation points).
 
+Why the landing missed: the radau file's feet reach the ground at speed (its gaps close at the mesh point 0.50 s
+with normal speeds −0.14 m/s in front, −0.61 m/s behind, and no force; the next collocation point, 7.8 ms later,
+carries 28 N on each hind foot and they stand still), and they leave it at speed (+0.16 m/s at 0.30 s, the gap
+closed).  Without impulses a foot's normal speed is continuous and zero in stance, so the file contradicts its own
+model between its points.  ``build_jump(landing=a)`` adds :func:`soft_landing`'s rows ``ẏ² ≤ 2a(φ + δ)``; with
+a = 100 m/s² (``SOFT_LANDING``) and ``JUMP_SOLVE_POINTS`` on 17 intervals from :func:`jump_guess`: J = 2.066966,
+1173 iterations, 759 CPU s; verify's landing interval, re-simulation and Newton checks pass, the take-off interval
+(0.25–0.30 s, knee speeds 14 rad/s) and one impact of HL the simulator finds at 0.491 s do not.
+:func:`solve_soft_jump` solves it again on that solution's :func:`graded_mesh` (docs/contacts.md).
+
 Source: robot model from example-robot-data (Solo12 URDF and the SRDF's ``straight_standing`` pose;
 Grimminger et al., "An open torque-controlled modular robot architecture for legged locomotion
 research", IEEE RA-L 5(2), 2020); contact-implicit collocation after Posa, Cantu & Tedrake, "A direct
@@ -87,6 +97,8 @@ JUMP_SOLVE = dict(scheme="hermite-simpson", intervals=17, contact="implicit", im
 JUMP_SOLVE_POINTS = dict(JUMP_SOLVE, scheme="radau-3", contact_forces="collocation")
 #: Gap ``δ`` [m] of :func:`soft_landing`'s rows: the feet's normal speed at a closed gap is at most ``√(2 a δ)``.
 SOFT_CLEARANCE = 1e-6
+#: Deceleration ``a`` [m/s²] of the soft landing that :func:`solve_soft_jump` asks for (``build_jump(landing=...)``).
+SOFT_LANDING = 100.0
 
 
 def _jump_script():
@@ -304,3 +316,27 @@ def graded_mesh(trajectory, pieces=3):
     times = np.array(times)
     return (times - times[0]) / (times[-1] - times[0])
 
+
+
+def solve_soft_jump(landing=SOFT_LANDING, pieces=3, **solve_options):
+    """The schedule-free jump with soft landings, in two solves: ``build_jump(landing=landing)`` from
+    :func:`jump_guess` with ``JUMP_SOLVE_POINTS`` (17 uniform intervals), then the same problem from the same guess
+    on that solution's :func:`graded_mesh` (the intervals either side of its take-off and touch-down in ``pieces``),
+    a mesh given, not a schedule: any foot may still lift or land anywhere.  ``solve_options`` go to both solves
+    (e.g. ``ipopt={"max_cpu_time": 600}``).
+
+    ``colloc verify FILE problems/solo12_stand.py --set distance=0.2 --set duration=0.85 --set regularization=1e-6
+    --set landing=100`` checks the second solve's file (module docstring: what it measured).
+
+    Returns
+    -------
+    tuple of SolveResult
+        The uniform solve and the graded one.
+    """
+    options = dict(JUMP_SOLVE_POINTS, **solve_options)
+    first = cl.solve(build_jump(landing=landing), guess=jump_guess(), **options)
+    if not first.success:
+        return first, first
+    options.pop("intervals")
+    second = cl.solve(build_jump(landing=landing), guess=jump_guess(), mesh=graded_mesh(first.trajectory, pieces), **options)
+    return first, second
