@@ -101,8 +101,11 @@ cone; ``colloc verify`` of the result file passes.
 
 The same motion and cost without a schedule (``problems/solo12_stand.py``'s ``build_jump``, four unilateral feet,
 17 uniform intervals from its ``jump_guess``): 1.672957 with one force per interval (Hermite–Simpson), 1.413273
-with a force at every collocation point (radau-3, a flight of about 0.2 s instead of these phases' 0.25 s); given
-the 24-interval schedule-free solve's durations (0.328, 0.194, 0.328 s) these phases cost 1.364471.
+with a force at every collocation point (radau-3, a flight of about 0.2 s instead of these phases' 0.25 s), and
+2.066966 with the feet asked to touch down and lift off at rest as here (radau-3, ``build_jump(landing=100)``: no
+foot's normal speed may exceed what 100 m/s² could stop within its gap, where these phases let a swinging foot stop
+at any rate); given the 24-interval schedule-free solve's durations (0.328, 0.194, 0.328 s) these phases cost
+1.364471.
 
 No published optimum exists for this set-up (no ``REFERENCE``).
 

@@ -6,7 +6,9 @@
   Pinocchio (``computeTotalMass``, ``centerOfMass``);
 * the contact-implicit stance (no schedule): over the horizon the feet's normal forces average to m g,
   since the base starts and ends at rest (impulse = change of momentum), and ``colloc verify``'s checks of
-  the file pass, and fail on a moved knee angle or a raised foot force.
+  the file pass, and fail on a moved knee angle or a raised foot force;
+* the soft-landing rows of the schedule-free jump (``build_jump(landing=a)``): each foot's vertical speed
+  squared minus 2a times its height, both by Pinocchio's kinematics.
 """
 import importlib.util
 import os
