@@ -235,11 +235,9 @@ def test_an_exact_plastic_landing_on_a_mesh_point_satisfies_every_hermite_simpso
     assert worst <= 1e-12
 
 
-@pytest.mark.xfail(strict=True, reason="on a fixed mesh the interval ending on an impact closes its Hermite–Simpson defects on "
-                                       "pre-impact speeds but on the mesh point's post-impact accelerations: a plastic landing's "
-                                       "jump from −g to 0 breaks its Simpson defect by g h/6 (0.084 m/s here), so a passive landing is infeasible "
-                                       "even on a mesh point, and the homotopy's first steps run on the fixed mesh")
 def test_an_exact_plastic_landing_on_a_mesh_point_satisfies_every_hermite_simpson_row_on_a_fixed_mesh():
+    # on a fixed mesh too the interval ending where an impulse may fall closes on its own accelerations: with the
+    # mesh point's post-impact 0 instead of the flight's −g its Simpson defect was off by g h/6 (0.084 m/s here)
     worst, label = landing_violations(False)
     assert worst <= 1e-12, label
 
