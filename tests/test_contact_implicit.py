@@ -92,7 +92,6 @@ def test_exact_bounce_satisfies_every_contact_row():
     vals["x"][1] = np.where(before, 1 + v0 * tt - g * tt**2 / 2, 0.9 * w * (tt - t1) - g * (tt - t1) ** 2 / 2)
     vals["x"][3] = np.where(before, v0 - g * tt, 0.9 * w - g * (tt - t1))
     vals["z"][:] = np.array([[0.0], [-g]])
-    vals["zm"][:] = np.array([[0.0], [-g]])  # each interval's own end accelerations, where an impulse may fall
     vals["vm"][:] = vals["x"][2:, nlp.grid.mesh_points[1:-1]]
     vals["vm"][1, 7] = -w  # pre-impact speed at mesh point 8
     vals["pn"][:] = 0.0

@@ -42,7 +42,12 @@ onto mesh points; times, interval lengths and quadrature weights are linear in
 closes on its own accelerations and controls at its end (blocks ``zm``, ``um``
 at the interior mesh points, with residual rows under that interval's forces,
 and the quadrature corrected to use them), so a push or a lift can jump where
-the mode changes.  A guess without impulses gets one where it bounces
+the mode changes.  On a fixed mesh ``own_ends=True`` gives the intervals
+ending at interior mesh points their own accelerations (``zm``, and forces
+with ``contact_forces="collocation"``) but not their own controls: otherwise
+the interval ending on an impact closes its Simpson defect on the mesh point's
+post-impact accelerations, off by ``g h/6`` for an exact plastic landing.  Not
+the default: with it the hopper's fixed-mesh gait ended at 956 instead of 896.  A guess without impulses gets one where it bounces
 (:func:`seed_impacts`).
 
 Legend: ``lam`` normal force, ``beta`` friction-force facets, ``gamma``
@@ -139,16 +144,16 @@ class ContactRows(ContactHooks):
     # plain_nodes False: impacts and free steps replace the interval ends, the forces change the residual
     transcriptions, placements, restitution, curved_friction, plain_nodes = ("collocation",), FORCES, True, True, False
 
-    def __init__(self, problem, grid, res_names, relaxation, impacts=True, free_steps=None, forces="interval"):
+    def __init__(self, problem, grid, res_names, relaxation, impacts=True, free_steps=None, forces="interval", own_ends=False):
         model = problem.model
         self.grid, self.eps, self.impacts = grid, float(relaxation), bool(impacts)
         # free_steps: None, or the ratio r bounding each interval to [h̄_i / r, r h̄_i]; forces: where the forces
         # act (colloc.transcription.force_points)
         self.free_steps, self.forces, self.problem = free_steps, forces, problem
         # the intervals ending at an interior mesh point close on their own accelerations (and forces): always with
-        # free steps, and on a fixed mesh wherever an impulse may fall (a plastic landing's −g to 0 broke the
-        # Simpson defect of the interval ending on it by g h/6 when it closed on the mesh point's accelerations)
-        self.own_ends = bool(free_steps) or (self.impacts and grid.num_intervals > 1)
+        # free steps, and on a fixed mesh with own_ends, wherever an impulse may fall (a plastic landing's −g to 0
+        # broke the Simpson defect of the interval ending on it by g h/6 when it closed on the mesh point's ones)
+        self.own_ends = bool(free_steps) or (bool(own_ends) and self.impacts and grid.num_intervals > 1)
         self.control_names = [c.name for c in model.controls]
         self.res_names = list(res_names)
         state_names = [s.name for s in model.states]
@@ -530,11 +535,12 @@ class ContactCollocation(Collocation):
 
     ``relaxation`` is the initial Scholtes ``ε`` of the complementarity rows; ``impacts=False`` leaves out
     the impulses (for motions whose contacts never close with a speed, e.g. a block that stays on its floor:
-    fewer degenerate complementarity pairs).
+    fewer degenerate complementarity pairs); ``own_ends=True`` closes each interval ending at an interior mesh
+    point on its own accelerations on a fixed mesh too (always so with free steps; module docstring).
     """
 
     def __init__(self, problem, scheme="hermite-simpson", intervals=None, mesh=None, contact="implicit", relaxation=1e-6,
-                 impacts=True, free_steps=AUTO, contact_forces="interval", **options):
+                 impacts=True, free_steps=AUTO, contact_forces="interval", own_ends=False, **options):
         check_contact_problem(problem, scheme if isinstance(scheme, str) else scheme.name,
                               dict(options, contact=contact, contact_forces=contact_forces))
         steps = step_ratio(True if free_steps is AUTO else free_steps)
@@ -545,10 +551,12 @@ class ContactCollocation(Collocation):
             raise OptionError(f"`relaxation` of the complementarity rows must be a number ≥ 0; got {relaxation!r}.")
         if not isinstance(impacts, bool):
             raise OptionError(f"`impacts` must be True or False; got {impacts!r}.")
+        if not isinstance(own_ends, bool):
+            raise OptionError(f"`own_ends` must be True or False; got {own_ends!r}.")
         if steps and self.mesh.size < 3:
             raise OptionError("`free_steps` needs at least 2 intervals: one interval's length is the horizon.")
         self.relaxation, self.impacts, self.free_steps = float(relaxation), impacts, steps
-        self.contact_forces = contact_forces
+        self.contact_forces, self.own_ends = contact_forces, own_ends
 
     def build(self, guess=None):
         """The NLP; a warm start's contact columns (forces, impulses) are sampled onto the contact blocks, its
@@ -564,7 +572,8 @@ class ContactCollocation(Collocation):
         return transcribe(self.problem, self.mesh, self.scheme, self.options, model_part, contact=self.hooks, warm=warm)
 
     def hooks(self, grid, res_names):
-        return ContactRows(self.problem, grid, res_names, self.relaxation, self.impacts, self.free_steps, self.contact_forces)
+        return ContactRows(self.problem, grid, res_names, self.relaxation, self.impacts, self.free_steps, self.contact_forces,
+                           self.own_ends)
 
     def trajectory(self, nlp, w, meta=None):
         values = nlp.layout.unpack(w)
@@ -575,7 +584,8 @@ class ContactCollocation(Collocation):
 
     def result_metadata(self):
         # whether each interval ends on its own accelerations (free steps) and where its forces act: verify needs both
-        return dict(super().result_metadata(), contact="implicit", free_steps=bool(self.free_steps), contact_forces=self.contact_forces)
+        return dict(super().result_metadata(), contact="implicit", free_steps=bool(self.free_steps), contact_forces=self.contact_forces,
+                    own_ends=bool(self.free_steps) or self.own_ends)
 
 
 def step_ratio(free_steps):
