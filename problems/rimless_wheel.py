@@ -30,16 +30,21 @@ closed form and the event-driven simulation: landing time −2.6e-8 / −2.8e-9,
 interval's last point read the speeds it ends on, pre-impact (:func:`colloc.transcription.force_points.planar_rows`);
 with the mesh point's post-impact speeds the stance spoke slipped just before the landing and the impulse came
 out at a third of its value.  Left: the relaxation leaves impulses of ~5e-6 N s at the stance's mesh points
-(``|ẏ⁺P| ≤ ε`` with ``ẏ⁺ ≈ cP`` allows ``P ~ √ε``: 2.6e-6 at ε = 1e-9), which verify reads as impacts; over
-two steps (1 s, 16 intervals) the second landing falls on a mesh point at its time (0.77371 s, closed form 0.77373)
-but is stopped by 26.6 N at the next interval's first collocation point, not by the mesh point's impulse.  The
-cause: Radau IIA does not collocate an interval's first point, so ``q̇ = v`` does not hold there and a gap held at
-zero over the whole interval admits a first point still approaching; the scheme's implicit projection of that
-inconsistent speed stands in for the impulse.  Rows ``|ẏ(start) λ| ≤ ε`` for the forces of every interval after a
-mesh point (the velocity-level complementarity of Stewart & Trinkle 1996) rule it out, but no homotopy over two
-landings converged with them, nor with the one-sided ``−ẏ⁺ λ ≤ ε`` (infeasible at 12 and 16 intervals); Hermite–Simpson,
-which collocates both ends, is 6× further from the simulation (docs/contacts.md), and on some meshes the homotopy ends infeasible on the fixed mesh
-(ε > 1e-3), where a landing cannot fall on a mesh point.
+(``|ẏ⁺P| ≤ ε`` with ``ẏ⁺ ≈ cP`` allows ``P ~ √ε``: 2.6e-6 at ε = 1e-9), which verify reads as impacts.
+
+More landings (:func:`solve_landings`): solved from the rolling guess over two steps (1 s, 16 intervals) the
+second landing was stopped by 26.6 N at the next interval's first collocation point instead of an impulse
+(positions 3.4e-3 off): Radau IIA does not collocate an interval's first point, so a gap held at zero admits a
+first point still approaching, and the scheme's implicit projection stands in for the impulse.  Velocity-level
+rows ``|ẏ(start) λ| ≤ ε`` (Stewart & Trinkle 1996) or one-sided ``−ẏ⁺λ ≤ ε`` made the homotopy infeasible;
+Hermite–Simpson (both ends collocated, the landing interval on its own accelerations) again replaced the second
+impulse by forces.  What works is a homotopy in the number of landings: the gait is periodic, so the solution over
+``k`` landings, moved one step on (:func:`next_step_guess`: ``T`` later, the hub ``2l sin α`` down the slope,
+``θ + 2α``, spoke ``j``'s forces those of spoke ``j − 1``), guesses the walk over ``k + 1`` landings, with the
+mesh the free steps ended on extended likewise; its homotopy starts at ε = 1e-4, on free steps, and every
+landing stays free to move.  Measured (landing time, post-impact rate against ``ηω₋``, positions against the
+simulation): two landings at 6 / 10 intervals per 0.6 s, 8.7e-5 / 2.7e-5 s, 3.7e-4 / 1.2e-4, 2.4e-4 / 7.5e-5;
+three at 10 (26 intervals over 1.561 s), 7.3e-5 s, 1.5e-4, 1.4e-4, all three found as impulses of 0.9406 N s.
 
 Source: T. McGeer, "Passive dynamic walking", IJRR 9(2) (1990) 62–82;
 M. J. Coleman, A. Chatterjee, A. Ruina, "Motions of a rimless spoked wheel",
@@ -60,6 +65,9 @@ DURATION = 0.6
 #: The relaxation each further landing's homotopy starts from (:func:`solve_landings`): below the fixed-mesh stage
 #: (``colloc.pipeline.contact_implicit.FREE_FROM``), so the free steps keep the landings the guess places.
 NEXT_RELAXATION = 1e-4
+#: Its last relaxation: at 6 intervals per 0.6 s two landings stalled at ε = 8.1e-7 (3,000 iterations), the
+#: landings and states no longer moving (2.7e-6 solved them to 6.5e-5 s and 1.9e-4 of the simulation).
+NEXT_TOLERANCE = 1e-6
 IPOPT = {"print_level": 0, "tol": 1e-10}
 GRAVITY = 9.81
 
@@ -156,7 +164,7 @@ def solve_next_landing(result, ipopt=None):
     :func:`next_step_guess`, its relaxation homotopy started at ``NEXT_RELAXATION``."""
     guess, mesh, duration = next_step_guess(result.trajectory)
     count = sum(t < duration for t in landings(int(duration / (landings(2)[1] - landings(1)[0])) + 2))
-    options = dict(SOLVE, intervals=None, mesh=mesh, relaxation=NEXT_RELAXATION)
+    options = dict(SOLVE, intervals=None, mesh=mesh, relaxation=NEXT_RELAXATION, complementarity_tolerance=NEXT_TOLERANCE)
     with warnings.catch_warnings():  # the guess has no scheme of its own, but its rows are the new grid's points
         warnings.filterwarnings("ignore", "The trajectory names no scheme")
         return cl.solve(build(duration, landing=count + 1), guess=guess, ipopt=ipopt or IPOPT, **options)

@@ -233,15 +233,17 @@ def _gait_errors(rw, res, count):
 
 @pytest.mark.slow
 def test_rimless_wheel_lands_two_and_three_times_as_the_closed_form_without_a_schedule(wheel_strides):
-    # McGeer 1990 / Coleman et al. 1997: every landing of the steady gait leaves at ω₊ = cos(2α)-weighted η ω₋, a step
-    # apart; each longer walk starts from the shorter one's solution moved one step on (next_step_guess), every
-    # landing still free.  Measured (two landings at 6 / 10 intervals per 0.6 s, three at 10): MEASURED
+    # McGeer 1990 / Coleman et al. 1997: every landing of the steady gait leaves at ω₊ = η ω₋ (η = cos 2α for a point
+    # hub), a step apart; each longer walk starts from the shorter one's solution moved one step on (next_step_guess),
+    # every landing still free.  Measured, two landings at 6 / 10 intervals per 0.6 s (11 / 18 in all): landing
+    # times 8.7e-5 / 2.7e-5, post-impact rates 3.7e-4 / 1.2e-4, positions 2.4e-4 / 7.5e-5 against the simulation;
+    # three landings at 10 (26 intervals): 7.3e-5, 1.5e-4, 1.4e-4
     rw, two, three = wheel_strides
     coarse, fine = (_gait_errors(rw, two[n], 2) for n in WHEEL_MESHES)
-    assert fine[0] < 1e-4 and fine[1] < 5e-4 and fine[2] < 5e-4, fine
-    assert fine[1] < coarse[1] and fine[2] < coarse[2], (coarse, fine)
+    assert fine[0] < 1e-4 and fine[1] < 3e-4 and fine[2] < 2e-4, fine
+    assert all(f < c / 2 for f, c in zip(fine, coarse)), (coarse, fine)
     timing, rate, state = _gait_errors(rw, three, 3)
-    assert timing < 1e-4 and rate < 5e-4 and state < 5e-4, (timing, rate, state)
+    assert timing < 2e-4 and rate < 4e-4 and state < 4e-4, (timing, rate, state)
 
 
 @pytest.mark.slow

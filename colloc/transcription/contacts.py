@@ -42,12 +42,8 @@ onto mesh points; times, interval lengths and quadrature weights are linear in
 closes on its own accelerations and controls at its end (blocks ``zm``, ``um``
 at the interior mesh points, with residual rows under that interval's forces,
 and the quadrature corrected to use them), so a push or a lift can jump where
-the mode changes.  On a fixed mesh ``own_ends=True`` gives the intervals
-ending at interior mesh points their own accelerations (``zm``, and forces
-with ``contact_forces="collocation"``) but not their own controls: otherwise
-the interval ending on an impact closes its Simpson defect on the mesh point's
-post-impact accelerations, off by ``g h/6`` for an exact plastic landing.  Not
-the default: with it the hopper's fixed-mesh gait ended at 956 instead of 896.  A guess without impulses gets one where it bounces
+the mode changes; ``own_ends=True`` gives them their own accelerations (not
+controls) on a fixed mesh too (docs/contacts.md, "Free steps").  A guess without impulses gets one where it bounces
 (:func:`seed_impacts`).
 
 Legend: ``lam`` normal force, ``beta`` friction-force facets, ``gamma``
@@ -150,9 +146,8 @@ class ContactRows(ContactHooks):
         # free_steps: None, or the ratio r bounding each interval to [h̄_i / r, r h̄_i]; forces: where the forces
         # act (colloc.transcription.force_points)
         self.free_steps, self.forces, self.problem = free_steps, forces, problem
-        # the intervals ending at an interior mesh point close on their own accelerations (and forces): always with
-        # free steps, and on a fixed mesh with own_ends, wherever an impulse may fall (a plastic landing's −g to 0
-        # broke the Simpson defect of the interval ending on it by g h/6 when it closed on the mesh point's ones)
+        # intervals ending at an interior mesh point close on their own accelerations (and forces) with free steps,
+        # and with own_ends where an impulse may fall (on the mesh point's, a plastic landing is off by g h/6)
         self.own_ends = bool(free_steps) or (bool(own_ends) and self.impacts and grid.num_intervals > 1)
         self.control_names = [c.name for c in model.controls]
         self.res_names = list(res_names)
@@ -310,10 +305,9 @@ class ContactRows(ContactHooks):
     def guess(self, layout, warm):
         """End values from the model's guesses, a warm start's forces and impulses, bounces seeded (contact_guess)."""
         layout["vm"].guess[:] = layout["x"].guess[self.speed_rows][:, self.impact_points]
-        inner = self.grid.mesh_points[1:-1]
         for name, block in (("zm", "z"), ("um", "u")):
             if name in layout:
-                layout[name].guess[:] = layout[block].guess[:, inner]
+                layout[name].guess[:] = layout[block].guess[:, self.grid.mesh_points[1:-1]]
         if warm is not None:  # each interval's force at its midpoint, or a force at every grid point
             at = self.grid.tau if self.forces == "collocation" else 0.5 * (self.grid.mesh[:-1] + self.grid.mesh[1:])
             fill_contact_guess(self, layout, warm.columns, warm.time, warm.time[0] + (warm.time[-1] - warm.time[0]) * at)
@@ -572,8 +566,7 @@ class ContactCollocation(Collocation):
         return transcribe(self.problem, self.mesh, self.scheme, self.options, model_part, contact=self.hooks, warm=warm)
 
     def hooks(self, grid, res_names):
-        return ContactRows(self.problem, grid, res_names, self.relaxation, self.impacts, self.free_steps, self.contact_forces,
-                           self.own_ends)
+        return ContactRows(self.problem, grid, res_names, self.relaxation, self.impacts, self.free_steps, self.contact_forces, self.own_ends)
 
     def trajectory(self, nlp, w, meta=None):
         values = nlp.layout.unpack(w)
@@ -584,8 +577,7 @@ class ContactCollocation(Collocation):
 
     def result_metadata(self):
         # whether each interval ends on its own accelerations (free steps) and where its forces act: verify needs both
-        return dict(super().result_metadata(), contact="implicit", free_steps=bool(self.free_steps), contact_forces=self.contact_forces,
-                    own_ends=bool(self.free_steps) or self.own_ends)
+        return dict(super().result_metadata(), contact="implicit", free_steps=bool(self.free_steps), contact_forces=self.contact_forces)
 
 
 def step_ratio(free_steps):
