@@ -24,6 +24,7 @@ import numpy as np
 import pytest
 
 import colloc as cl
+from colloc.errors import OptionError
 from colloc.model.impact import Impact
 from colloc.pipeline.driver import build_nlp
 
@@ -216,10 +217,10 @@ def exact_landing(nlp, mesh):
     return w
 
 
-def landing_violations(free_steps):
+def landing_violations(free_steps, **options):
     ts = math.sqrt(2 / G)
     mesh = np.sort(np.append(np.linspace(0, 1, 11)[np.abs(np.linspace(0, 1, 11) - ts) > 0.04], ts))
-    nlp = build_nlp(throw("circular", mu=0.0), mesh=mesh, contact="implicit", free_steps=free_steps)
+    nlp = build_nlp(throw("circular", mu=0.0), mesh=mesh, contact="implicit", free_steps=free_steps, **options)
     w = exact_landing(nlp, mesh)
     g = np.asarray(ca.Function("g", [nlp.w], [nlp.rows.g])(w)).ravel()
     viol = np.maximum(np.maximum(nlp.rows.lower - g, g - nlp.rows.upper), 0.0)  # ε = 0 where the rows allow it
@@ -235,19 +236,21 @@ def test_an_exact_plastic_landing_on_a_mesh_point_satisfies_every_hermite_simpso
     assert worst <= 1e-12
 
 
-@pytest.mark.xfail(strict=True, reason="on a fixed mesh the interval ending on an impact closes its Hermite–Simpson defects on "
-                                       "pre-impact speeds but on the mesh point's post-impact accelerations: a plastic landing's "
-                                       "jump from −g to 0 breaks its Simpson defect by g h/6 (0.084 m/s here), so a passive landing is infeasible "
-                                       "even on a mesh point, and the homotopy's first steps run on the fixed mesh")
-def test_an_exact_plastic_landing_on_a_mesh_point_satisfies_every_hermite_simpson_row_on_a_fixed_mesh():
-    worst, label = landing_violations(False)
+def test_an_exact_plastic_landing_on_a_mesh_point_satisfies_every_hermite_simpson_row_on_a_fixed_mesh_with_own_ends():
+    # with own_ends the interval ending where an impulse may fall closes on its own accelerations on a fixed mesh too;
+    # on the mesh point's post-impact 0 instead of the flight's −g its Simpson defect is off by g h/6 (0.084 m/s here)
+    worst, label = landing_violations(False, own_ends=True)
     assert worst <= 1e-12, label
+    worst, label = landing_violations(False)
+    ts = math.sqrt(2 / G)  # the interval ending on the landing is [0.4, t*]
+    assert worst == pytest.approx(G * (ts - 0.4) / 6, rel=1e-9) and label[0][0].startswith("defect.simpson:ball.z_speed"), label
 
 
 @pytest.mark.slow
 @pytest.mark.xfail(strict=True, reason="the first relaxation (ε = 0.1) ends infeasible, on the fixed mesh (see the landing "
                                        "test above) and then with free steps; its last iterate carries at every mesh point "
-                                       "in flight the impulse ε h̄/φ the relaxed row φP/h̄ ≤ ε allows (0.01 N s at 10 intervals)")
+                                       "in flight the impulse ε h̄/φ the relaxed row φP/h̄ ≤ ε allows (0.01 N s at 10 intervals); "
+                                       "the same with own_ends=True, whose fixed mesh closes the landing's defects exactly")
 def test_hermite_simpson_throw_onto_a_circular_cone_from_its_default_guess():
     mu, speed, angle = 0.4, 6.0, 0.3
     res = cl.solve(throw("circular", mu, speed, angle), intervals=10, contact="implicit", ipopt=IPOPT)
@@ -255,3 +258,8 @@ def test_hermite_simpson_throw_onto_a_circular_cone_from_its_default_guess():
     tr = res.trajectory
     v = np.array([tr["ball.x_speed"][-1], tr["ball.y_speed"][-1]])
     np.testing.assert_allclose(v, (speed - mu * G) * np.array([math.cos(angle), math.sin(angle)]), atol=1e-5)
+
+
+def test_own_ends_that_is_not_a_bool_is_one_sentence():
+    with pytest.raises(OptionError, match=r"`own_ends` must be True or False; got 'yes'"):
+        build_nlp(throw("circular", mu=0.0), intervals=4, contact="implicit", free_steps=False, own_ends="yes")

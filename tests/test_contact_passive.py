@@ -209,6 +209,54 @@ def test_rimless_wheel_solution_follows_the_model_in_verify_and_a_tampered_stanc
     assert {"defects"} <= {c.name for c in checks if not c.passed}
 
 
+@pytest.fixture(scope="module")
+def wheel_strides(wheel_walks):
+    """Each of ``wheel_walks``' solves one step longer (two landings), and the finer one two steps (three)."""
+    rw, solved = wheel_walks
+    two = {n: rw.solve_next_landing(res, IPOPT) for n, res in solved.items()}
+    return rw, two, rw.solve_next_landing(two[WHEEL_MESHES[-1]], IPOPT)
+
+
+def _gait_errors(rw, res, count):
+    """Largest landing-time, post-impact-rate and position errors of a walk over ``count`` landings against the
+    closed form and the event-driven simulation."""
+    _, _, _, w_plus = rw.constants()
+    traj = res.trajectory
+    found = _strikes(res)
+    assert res.success and [c for _, c, _ in found] == [f"wheel.spoke{k}" for k in range(1, count + 1)], (res.status, found)
+    timing = max(abs(t - t_closed) for (t, _, _), t_closed in zip(found, rw.landings(count)))
+    rate = max(abs(traj["wheel.theta_speed"][traj.time == t][0] - w_plus) for t, _, _ in found)
+    q0, v0 = rw.initial_state()
+    state = _simulated_error(traj, rw.wheel(landing=count + 1), ["wheel.x", "wheel.y", "wheel.theta"], q0, v0)
+    return timing, rate, state
+
+
+@pytest.mark.slow
+def test_rimless_wheel_lands_two_and_three_times_as_the_closed_form_without_a_schedule(wheel_strides):
+    # McGeer 1990 / Coleman et al. 1997: every landing of the steady gait leaves at ω₊ = η ω₋ (η = cos 2α for a point
+    # hub), a step apart; each longer walk starts from the shorter one's solution moved one step on (next_step_guess),
+    # every landing still free.  Measured, two landings at 6 / 10 intervals per 0.6 s (11 / 18 in all): landing
+    # times 8.7e-5 / 2.7e-5, post-impact rates 3.7e-4 / 1.2e-4, positions 2.4e-4 / 7.5e-5 against the simulation;
+    # three landings at 10 (26 intervals): 7.3e-5, 1.5e-4, 1.4e-4
+    rw, two, three = wheel_strides
+    coarse, fine = (_gait_errors(rw, two[n], 2) for n in WHEEL_MESHES)
+    assert fine[0] < 1e-4 and fine[1] < 3e-4 and fine[2] < 2e-4, fine
+    assert all(f < c / 2 for f, c in zip(fine, coarse)), (coarse, fine)
+    timing, rate, state = _gait_errors(rw, three, 3)
+    assert timing < 2e-4 and rate < 4e-4 and state < 4e-4, (timing, rate, state)
+
+
+@pytest.mark.slow
+def test_rimless_wheel_over_three_landings_passes_verify(wheel_strides):
+    from colloc.simulate.contact_checks import check_contact_file
+
+    rw, _, three = wheel_strides
+    traj = three.trajectory
+    checks, _ = check_contact_file(rw.build(float(traj.time[-1]), landing=4), traj, 1e-6, 1e-2)
+    assert not [c.line() for c in checks if not c.passed]
+    assert {"defects", "resimulation", "newton", "impact times"} <= {c.name for c in checks}
+
+
 def test_compass_gait_simulated_from_its_fixed_point_keeps_the_period_one_gait():
     # Goswami, Thuilot & Espiau 1998: the compass gait's equations (stance foot pinned) and impact map, integrated by
     # scipy (rtol 1e-12) to their period-one fixed point, against colloc's event-driven simulation of the floating

@@ -42,7 +42,8 @@ onto mesh points; times, interval lengths and quadrature weights are linear in
 closes on its own accelerations and controls at its end (blocks ``zm``, ``um``
 at the interior mesh points, with residual rows under that interval's forces,
 and the quadrature corrected to use them), so a push or a lift can jump where
-the mode changes.  A guess without impulses gets one where it bounces
+the mode changes; ``own_ends=True`` gives them their own accelerations (not
+controls) on a fixed mesh too (docs/contacts.md, "Free steps").  A guess without impulses gets one where it bounces
 (:func:`seed_impacts`).
 
 Legend: ``lam`` normal force, ``beta`` friction-force facets, ``gamma``
@@ -139,12 +140,15 @@ class ContactRows(ContactHooks):
     # plain_nodes False: impacts and free steps replace the interval ends, the forces change the residual
     transcriptions, placements, restitution, curved_friction, plain_nodes = ("collocation",), FORCES, True, True, False
 
-    def __init__(self, problem, grid, res_names, relaxation, impacts=True, free_steps=None, forces="interval"):
+    def __init__(self, problem, grid, res_names, relaxation, impacts=True, free_steps=None, forces="interval", own_ends=False):
         model = problem.model
         self.grid, self.eps, self.impacts = grid, float(relaxation), bool(impacts)
         # free_steps: None, or the ratio r bounding each interval to [h̄_i / r, r h̄_i]; forces: where the forces
         # act (colloc.transcription.force_points)
         self.free_steps, self.forces, self.problem = free_steps, forces, problem
+        # intervals ending at an interior mesh point close on their own accelerations (and forces) with free steps,
+        # and with own_ends where an impulse may fall (on the mesh point's, a plastic landing is off by g h/6)
+        self.own_ends = bool(free_steps) or (bool(own_ends) and self.impacts and grid.num_intervals > 1)
         self.control_names = [c.name for c in model.controls]
         self.res_names = list(res_names)
         state_names = [s.name for s in model.states]
@@ -195,7 +199,7 @@ class ContactRows(ContactHooks):
     @property
     def groups(self):
         """The forces grouped by their place in their intervals (:func:`colloc.transcription.force_points.force_groups`)."""
-        return force_points.force_groups(self.grid, self.forces, self.free_steps)
+        return force_points.force_groups(self.grid, self.forces, self.own_ends)
 
     @property
     def control_bounds(self):
@@ -259,11 +263,11 @@ class ContactRows(ContactHooks):
         layout.add("pg", self._names("impact_sliding_speed", True), ni, 0.0, np.inf, col_index=self.impact_points)
         if any(gr.suffix == BEFORE for gr in self.groups):  # each interval's own forces at its end
             self._force_blocks(layout, BEFORE, n - 1, self.grid.mesh_points[1:-1])
+        inner = self.grid.mesh_points[1:-1]
+        for name, block in (("zm", "z"), ("um", "u"))[:2 if self.free_steps else 1 if self.own_ends else 0]:
+            b = layout[block]
+            layout.add(name, [f"{r}.before" for r in b.row_names], n - 1, b.lower[:, inner], b.upper[:, inner], col_index=inner)
         if self.free_steps:
-            inner = self.grid.mesh_points[1:-1]
-            for name, block in (("zm", "z"), ("um", "u")):
-                b = layout[block]
-                layout.add(name, [f"{r}.before" for r in b.row_names], n - 1, b.lower[:, inner], b.upper[:, inner], col_index=inner)
             r, nominal = self.free_steps, self.grid.fractions
             layout.add(STEPS, ["interval.fraction"], n, nominal / r, np.minimum(nominal * r, 1.0), nominal, col_index=starts,
                        per="interval")
@@ -301,10 +305,9 @@ class ContactRows(ContactHooks):
     def guess(self, layout, warm):
         """End values from the model's guesses, a warm start's forces and impulses, bounces seeded (contact_guess)."""
         layout["vm"].guess[:] = layout["x"].guess[self.speed_rows][:, self.impact_points]
-        if self.free_steps:
-            inner = self.grid.mesh_points[1:-1]
-            layout["zm"].guess[:] = layout["z"].guess[:, inner]
-            layout["um"].guess[:] = layout["u"].guess[:, inner]
+        for name, block in (("zm", "z"), ("um", "u")):
+            if name in layout:
+                layout[name].guess[:] = layout[block].guess[:, self.grid.mesh_points[1:-1]]
         if warm is not None:  # each interval's force at its midpoint, or a force at every grid point
             at = self.grid.tau if self.forces == "collocation" else 0.5 * (self.grid.mesh[:-1] + self.grid.mesh[1:])
             fill_contact_guess(self, layout, warm.columns, warm.time, warm.time[0] + (warm.time[-1] - warm.time[0]) * at)
@@ -318,8 +321,9 @@ class ContactRows(ContactHooks):
         Xe, Ze, Ue = X[:, cols], V["z"][:, cols], V["u"][:, cols]
         if self.impact_points.size:
             Xe[self.speed_rows, inner] = V["vm"]
-        if self.free_steps and inner:
+        if self.own_ends and inner:
             Ze[:, inner] = V["zm"]
+        if self.free_steps and inner:
             Ue[:, inner] = V["um"]
         return T[:, cols], Xe, Ze, Ue
 
@@ -328,12 +332,12 @@ class ContactRows(ContactHooks):
         interval that ends at an interior mesh point: :class:`ContactEnds`, whose residual and integrands there
         :meth:`add_rows` and :meth:`end_integrands` get back (nothing is kept); a method's ``ends.RES`` gets the forces."""
         ends = ends if ends.RES is None else ends._replace(RES=self._end_residual(ends.RES, V, ends.X))
-        if not self.impact_points.size and not self.free_steps:  # nothing but the method's residual
+        if not self.impact_points.size and not self.own_ends:  # nothing but the method's residual
             return ends
         Te, Xe, Ze, Ue = self._end_values(V, at.T, V["x"])
         # one mapped call for the defects, the end residual rows and the end integrands (recorded, so its
         # derivatives are taken point by point like the grid's)
-        wanted = (0, 1, 4) if self.free_steps else (0,)
+        wanted = (0, 1, 4) if self.own_ends else (0,)
         (XDe, res, _, _, L), _ = map_points(
             point, self.grid.num_intervals, (Te, Xe, Ze, Ue, V["lam"][:, list(self.grid.interval_ends)], V["p"]), outputs=wanted)
         return ContactEnds(Xe, XDe, ends.RES, ends.ACC, res, L)
@@ -341,7 +345,7 @@ class ContactRows(ContactHooks):
     def _end_rows(self, rows, V, T, X, ends):
         """Residual rows of each interval's own end values (its forces, its acceleration, its control)."""
         n = self.grid.num_intervals
-        if not self.free_steps or n < 2:
+        if not self.own_ends or n < 2:
             return
         _, Xe, _, _ = self._end_values(V, T, X)
         inner = list(range(n - 1))
@@ -357,7 +361,7 @@ class ContactRows(ContactHooks):
         """With free steps: the quadrature's correction for the interval ends' own controls, per integral cost
         (column): ``Σ_i w_end H_i (L(x⁻, z⁻, u⁻) − L(x, z, u))`` at the interior mesh points."""
         n = self.grid.num_intervals
-        if not self.free_steps or n < 2 or not LQ.numel():
+        if not self.own_ends or n < 2 or not LQ.numel():
             return None
         inner = list(range(n - 1))
         w = float(self.grid.scheme.weights[-1]) * at.H[:, inner]
@@ -525,11 +529,12 @@ class ContactCollocation(Collocation):
 
     ``relaxation`` is the initial Scholtes ``ε`` of the complementarity rows; ``impacts=False`` leaves out
     the impulses (for motions whose contacts never close with a speed, e.g. a block that stays on its floor:
-    fewer degenerate complementarity pairs).
+    fewer degenerate complementarity pairs); ``own_ends=True`` closes each interval ending at an interior mesh
+    point on its own accelerations on a fixed mesh too (always so with free steps; module docstring).
     """
 
     def __init__(self, problem, scheme="hermite-simpson", intervals=None, mesh=None, contact="implicit", relaxation=1e-6,
-                 impacts=True, free_steps=AUTO, contact_forces="interval", **options):
+                 impacts=True, free_steps=AUTO, contact_forces="interval", own_ends=False, **options):
         check_contact_problem(problem, scheme if isinstance(scheme, str) else scheme.name,
                               dict(options, contact=contact, contact_forces=contact_forces))
         steps = step_ratio(True if free_steps is AUTO else free_steps)
@@ -540,10 +545,12 @@ class ContactCollocation(Collocation):
             raise OptionError(f"`relaxation` of the complementarity rows must be a number ≥ 0; got {relaxation!r}.")
         if not isinstance(impacts, bool):
             raise OptionError(f"`impacts` must be True or False; got {impacts!r}.")
+        if not isinstance(own_ends, bool):
+            raise OptionError(f"`own_ends` must be True or False; got {own_ends!r}.")
         if steps and self.mesh.size < 3:
             raise OptionError("`free_steps` needs at least 2 intervals: one interval's length is the horizon.")
         self.relaxation, self.impacts, self.free_steps = float(relaxation), impacts, steps
-        self.contact_forces = contact_forces
+        self.contact_forces, self.own_ends = contact_forces, own_ends
 
     def build(self, guess=None):
         """The NLP; a warm start's contact columns (forces, impulses) are sampled onto the contact blocks, its
@@ -559,7 +566,7 @@ class ContactCollocation(Collocation):
         return transcribe(self.problem, self.mesh, self.scheme, self.options, model_part, contact=self.hooks, warm=warm)
 
     def hooks(self, grid, res_names):
-        return ContactRows(self.problem, grid, res_names, self.relaxation, self.impacts, self.free_steps, self.contact_forces)
+        return ContactRows(self.problem, grid, res_names, self.relaxation, self.impacts, self.free_steps, self.contact_forces, self.own_ends)
 
     def trajectory(self, nlp, w, meta=None):
         values = nlp.layout.unpack(w)
