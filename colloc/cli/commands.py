@@ -250,7 +250,8 @@ def _run_solve(args) -> int:
                 _remove_empty(out)
             raise
         traj = result.trajectory
-        traj.metadata["params"] = {k: list(v) if isinstance(v, tuple) else v for k, v in params.items()}
+        given = {k: list(v) if isinstance(v, tuple) else v for k, v in params.items()}
+        traj.metadata["params"] = {**(traj.metadata.get("params") or {}), **given}  # with those build() records itself
         traj.metadata["violations"] = dict(result.violations)  # for `colloc plot --violations`
         traj.metadata["bounds"] = bounds_to_record(getattr(problem, "bounds", None))  # `colloc plot` draws them
         target = slot.result_path(result.success)
@@ -335,6 +336,11 @@ def _print_start(k, res):
         print(f"start {k}: {res.status.value}, objective {res.objective:.10g}, {res.iterations} iterations", flush=True)
 
 
+def _same_value(recorded, given) -> bool:
+    """Whether a file's recorded build() argument is the value ``--set`` gives (a tuple is written as a list)."""
+    return (list(given) if isinstance(given, tuple) else given) == recorded
+
+
 def _run_verify(args) -> int:
     from ..simulate.checks import basic_checks, check_columns
     from ..simulate.checks import report as checks_report
@@ -349,7 +355,13 @@ def _run_verify(args) -> int:
     traj = Trajectory.read(args.file)
     recorded = traj.metadata.get("params") or {}  # a dict: the reader checks the type
     given = parse_assignments(args.params, "--set")
+    for key in sorted(set(recorded) & set(given)):
+        if not _same_value(recorded[key], given[key]):
+            print(f"note: `{args.file}` was solved with {key}={recorded[key]!r}; verifying with --set {key}={given[key]!r} "
+                  "instead, which builds another problem than the file's.", file=sys.stderr)
     _, problem = load_problem(args.problem, {**recorded_params(args.problem, args.file, recorded), **given})
+    if recorded and not given:
+        print("build parameters from the file: " + ", ".join(f"{k}={v!r}" for k, v in recorded.items()))
     relative = DYNAMICS_TOLERANCE if args.dynamics_tolerance is None else args.dynamics_tolerance  # phases, contact-implicit
     if isinstance(problem, MultiPhaseProblem):
         if args.plot:
@@ -365,8 +377,6 @@ def _run_verify(args) -> int:
     if made_by is not None and made_by.variational:
         raise OptionError(f"`{args.file}` is a {made_by.name} solution; verify integrates collocation interpolants. "
                           "Re-simulate it with colloc.simulate instead.")
-    if recorded and not given:
-        print("build parameters from the file: " + ", ".join(f"{k}={v!r}" for k, v in recorded.items()))
     if traj.metadata.get("success") is False:
         print(f"note: `{args.file}` holds an unconverged iterate (status {traj.metadata.get('status')}).")
     tolerances = dict(tolerance=args.tolerance, dynamics_tolerance=args.dynamics_tolerance)
