@@ -43,7 +43,7 @@ from ..discretization.schemes import get_scheme
 from ..solvers import BACKENDS
 from .streams import crash_report, guarded_stdout, sigterm_interrupts
 from ..pipeline.cluster import check_cluster
-from ..pipeline.script import literal, load_problem, parse_assignments, recorded_params, solve_defaults, split_assignments
+from ..pipeline.script import literal, load_problem, parse_assignments, overridden_params, recorded_params, solve_defaults, split_assignments
 from ..pipeline.options import SolveOptions
 from ..pipeline.solve import build_nlp, run_pipeline
 from ..results.trajectory import Trajectory
@@ -336,11 +336,6 @@ def _print_start(k, res):
         print(f"start {k}: {res.status.value}, objective {res.objective:.10g}, {res.iterations} iterations", flush=True)
 
 
-def _same_value(recorded, given) -> bool:
-    """Whether a file's recorded build() argument is the value ``--set`` gives (a tuple is written as a list)."""
-    return (list(given) if isinstance(given, tuple) else given) == recorded
-
-
 def _run_verify(args) -> int:
     from ..simulate.checks import basic_checks, check_columns
     from ..simulate.checks import report as checks_report
@@ -355,10 +350,8 @@ def _run_verify(args) -> int:
     traj = Trajectory.read(args.file)
     recorded = traj.metadata.get("params") or {}  # a dict: the reader checks the type
     given = parse_assignments(args.params, "--set")
-    for key in sorted(set(recorded) & set(given)):
-        if not _same_value(recorded[key], given[key]):
-            print(f"note: `{args.file}` was solved with {key}={recorded[key]!r}; verifying with --set {key}={given[key]!r} "
-                  "instead, which builds another problem than the file's.", file=sys.stderr)
+    for note in overridden_params(args.file, recorded, given):
+        print(f"note: {note}", file=sys.stderr)
     _, problem = load_problem(args.problem, {**recorded_params(args.problem, args.file, recorded), **given})
     if recorded and not given:
         print("build parameters from the file: " + ", ".join(f"{k}={v!r}" for k, v in recorded.items()))
