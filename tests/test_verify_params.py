@@ -63,3 +63,4 @@ def test_set_that_disagrees_with_the_file_is_said_in_one_sentence(tmp_path, caps
     assert f"note: `{path}` was solved with distance=2.0; verifying with --set distance=1.0 instead" in err
     code, out, err = _verify(capsys, "verify", path, script, "--set", "distance=2.0")
     assert code == 0 and "was solved with" not in err
+
