@@ -43,7 +43,7 @@ from ..discretization.schemes import get_scheme
 from ..solvers import BACKENDS
 from .streams import crash_report, guarded_stdout, sigterm_interrupts
 from ..pipeline.cluster import check_cluster
-from ..pipeline.script import literal, load_problem, parse_assignments, recorded_params, solve_defaults, split_assignments
+from ..pipeline.script import literal, load_problem, parse_assignments, overridden_params, recorded_params, solve_defaults, split_assignments
 from ..pipeline.options import SolveOptions
 from ..pipeline.solve import build_nlp, run_pipeline
 from ..results.trajectory import Trajectory
@@ -250,7 +250,8 @@ def _run_solve(args) -> int:
                 _remove_empty(out)
             raise
         traj = result.trajectory
-        traj.metadata["params"] = {k: list(v) if isinstance(v, tuple) else v for k, v in params.items()}
+        given = {k: list(v) if isinstance(v, tuple) else v for k, v in params.items()}
+        traj.metadata["params"] = {**(traj.metadata.get("params") or {}), **given}  # with those build() records itself
         traj.metadata["violations"] = dict(result.violations)  # for `colloc plot --violations`
         traj.metadata["bounds"] = bounds_to_record(getattr(problem, "bounds", None))  # `colloc plot` draws them
         target = slot.result_path(result.success)
@@ -349,7 +350,11 @@ def _run_verify(args) -> int:
     traj = Trajectory.read(args.file)
     recorded = traj.metadata.get("params") or {}  # a dict: the reader checks the type
     given = parse_assignments(args.params, "--set")
+    for note in overridden_params(args.file, recorded, given):
+        print(f"note: {note}", file=sys.stderr)
     _, problem = load_problem(args.problem, {**recorded_params(args.problem, args.file, recorded), **given})
+    if recorded and not given:
+        print("build parameters from the file: " + ", ".join(f"{k}={v!r}" for k, v in recorded.items()))
     relative = DYNAMICS_TOLERANCE if args.dynamics_tolerance is None else args.dynamics_tolerance  # phases, contact-implicit
     if isinstance(problem, MultiPhaseProblem):
         if args.plot:
@@ -365,8 +370,6 @@ def _run_verify(args) -> int:
     if made_by is not None and made_by.variational:
         raise OptionError(f"`{args.file}` is a {made_by.name} solution; verify integrates collocation interpolants. "
                           "Re-simulate it with colloc.simulate instead.")
-    if recorded and not given:
-        print("build parameters from the file: " + ", ".join(f"{k}={v!r}" for k, v in recorded.items()))
     if traj.metadata.get("success") is False:
         print(f"note: `{args.file}` holds an unconverged iterate (status {traj.metadata.get('status')}).")
     tolerances = dict(tolerance=args.tolerance, dynamics_tolerance=args.dynamics_tolerance)

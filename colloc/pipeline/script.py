@@ -249,3 +249,10 @@ def recorded_params(path, file, recorded) -> dict:
             raise FileFormatError(f"`{file}` was solved with --set {key}={recorded[key]!r}, but `build` in `{path}` takes "
                                   f"no parameter `{key}`; is it a solution of another problem?")
     return recorded
+
+
+def overridden_params(file, recorded, given) -> list:
+    """One sentence per ``--set`` value that differs from the one ``file`` records (a tuple is recorded as a list)."""
+    return [f"`{file}` was solved with {key}={recorded[key]!r}; verifying with --set {key}={given[key]!r} instead, "
+            "which builds another problem than the file's." for key in sorted(set(recorded) & set(given))
+            if (list(given[key]) if isinstance(given[key], tuple) else given[key]) != recorded[key]]

@@ -131,9 +131,27 @@ def run_pipeline(problem, options: SolveOptions) -> SolveResult:
     if options.starts is not None:
         from .multistart import solve_starts
 
-        return solve_starts(problem, options=options)
-    if options.contact is not None:
-        return solve_contact(problem, options=options)
-    if options.refine is not None:
-        return solve_adaptive(problem, options=options)
-    return run(problem, options=options)
+        result = solve_starts(problem, options=options)
+    elif options.contact is not None:
+        result = solve_contact(problem, options=options)
+    elif options.refine is not None:
+        result = solve_adaptive(problem, options=options)
+    else:
+        result = run(problem, options=options)
+    params = build_params(problem)
+    metadata = getattr(getattr(result, "trajectory", None), "metadata", None)
+    if params and isinstance(metadata, dict):  # what `colloc verify` re-builds the problem with
+        metadata.setdefault("params", params)
+    return result
+
+
+def build_params(problem) -> dict:
+    """The keyword arguments of the script's ``build()`` that made ``problem``, where they are known: those the
+    loader passed (``problem.source``, :func:`colloc.pipeline.script.build_problem`) and those the build function
+    records itself in ``problem.build_params`` (a function that calls ``build(**kw)`` for its caller); a written
+    file records them as its ``params``, so that ``colloc verify`` re-builds the same problem."""
+    source = getattr(problem, "source", None)
+    given = dict(source[1]) if isinstance(source, tuple) and len(source) == 2 and isinstance(source[1], dict) else {}
+    own = getattr(problem, "build_params", None)
+    merged = {**given, **(own if isinstance(own, dict) else {})}
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in merged.items()}

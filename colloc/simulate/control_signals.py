@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..discretization.interpolant import dense_output
+from ..discretization.schemes import lagrange_basis
 from ..errors import OptionError, did_you_mean
 from ..results.trajectory import Trajectory
 
@@ -35,8 +36,7 @@ def control_function(controls, names):
             raise OptionError(f"The controls trajectory has no column `{missing[0]}`.{did_you_mean(missing[0], list(controls.names))}")
         itp = dense_output(controls)
         if itp is not None:  # a solution: its controls as its scheme holds them, free to jump at mesh points
-            parts = [itp.control(n) for n in names]
-            return (lambda s: np.array([u(s) for u in parts])), list(itp.mesh_times), False
+            return solution_controls(itp, names), list(itp.mesh_times), False
         cols = [np.asarray(controls[n], dtype=float) for n in names]
         t = np.asarray(controls.time, dtype=float)
         return (lambda s: np.array([np.interp(s, t, c) for c in cols])), list(t), False
@@ -61,6 +61,36 @@ def control_function(controls, names):
                 scan = scan or own is None
         return (lambda t: np.array([float(parts[n](t)) if n in parts else 0.0 for n in names])), declared, scan
     raise OptionError(f"`controls` must be None, a function u(t), a Trajectory or a dict {{control: value or function}}; got {type(controls).__name__}.")
+
+
+def solution_controls(itp, names, control_ends=None):
+    """``u(t) -> ndarray (len(names),)``: every control of a solution at a physical time ``t``, exactly as
+    :meth:`colloc.discretization.interpolant.Interpolant.control` gives each (the same arithmetic on the same
+    arrays, so the same numbers to the last bit: a robot's re-simulation near Painlevé's paradox follows them),
+    with its ``breakpoints`` (the inner mesh times).  One interval search and one Lagrange basis per call for all
+    controls: the simulator calls it at every right-hand side, and one search per control made a robot's
+    re-simulation spend most of its time finding the same interval twelve times.
+
+    ``control_ends`` ``{name: (n,)}`` are the values intervals end on where they differ from the next interval's
+    start (free steps), when the control polynomial passes through the interval's end.
+    """
+    cols = itp.control_nodes
+    values = []
+    for name in names:
+        v = itp.nodes(name)[:, cols].copy()
+        end = (control_ends or {}).get(name)
+        if end is not None and cols[-1] == itp.scheme.num_nodes - 1:
+            v[:, -1] = end
+        values.append(v)
+    nodes = itp.scheme.nodes[cols]
+
+    def u(t):
+        (k,), s = itp.locate(t)
+        basis = lagrange_basis(nodes, s)
+        return np.array([float((v[k] @ basis)[0]) for v in values])
+
+    u.breakpoints = list(itp.mesh_times[1:-1]) if names else []  # no control, nothing that jumps
+    return u
 
 
 class ControlScan:
@@ -135,4 +165,4 @@ def breakpoints(u_of, declared, scan, t0, t1, samples):
     return sorted({float(b) for b in cuts if t0 < b < t1}), found
 
 
-__all__ = ["control_function", "scan_controls", "breakpoints", "ControlScan"]
+__all__ = ["control_function", "solution_controls", "scan_controls", "breakpoints", "ControlScan"]

@@ -35,6 +35,7 @@ def held_interval_errors(problem, traj, setup, intervals) -> np.ndarray | None:
     :func:`colloc.simulate.contact_checks.interval_contact`'s (its ``targets``: the pre-impact state where an
     impulse acts, which the simulator reaches just before its own impact).  None if the model has no contacts
     the simulator takes."""
+    from .control_signals import solution_controls
     from .events import ContactSystem, simulate_events
     from ..discretization.interpolant import Interpolant
     from ..transcription.contacts import END
@@ -46,8 +47,7 @@ def held_interval_errors(problem, traj, setup, intervals) -> np.ndarray | None:
     except (ValueError, TypeError):
         return None
     ends = grid.interval_ends
-    controls = {c.name: itp.control(c.name, traj[c.name + END][ends] if c.name + END in traj.names else None)
-                for c in problem.model.controls}
+    controls = solution_controls(itp, system.control_names, {n: traj[n + END][ends] for n in system.control_names if n + END in traj.names})
     names = [v.name for v in problem.model.states]
     out = np.full((len(names), grid.num_intervals), np.nan)
     for k in np.flatnonzero(intervals):
