@@ -29,7 +29,7 @@ def fill_contact_guess(rows, lay, columns, time, force_times):
             lay["cbp"].guess[j], lay["cbm"].guess[j] = np.maximum(f, 0.0), np.maximum(-f, 0.0)
     if rows.spatial and "cf3" in lay:
         _spatial_friction(rows, lay, columns, time, force_times)
-    if rows.spatial and "cg3" in lay:
+    if rows.spatial and "cg3" in lay and getattr(rows, "grid", None) is not None:  # midpoint-vi keeps its own guess
         _slip_speeds(rows, lay)
     if "pn" in lay:
         _move_impulses(rows, lay, columns, time)
