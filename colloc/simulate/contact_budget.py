@@ -26,14 +26,8 @@ complementarity relaxation the solve ends on, which leaves forces off by up to
 :func:`colloc.simulate.consistency.point_scale`).  A tamperer who edits a state
 inflates that interval's local error; so each ``d_k`` counts for at most
 ``CAP = 1000`` times the state's median local error over all intervals
-(:func:`robust_local_errors`), and for at most what the ``dynamics`` check accepts
-of that interval (:func:`dynamics_limits`: an interval that fails it cannot widen the
-whole horizon's tolerance): an edit confined to fewer than half the intervals cannot
-raise the tolerance past that.  Where ``SAFETY · E + tolerance · scale`` exceeds what
-a state spans over the file, the estimate says nothing (measured on correct files:
-1e5 to 1e24 times the span, from the forces' term and grazing impacts' saltation), and
-the state is held instead to the plain bound of a file without an error estimate,
-``dynamics_tolerance · max(1, median |x|)``, never to more than the estimate.  An impact time passes within
+(:func:`robust_local_errors`): an edit confined to fewer than half the
+intervals cannot raise the tolerance past that.  An impact time passes within
 the gap's tolerance (``|∇φ|`` times the states') over the closing speed
 ``|φ̇⁻|``, at most its longer interval; an impulse when it differs
 from Newton's by at most ``(1 + e)`` times the effective mass ``1 / (W_n M⁻¹ W_nᵀ)``
