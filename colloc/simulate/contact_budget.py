@@ -112,33 +112,7 @@ def force_errors(problem, traj, grid, simulated) -> np.ndarray:
     return out
 
 
-def dynamics_limits(problem, traj, tolerance) -> np.ndarray:
-    """What the ``dynamics`` check accepts of each interval's end, shape ``(num_states, n)``: ``tolerance`` times the
-    state's local scale (:func:`colloc.simulate.checks.local_scale`), or a dict's absolute limit per state."""
-    from .checks import local_scale
-    from ..discretization.interpolant import Interpolant
-
-    nodes = Interpolant(traj).index
-    names = [v.name for v in problem.model.states]
-    if isinstance(tolerance, dict):
-        return np.array([np.full(nodes.shape[0], tolerance[n]) for n in names]).reshape(len(names), -1)
-    return np.array([tolerance * local_scale(traj[n], nodes) for n in names]).reshape(len(names), -1)
-
-
-def _span(X) -> np.ndarray:
-    """What each state spans over the file, ``max − min`` (at least 1e-3 × max(1, max |x|)), shape ``(num_states,)``."""
-    return np.maximum(X.max(axis=1) - X.min(axis=1), 1e-3 * np.maximum(1.0, np.abs(X).max(axis=1))) if X.size else np.zeros(0)
-
-
-def _plain_limits(names, traj, relative) -> np.ndarray:
-    """``relative × max(1, median |x|)`` per state (a dict: its absolute limit): the bound a file without an error
-    estimate is held to (``midpoint-vi``), which a few edited values cannot inflate."""
-    if isinstance(relative, dict):
-        return np.array([relative[n] for n in names], dtype=float)
-    return np.array([relative * max(1.0, float(np.median(np.abs(traj[n])))) for n in names])
-
-
-def error_budget(problem, traj, setup, signed, simulated, floor=1e-6, limits=None, relative=None) -> dict:
+def error_budget(problem, traj, setup, signed, simulated, floor=1e-6) -> dict:
     """The Gronwall estimate of the file's global error per state and the tolerances derived from it (module doc).
 
     Returns
@@ -165,8 +139,6 @@ def error_budget(problem, traj, setup, signed, simulated, floor=1e-6, limits=Non
     rhs = _right_hand_side(problem, setup["forcing"])
     local = np.abs(np.array([signed[v] for v in names])).reshape(len(names), n)
     robust = np.array([robust_local_errors(np.nan_to_num(e, nan=np.inf)) for e in local]).reshape(local.shape)
-    if limits is not None:  # an interval counts for no more local error than the `dynamics` check accepts of it
-        robust = np.minimum(robust, np.asarray(limits, dtype=float).reshape(robust.shape))
     force = force_errors(problem, traj, grid, simulated) + rows.relaxation_errors(traj, grid, _parameters(model, traj))
     d = robust.copy()
     d[rows.speed_rows] += force
@@ -185,17 +157,13 @@ def error_budget(problem, traj, setup, signed, simulated, floor=1e-6, limits=Non
 
     scale = np.array([point_scale(traj[v], grid)[grid.mesh_points] for v in names])
     tol = SAFETY * E + floor * scale
-    plain = np.zeros(tol.shape, dtype=bool)
-    if relative is not None:  # where the estimate exceeds what the state spans it tells nothing: the plain bound instead
-        plain = tol > _span(X)[:, None]
-        tol = np.where(plain, np.minimum(tol, _plain_limits(names, traj, relative)[:, None]), tol)
     for it in found:
         if it["interval"] is not None:
             k, m = it["interval"], it["interval"] + 1
             gap_error = float(it["gradient"] @ (SAFETY * unsalted[:, m] + floor * scale[:, m]))
             it["time_tolerance"] = min(gap_error / max(abs(it["speed"]), 1e-12), float(np.max(itp.h[k:k + 2])))
             it["speed_tolerance"], it["rest_tolerance"] = (SAFETY * e[:, k] + floor * scale[:, m] for e in (robust, d))
-    return dict(robust=robust, force=force, estimate=E, tolerance=tol, plain=plain, impacts=found, local=local, scale=scale)
+    return dict(robust=robust, force=force, estimate=E, tolerance=tol, impacts=found, local=local, scale=scale)
 
 
 def _file_impacts(problem, traj, setup, rows, before, Uend, rhs) -> list:
