@@ -43,7 +43,7 @@ from ..discretization.schemes import get_scheme
 from ..solvers import BACKENDS
 from .streams import crash_report, guarded_stdout, sigterm_interrupts
 from ..pipeline.cluster import check_cluster
-from ..pipeline.script import literal, load_problem, parse_assignments, overridden_params, recorded_params, solve_defaults, split_assignments
+from ..pipeline.script import literal, load_problem, parse_assignments, overridden_params, recordable, recorded_params, solve_defaults, split_assignments
 from ..pipeline.options import SolveOptions
 from ..pipeline.solve import build_nlp, run_pipeline
 from ..results.trajectory import Trajectory
@@ -250,7 +250,7 @@ def _run_solve(args) -> int:
                 _remove_empty(out)
             raise
         traj = result.trajectory
-        given = {k: list(v) if isinstance(v, tuple) else v for k, v in params.items()}
+        given = recordable(params)
         traj.metadata["params"] = {**(traj.metadata.get("params") or {}), **given}  # with those build() records itself
         traj.metadata["violations"] = dict(result.violations)  # for `colloc plot --violations`
         traj.metadata["bounds"] = bounds_to_record(getattr(problem, "bounds", None))  # `colloc plot` draws them

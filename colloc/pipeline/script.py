@@ -251,8 +251,14 @@ def recorded_params(path, file, recorded) -> dict:
     return recorded
 
 
+def recordable(params) -> dict:
+    """``params`` as a file records them: a tuple as a list (what the file's JSON gives back)."""
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in params.items()}
+
+
 def overridden_params(file, recorded, given) -> list:
     """One sentence per ``--set`` value that differs from the one ``file`` records (a tuple is recorded as a list)."""
+    as_recorded = recordable(given)
     return [f"`{file}` was solved with {key}={recorded[key]!r}; verifying with --set {key}={given[key]!r} instead, "
             "which builds another problem than the file's." for key in sorted(set(recorded) & set(given))
-            if (list(given[key]) if isinstance(given[key], tuple) else given[key]) != recorded[key]]
+            if as_recorded[key] != recorded[key]]

@@ -11,6 +11,7 @@ from .contact_implicit import solve_contact
 from .driver import build_nlp, run  # noqa: F401 - build_nlp re-exported
 from .options import SolveOptions
 from .refine import solve_adaptive
+from .script import recordable
 from ..results.trajectory import SolveResult
 
 
@@ -154,4 +155,4 @@ def build_params(problem) -> dict:
     given = dict(source[1]) if isinstance(source, tuple) and len(source) == 2 and isinstance(source[1], dict) else {}
     own = getattr(problem, "build_params", None)
     merged = {**given, **(own if isinstance(own, dict) else {})}
-    return {k: list(v) if isinstance(v, tuple) else v for k, v in merged.items()}
+    return recordable(merged)
