@@ -221,9 +221,11 @@ def build(duration=0.2, friction=0.8, max_torque=2.7, distance=0.0, regularizati
     return prob
 
 
-def soft_landing(problem, body, deceleration, clearance=SOFT_CLEARANCE):
+def soft_landing(problem, body, deceleration, clearance=SOFT_CLEARANCE, tangential=False):
     """Path rows ``ẏ² ≤ 2 a (φ + δ)`` of every foot (``a`` = ``deceleration``, ``δ`` = ``clearance``): a foot moves
     towards or away from the ground no faster than a deceleration ``a`` could stop it within its gap.
+    ``tangential=True``: ``ẏ² + |ṡ|² ≤ 2 a (φ + δ)``, the foot's whole speed: it also touches down and lifts off
+    without sliding, and it slides on the ground no faster than ``√(2 a δ)`` (a foot that must stick).
 
     Why: the problem has no impulses (``impacts=False``), so a foot's normal speed ``ẏ`` is continuous, and it is 0
     wherever the foot stands: it must be 0 where the foot touches down or lifts off.  Collocation sees the gap
@@ -231,12 +233,16 @@ def soft_landing(problem, body, deceleration, clearance=SOFT_CLEARANCE):
     hind feet of the 17-interval radau jump) and be stopped within one interval by a force that the interval's
     polynomial does not resolve: integrated with those forces, the light legs end 59 rad/s off.  ``δ`` (1 µm) keeps the
     rows feasible in a stance whose gap the relaxation leaves at −1e-8; the arrival speed is at most ``√(2 a δ)``.
+    A foot landing with a tangential speed slides until friction stops it, within an interval as well: the
+    ``tangential`` rows remove that slide too.
     """
     if not (isinstance(deceleration, (int, float)) and 0 < deceleration < float("inf")):
         raise cl.ProblemError(f"The soft landing's `deceleration` must be a finite number > 0 (m/s²); got {deceleration!r}.")
     for c in body.contacts:
-        speed = ca.mtimes(c.normal_jacobian, body.v)
-        problem.path(speed**2 - 2.0 * deceleration * c.gap, upper=2.0 * deceleration * clearance,
+        speed = ca.sumsqr(ca.mtimes(c.normal_jacobian, body.v))
+        if tangential and c.tangent_jacobian is not None:
+            speed += ca.sumsqr(ca.mtimes(c.tangent_jacobian, body.v))
+        problem.path(speed - 2.0 * deceleration * c.gap, upper=2.0 * deceleration * clearance,
                      name=f"soft_landing.{c.name.split('.')[-1]}")
 
 

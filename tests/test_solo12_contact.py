@@ -301,13 +301,15 @@ def test_graded_mesh_refines_where_the_feet_lift_and_land(jump_implicit):
         assert inside.sum() == (2 if i in split else 0), i
 
 
-def test_soft_landing_rows_are_the_feet_speed_and_height_by_pinocchio():
+@pytest.mark.parametrize("tangential", [False, True])
+def test_soft_landing_rows_are_the_feet_speed_and_height_by_pinocchio(tangential):
     # build_jump(landing=a) adds per foot the path row ẏ² − 2aφ ≤ 2aδ: at a random pose and speed its value is the
     # foot's vertical speed squared minus 2a times its height, both by Pinocchio's forward kinematics (the foot frame's
-    # origin, its velocity in the world-aligned frame at the foot)
+    # origin, its velocity in the world-aligned frame at the foot); tangential=True: the foot's whole speed squared
     stand = _script("solo12_stand")
     a = 100.0
-    problem = stand.build_jump(landing=a)
+    problem = stand.build_jump()
+    stand.soft_landing(problem, problem.model.components[0], a, tangential=tangential)
     rows = {p.name: p for p in problem.paths if p.name.startswith("soft_landing.")}
     assert sorted(rows) == [f"soft_landing.{f}_FOOT" for f in FEET]
     assert all(np.allclose(p.upper, 2 * a * stand.SOFT_CLEARANCE) for p in rows.values())
@@ -332,9 +334,10 @@ def test_soft_landing_rows_are_the_feet_speed_and_height_by_pinocchio():
     for foot in FEET:
         frame = model.getFrameId(f"{foot}_FOOT")
         height = data.oMf[frame].translation[2]
-        speed = pin.getFrameVelocity(model, data, frame, pin.LOCAL_WORLD_ALIGNED).linear[2]
+        linear = pin.getFrameVelocity(model, data, frame, pin.LOCAL_WORLD_ALIGNED).linear
+        squared = linear @ linear if tangential else linear[2] ** 2
         value = float(ca.Function("row", [body.q, body.v], [rows[f"soft_landing.{foot}_FOOT"].expr])(q, v))
-        assert value == pytest.approx(speed**2 - 2 * a * height, rel=1e-9, abs=1e-12)
+        assert value == pytest.approx(squared - 2 * a * height, rel=1e-9, abs=1e-12)
 
 
 @pytest.mark.parametrize("landing", [-1.0, float("inf"), float("nan")])
