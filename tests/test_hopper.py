@@ -69,3 +69,24 @@ def test_contact_implicit_hopper_finds_the_two_phase_gait(hopper):
     assert len(g["touchdown"]) == 1 and len(g["lift_off"]) == 1  # one stance, one flight per stride
     assert abs(g["stance"] - stance_ref) <= 0.6 / 10 + 1e-9  # the stance spans whole intervals
     assert max(res.contact["complementarity"].values()) <= 1e-6
+
+
+def test_verify_reads_a_fixed_mesh_file_solved_with_own_ends_on_its_own_accelerations(hopper):
+    # own_ends=True closes the interval ending where an impulse falls (the touchdown at 0.24 s) on its own
+    # accelerations, on a fixed mesh too; the file records it, and verify's defect check closes that interval the same
+    # way: read on the mesh point's stored (post-impact, stance) accelerations instead, hopper.r_speed's Simpson defect
+    # was 0.92 against a tolerance of 1e-6
+    from colloc.simulate.consistency import consistency_checks
+    from colloc.simulate.contact_checks import interval_contact, consistency_contact
+
+    opts = {k: v for k, v in hopper.SOLVE.items() if k != "intervals"}
+    res = cl.solve(hopper.build(), intervals=10, own_ends=True, **opts)
+    assert res.success and res.trajectory.metadata["own_ends"] and not res.trajectory.metadata["free_steps"]
+    assert any(abs(it["time"] - 0.24) < 1e-9 and it["impulse"] > 1.0 for it in res.trajectory.metadata["impacts"])
+    problem, traj = hopper.build(), res.trajectory
+    checks = consistency_checks(problem, traj, 1e-6, 1e-2, contact=consistency_contact(problem, traj, interval_contact(problem, traj)))
+    defects = [c for c in checks if c.name == "defects"]
+    assert defects and defects[0].passed, defects[0].line()
+    traj.metadata["own_ends"] = False  # read as a plain fixed mesh: the landing interval's defect is off by the stance's pull
+    checks = consistency_checks(problem, traj, 1e-6, 1e-2, contact=consistency_contact(problem, traj, interval_contact(problem, traj)))
+    assert not [c for c in checks if c.name == "defects"][0].passed

@@ -124,6 +124,7 @@ def consistency_contact(problem, traj, setup) -> dict:
     point, meta = point_function(problem, make_options())
     implicit = {n[:-len(".dot")] for n in meta["z_names"]}
     free = traj.metadata.get("free_steps", any(c.name + END in traj for c in model.controls))
+    own_ends = traj.metadata.get("own_ends", free)  # own_ends=True closes fixed-mesh intervals on their own too
     P = _parameters(model, traj)
     U = np.array([traj[v.name][ends] for v in model.controls]).reshape(len(model.controls), ends.size)
     for k, v in enumerate(model.controls):
@@ -136,7 +137,7 @@ def consistency_contact(problem, traj, setup) -> dict:
     own = np.asarray(rhs.map(ends.size)(traj.time[ends][None, :], X, U, P, setup["last_forces"])[0]).reshape(len(names), -1)
     out = {}
     for i, n in enumerate(names):
-        f = (own[i] if free else traj[n + ".dot"][ends]) if n in implicit else xdot[i]
+        f = (own[i] if own_ends else traj[n + ".dot"][ends]) if n in implicit else xdot[i]
         out[n] = (X[i], f)
     nc, nf = len(rows.contacts), rows.num_tangents
     npts = traj.time.size

@@ -576,8 +576,8 @@ class ContactCollocation(Collocation):
         return traj
 
     def result_metadata(self):
-        # whether each interval ends on its own accelerations (free steps) and where its forces act: verify needs both
-        return dict(super().result_metadata(), contact="implicit", free_steps=bool(self.free_steps), contact_forces=self.contact_forces)
+        return dict(super().result_metadata(), contact="implicit", free_steps=bool(self.free_steps), contact_forces=self.contact_forces,
+                    own_ends=bool(self.free_steps) or (self.own_ends and bool(self.impacts)))  # verify reads all three
 
 
 def step_ratio(free_steps):
