@@ -34,3 +34,23 @@ def test_warm_start_from_a_sliding_file_meets_every_slip_row(tmp_path):
     speed = np.hypot(tr["box.x_speed"], tr["box.y_speed"])
     assert np.max(speed) > 0.1  # it slides
     assert np.allclose(nlp.layout["cg3"].guess[0], speed * math.cos(alpha), atol=1e-9)
+
+
+def test_a_radau_file_read_back_onto_its_own_grid_is_the_point_its_solve_ended_on(tmp_path):
+    # Radau's derivative and force columns at a mesh point belong to the interval that ends there; the next
+    # interval's polynomial extrapolated to its start is another value (an acceleration of 1.5e3 instead of the
+    # file's in the Solo12 jump): read back onto the same grid, the guess takes each row's own values, so every
+    # row holds at the first point of the warm start as at the solution (IPOPT's tolerance 1e-10 and ε = 1e-8)
+    import casadi as ca
+
+    options = dict(scheme="radau-3", contact_forces="collocation", intervals=6, contact="implicit", impacts=False,
+                   free_steps=False)
+    res = cl.solve(pushed("polyhedral", math.pi / 4), ipopt=IPOPT, **options)
+    assert res.success
+    path = tmp_path / "box.npz"
+    res.trajectory.write(path)
+    nlp = build_nlp(pushed("polyhedral", math.pi / 4), guess=cl.Trajectory.read(path), relaxation=1e-8, **options)
+    w0 = nlp.layout.vector("guess")
+    g = np.asarray(ca.Function("g", [nlp.w], [nlp.rows.g])(w0)).ravel()
+    worst = nlp.rows.worst(g, 1)
+    assert not worst or worst[0][2] <= 1e-7, worst
