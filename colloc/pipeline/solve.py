@@ -102,7 +102,10 @@ def solve(problem, scheme="hermite-simpson", intervals=None, mesh=None, guess=No
         ``relaxation_factor``, ``impacts``, and ``free_steps``: by default (or True, or a ratio r > 1)
         the interval lengths are variables within [h/r, r h] of the mesh given, default r = 4, so that
         switches and impacts fall on mesh points — collocation schemes with two intervals or more;
-        ``free_steps=False`` keeps the mesh given); with
+        ``free_steps=False`` keeps the mesh given; ``own_ends=True`` closes the intervals ending where an impulse
+        may fall on their own end accelerations on a fixed mesh too, as free steps do; ``contact_forces``
+        ``"interval"`` (one force per interval) or ``"collocation"`` (at every collocation point, for passive
+        contacts whose force follows the motion)); with
         ``scheme="midpoint-vi"`` the contact-implicit discrete Euler–Lagrange equations
         (:mod:`colloc.transcription.contact_vi`, plastic impacts).
 

@@ -13,6 +13,7 @@ import warnings
 
 import numpy as np
 
+from ..discretization.grid import locate
 from ..errors import FileFormatError, did_you_mean
 
 
@@ -106,7 +107,10 @@ def _at_nodes(guess, times, sampled):
     derivatives and forces belong to the interval that ends there; the next interval's polynomial, extrapolated to
     its start, differs: by 1.5e3 in the Solo12 jump's accelerations, a warm start at infeasibility 149)."""
     t = guess.time
-    j = np.clip(np.searchsorted(t, times, side="right") - 1, 0, t.size - 1)  # the last row at or before each time
+    if t.size < 2:
+        return sampled
+    i, s = locate(t, times)
+    j = np.where(s > 0.5, i + 1, i)  # the nearer of the rows around each time
     hit = np.abs(t[j] - times) <= 1e-12 * max(1.0, float(np.abs(t).max()))
     if hit.any():
         for name, values in sampled.items():

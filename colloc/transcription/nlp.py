@@ -41,7 +41,7 @@ BLOCK_LEGEND = {
     "pbp": "friction impulse facets along the tangent at each interior mesh point",
     "pbm": "friction impulse facets against the tangent at each interior mesh point",
     "pg": "sliding speeds after each impact (maximal dissipation of the tangential impulse)",
-    "zm": "free steps: the accelerations each interval ends on at an interior mesh point (they may jump there)",
+    "zm": "free steps or own_ends: the accelerations each interval ends on at an interior mesh point (they may jump there)",
     "um": "free steps: the controls each interval ends on at an interior mesh point (written as NAME.interval_end)",
     "steps": "free steps: each mesh interval's fraction of the horizon, within [1/r, r] of the mesh given",
     "cq": "midpoint-vi contacts: the configuration one step past the last node, where its force acts",
