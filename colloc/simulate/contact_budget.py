@@ -163,7 +163,7 @@ def error_budget(problem, traj, setup, signed, simulated, floor=1e-6) -> dict:
             gap_error = float(it["gradient"] @ (SAFETY * unsalted[:, m] + floor * scale[:, m]))
             it["time_tolerance"] = min(gap_error / max(abs(it["speed"]), 1e-12), float(np.max(itp.h[k:k + 2])))
             it["speed_tolerance"], it["rest_tolerance"] = (SAFETY * e[:, k] + floor * scale[:, m] for e in (robust, d))
-    return dict(robust=robust, force=force, estimate=E, tolerance=tol, impacts=found, local=local, scale=scale)
+    return dict(robust=robust, force=force, estimate=E, tolerance=tol, impacts=found, local=local, scale=scale, floor=floor)
 
 
 def _file_impacts(problem, traj, setup, rows, before, Uend, rhs) -> list:

@@ -309,10 +309,37 @@ def resimulate(problem, traj, setup, budget, simulated=None, **options) -> dict:
             for n in names:
                 at[n][-1] = sim[n][row]
     extra = [e for e in extra if e is not landing]
+    slight = [e for e in extra if _within_tolerance(e, sim, system, traj, budget)]
+    extra = [e for e in extra if not any(e is f for f in slight)]
     errors = {n: np.abs(at[n] - traj[n]) for n in names}
     over = np.max(np.array(list(errors.values())), axis=0)
     return dict(simulated=sim, system=system, errors=errors, error_over_time=over, final_error=float(over[-1]),
-                max_error=float(over.max()), events=sim.metadata.get("events", []), matched=matched, extra=extra, landing=landing)
+                max_error=float(over.max()), events=sim.metadata.get("events", []), matched=matched, extra=extra, landing=landing,
+                slight=slight)
+
+
+def _within_tolerance(event, sim, system, traj, budget) -> bool:
+    """Whether a simulated impact the file lacks changes the speeds by no more than the scheme's error in its
+    interval ``k``: the normal speed its impulse changes, ``P W_n M⁻¹ W_nᵀ``, within ``|W_n| · tol_v``, ``tol_v`` the
+    speeds' ``SAFETY`` times their local error there plus the constraint tolerance (as a file's own impulse within
+    Newton's limit of zero is excused; the local error, not the whole-horizon estimate, which may be far larger).
+    A foot the scheme leaves approaching at 7e-5 m/s in stance is struck by the simulator with an impulse that small."""
+    from ..discretization.grid import locate
+    from ..discretization.interpolant import Interpolant
+
+    mesh = traj.time[Interpolant(traj).grid.mesh_points]
+    m = min(int(locate(mesh, event["time"])[0][0]) + 1, mesh.size - 1)
+    i = [c.name for c in system.contacts].index(event["contact"])
+    row = np.flatnonzero(sim.time == event["time"])[0]  # before the impact
+    q, v = (np.array([sim[n][row] for n in names]) for names in (system.coordinate_names, system.speed_names))
+    u = np.array([sim[n][row] if n in sim else 0.0 for n in system.control_names])
+    p = np.array([traj.parameters[n] for n in system.parameter_names])
+    T = system.evaluate(event["time"], q, v, u, p)
+    Wn = T["Wn"][i]
+    local = SAFETY * budget["robust"][:, m - 1] + budget["floor"] * budget["scale"][:, m]
+    tol = dict(zip([v.name for v in system.model.states], local))
+    allowed = float(np.abs(Wn) @ np.array([tol.get(n, 0.0) for n in system.speed_names]))
+    return event["impulse"] * float(Wn @ np.linalg.solve(T["M"], Wn)) <= allowed  # the normal speed the impulse changes
 
 
 def _resimulation_check(traj, sim, budget) -> Check:
@@ -388,6 +415,8 @@ def _impact_time_check(traj, sim, budget) -> Check:
     for e in sim["extra"][:1]:  # the first simulated impact the file lacks
         return Check("impact times", False, math.inf, 1.0, f"the simulator finds an impact of `{e['contact']}` at t = {e['time']:.6g} "
                                                          "that the file does not have")
+    if sim.get("slight"):
+        text += f"; {len(sim['slight'])} simulated impact(s) within the speeds' tolerance of none"
     if sim["landing"] is not None and worst <= 1:
         text += f"; a landing at t_f = {traj.time[-1]:.6g}"
     return Check("impact times", worst <= 1.0, worst, 1.0, text)
