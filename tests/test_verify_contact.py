@@ -197,23 +197,27 @@ def test_a_re_simulation_that_stops_is_a_failed_check(ball, monkeypatch):
     assert judged["defects"].passed and judged["contact"].passed and info == {}
 
 
-def test_a_slow_extra_impact_early_on_is_not_taken_for_a_landing_at_the_final_time(ball, monkeypatch):
-    # a simulated impact the file lacks, near t0 and with a closing speed of 1e-14: |t - t_f| |speed| is tiny, but an
-    # impact a whole horizon before t_f is no landing there; the final state must stay compared with the simulation's
+def with_a_fake_impact(monkeypatch, impulse, speed):
+    """The event-driven re-simulation of every check made to report an impact of the ball at its second row."""
     import importlib
 
     checks = importlib.import_module("colloc.simulate.contact_checks")
-
-    problem, traj = ball
     real = checks.simulate_file
 
-    def with_a_slow_impact(problem, traj, **options):
+    def simulate(problem, traj, **options):
         sim, system = real(problem, traj, **options)
-        fake = dict(kind="impact", contact="ball.ground", time=float(sim.time[1]), impulse=1.0, speed=-1e-14)
+        fake = dict(kind="impact", contact="ball.ground", time=float(sim.time[1]), impulse=impulse, speed=speed)
         sim.metadata["events"] = [fake] + list(sim.metadata.get("events", []))
         return sim, system
 
-    monkeypatch.setattr(checks, "simulate_file", with_a_slow_impact)
+    monkeypatch.setattr(checks, "simulate_file", simulate)
+
+
+def test_a_slow_extra_impact_early_on_is_not_taken_for_a_landing_at_the_final_time(ball, monkeypatch):
+    # a simulated impact the file lacks, near t0 and with a closing speed of 1e-14: |t - t_f| |speed| is tiny, but an
+    # impact a whole horizon before t_f is no landing there; the final state must stay compared with the simulation's
+    problem, traj = ball
+    with_a_fake_impact(monkeypatch, 1.0, -1e-14)
     _, info = check_contact_file(problem, traj, 1e-6, 1e-2)
     assert info["simulation"]["landing"] is None
     assert any(e["time"] == pytest.approx(traj.time[0], abs=1e-3) for e in info["simulation"]["extra"])
@@ -306,18 +310,7 @@ def test_a_simulated_impact_the_file_lacks_is_excused_only_within_the_scheme_err
 
 
 def test_a_simulated_impact_beyond_the_scheme_error_is_one_the_file_lacks(ball, monkeypatch):
-    import importlib
-
-    checks = importlib.import_module("colloc.simulate.contact_checks")
     problem, traj = ball
-    real = checks.simulate_file
-
-    def with_an_impact(problem, traj, **options):
-        sim, system = real(problem, traj, **options)
-        fake = dict(kind="impact", contact="ball.ground", time=float(sim.time[1]), impulse=1e-2, speed=-1e-2)
-        sim.metadata["events"] = [fake] + list(sim.metadata.get("events", []))
-        return sim, system
-
-    monkeypatch.setattr(checks, "simulate_file", with_an_impact)
+    with_a_fake_impact(monkeypatch, 1e-2, -1e-2)
     found, info = check_contact_file(problem, traj, 1e-6, 1e-2)
     assert not {c.name: c for c in found}["impact times"].passed and not info["simulation"]["slight"]
