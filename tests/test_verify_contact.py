@@ -65,6 +65,7 @@ def test_correct_bouncing_ball_passes_every_check(ball):
     names = {c.name for c in checks}
     assert {"initial", "final", "bounds", "contact", "resimulation", "newton", "impact times"} <= names
     assert {f"dynamics:{s}" for s in ("ball.x", "ball.y", "ball.x_speed", "ball.y_speed")} <= names
+    assert "does not bind" not in {c.name: c for c in checks}["resimulation"].message  # binding over the whole horizon
     (it,) = info["budget"]["impacts"]
     assert it["newton"] == pytest.approx(it["impulse"], rel=1e-6)
     assert it["time_error"] < 1e-8
