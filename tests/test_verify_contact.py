@@ -198,20 +198,28 @@ def test_a_re_simulation_that_stops_is_a_failed_check(ball, monkeypatch):
     assert judged["defects"].passed and judged["contact"].passed and info == {}
 
 
-def with_a_fake_impact(monkeypatch, impulse, speed):
-    """The event-driven re-simulation of every check made to report an impact of the ball at its second row."""
+def with_a_fake_impact(monkeypatch, impulse, speed, local=True):
+    """The event-driven re-simulation of every check made to report an impact of the ball at its second row; with
+    ``local`` the simulation from the file's state an interval before finds it too (else it is the whole-horizon
+    simulation's alone, as its drift would be)."""
     import importlib
 
     checks = importlib.import_module("colloc.simulate.contact_checks")
-    real = checks.simulate_file
+    real, real_local = checks.simulate_file, checks.local_impacts
+    fake = dict(kind="impact", contact="ball.ground", impulse=impulse, speed=speed)
 
     def simulate(problem, traj, **options):
         sim, system = real(problem, traj, **options)
-        fake = dict(kind="impact", contact="ball.ground", time=float(sim.time[1]), impulse=impulse, speed=speed)
+        fake["time"] = float(sim.time[1])
         sim.metadata["events"] = [fake] + list(sim.metadata.get("events", []))
         return sim, system
 
+    def simulate_locally(problem, traj, start, stop):
+        sim, system, found = real_local(problem, traj, start, stop)
+        return sim, system, found + ([dict(fake)] if local and traj.time[start] <= fake["time"] <= stop else [])
+
     monkeypatch.setattr(checks, "simulate_file", simulate)
+    monkeypatch.setattr(checks, "local_impacts", simulate_locally)
 
 
 def test_a_slow_extra_impact_early_on_is_not_taken_for_a_landing_at_the_final_time(ball, monkeypatch):
@@ -315,3 +323,14 @@ def test_a_simulated_impact_beyond_the_scheme_error_is_one_the_file_lacks(ball, 
     with_a_fake_impact(monkeypatch, 1e-2, -1e-2)
     found, info = check_contact_file(problem, traj, 1e-6, 1e-2)
     assert not {c.name: c for c in found}["impact times"].passed and not info["simulation"]["slight"]
+
+
+def test_an_impact_only_the_whole_horizon_simulation_finds_is_its_drift(ball, monkeypatch):
+    # an unstable body drifts open-loop (a Solo12 foot landing 17 ms early at 0.5 m/s in the whole-horizon simulation,
+    # at the file's time from the file's state an interval before): the impact the simulation from the file's own state
+    # an interval before does not find is not one the file lacks
+    problem, traj = ball
+    with_a_fake_impact(monkeypatch, 1e-2, -1e-2, local=False)
+    found, info = check_contact_file(problem, traj, 1e-6, 1e-2)
+    times = {c.name: c for c in found}["impact times"]
+    assert times.passed and "its drift" in times.message and len(info["simulation"]["drift"]) == 1
