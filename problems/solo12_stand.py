@@ -97,6 +97,9 @@ JUMP_SOLVE = dict(scheme="hermite-simpson", intervals=17, contact="implicit", im
 JUMP_SOLVE_POINTS = dict(JUMP_SOLVE, scheme="radau-3", contact_forces="collocation")
 #: Gap ``δ`` [m] of :func:`soft_landing`'s rows: the feet's normal speed at a closed gap is at most ``√(2 a δ)``.
 SOFT_CLEARANCE = 1e-6
+#: Base height [m] halfway that :func:`apex_row` asks of a jump from :func:`standing_guess`: 2 cm above the
+#: highest base that the feet on their ground points allow (legs straight, 0.32 m).
+APEX = 0.34
 #: Deceleration ``a`` [m/s²] of the soft landing that :func:`solve_soft_jump` asks for (``build_jump(landing=...)``).
 SOFT_LANDING = 100.0
 
@@ -193,11 +196,12 @@ def _guess_trajectory(body, t, q, v, tau, forces):
     return cl.Trajectory(t, columns, kinds)
 
 
-def build(duration=0.2, friction=0.8, max_torque=2.7, distance=0.0, regularization=0.0, landing=0.0):
+def build(duration=0.2, friction=0.8, max_torque=2.7, distance=0.0, regularization=0.0, landing=0.0, apex=0.0):
     """From rest in the standing pose to rest ``distance`` further forward after ``duration`` seconds (0: stand
     still), least ∫(|τ|² + w|q̈_joints|²) dt, w = ``regularization``; the problem's own guess stands, its base
     sliding forward at constant speed (:func:`standing_guess` adds the feet's forces).  ``landing`` > 0: every
-    foot lands and lifts softly (:func:`soft_landing`, that deceleration [m/s²])."""
+    foot lands and lifts softly (:func:`soft_landing`, that deceleration [m/s²]).  ``apex`` > 0: the base is at
+    least that high [m] halfway (:func:`apex_row`)."""
     import numpy as np
 
     name = "solo12_stand" if distance == 0 else "solo12_jump_implicit"
@@ -206,6 +210,8 @@ def build(duration=0.2, friction=0.8, max_torque=2.7, distance=0.0, regularizati
         prob.minimize(integral=regularization * sum(a**2 for a in list(body.a.elements())[6:]), name="joint_acceleration")
     if landing != 0.0:
         soft_landing(prob, body, landing)
+    if apex != 0.0:
+        apex_row(prob, body, apex)
     start = {s: float(v) for s, v in zip(body.coordinates, q0)}
     start[body.coordinates[3]] = (0.0, 1.5)
     start.update({s: 0.0 for s in body.speeds})
@@ -246,12 +252,30 @@ def soft_landing(problem, body, deceleration, clearance=SOFT_CLEARANCE, tangenti
                      name=f"soft_landing.{c.name.split('.')[-1]}")
 
 
-def build_jump(distance=0.2, duration=0.85, friction=0.8, max_torque=2.7, regularization=1e-6, landing=0.0):
+def build_jump(distance=0.2, duration=0.85, friction=0.8, max_torque=2.7, regularization=1e-6, landing=0.0, apex=0.0):
     """``solo12_jump``'s motion without its schedule: :func:`build` over its distance and duration (its push,
     flight and landing add up to 0.85 s) with its cost; solve it from :func:`jump_guess` with ``JUMP_SOLVE``.
     ``colloc verify FILE problems/solo12_stand.py --set distance=0.2 --set duration=0.85 --set regularization=1e-6``
-    checks a solution."""
-    return build(duration, friction, max_torque, distance, regularization, landing)
+    checks a solution.  ``apex`` (e.g. ``APEX``) makes it a jump without a guess that leaves the ground: the task
+    asks for a height halfway that the legs cannot reach standing (:func:`apex_row`)."""
+    return build(duration, friction, max_torque, distance, regularization, landing, apex)
+
+
+def apex_row(problem, body, height):
+    """The path row ``z(t) + g (t − T/2)²/2 ≥ height`` of the base's height ``z``: at ``T/2`` the base is at least
+    ``height`` high, and around it no lower than a ballistic arc with its apex there.
+
+    A task, not a schedule: above the height that straight legs reach standing (0.32 m, ``APEX`` is 2 cm more) every
+    foot is off the ground at ``T/2``, but nothing says when the feet lift or land, or in which order.  The arc makes it
+    one row at every collocation point, whatever the mesh (``T/2`` need not be a grid point), and it leaves any flight
+    through that apex feasible: a ballistic ``z`` with its apex ``h'`` at ``t_a`` exceeds the arc by an amount linear in
+    ``t``, positive over a flight that starts before ``T/2`` and ends after it when ``h'`` is high enough.
+    """
+    if not (isinstance(height, (int, float)) and 0 < height < float("inf")):
+        raise cl.ProblemError(f"The jump's `apex` must be a finite height > 0 (m); got {height!r}.")
+    middle = 0.5 * (problem.t0_value + problem.tf_bounds[1])
+    z = body.coordinates[2]
+    problem.path(z + 0.5 * _jump_script().GRAVITY * (cl.TIME - middle) ** 2, lower=height, name="apex")
 
 
 def jump_guess(distance=0.2, duration=0.85, lift_off=0.3, touch_down=0.55, friction=0.8, num=35):
@@ -292,10 +316,15 @@ def jump_guess(distance=0.2, duration=0.85, lift_off=0.3, touch_down=0.55, frict
     return _guess_trajectory(body, t, q, v, tau, forces)
 
 
-def graded_mesh(trajectory, pieces=3):
+def graded_mesh(trajectory, pieces=3, width=0.0):
     """A normalised mesh graded where a solved jump's feet lift and land: each interval of ``trajectory``'s mesh
-    on either side of a change between loaded (some foot pushes) and unloaded intervals split into ``pieces``
-    equal ones, the others kept.  It imposes no schedule: only the mesh is finer there.
+    on either side of a change between loaded (some foot pushes) and unloaded intervals, and each one less than
+    ``width`` seconds from such a change, split into equal pieces no longer than the mesh's longest interval over
+    ``pieces``; the others kept.  It imposes no schedule: only the mesh is finer there.
+
+    ``width`` reaches the stance intervals next to a take-off or touch-down, where the legs still move fast (the
+    push's last 50 ms, the landing's first 100 ms); intervals already short enough stay whole, so a graded mesh graded
+    again refines only what is new.
 
     Returns
     -------
@@ -315,13 +344,16 @@ def graded_mesh(trajectory, pieces=3):
     else:  # one force per interval, held at its start
         loaded = total[grid.interval_starts] > 1e-3
     changes = np.flatnonzero(np.diff(loaded.astype(int)))
+    at = mesh[changes + 1]  # the mesh point between the two intervals
     near = set(changes) | set(changes + 1)
+    longest, reach = np.diff(mesh).max() / pieces, width - 1e-9 * trajectory.duration  # an interval that only touches the reach is out
     times = [mesh[0]]
     for i in range(mesh.size - 1):
-        times += list(np.linspace(mesh[i], mesh[i + 1], (pieces if i in near else 1) + 1)[1:])
+        close = i in near or bool(np.any((mesh[i] < at + reach) & (mesh[i + 1] > at - reach)))
+        count = int(np.ceil((mesh[i + 1] - mesh[i]) / longest - 1e-9)) if close else 1
+        times += list(np.linspace(mesh[i], mesh[i + 1], count + 1)[1:])
     times = np.array(times)
     return (times - times[0]) / (times[-1] - times[0])
-
 
 
 def solve_soft_jump(landing=SOFT_LANDING, pieces=3, **solve_options):
