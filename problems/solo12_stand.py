@@ -100,6 +100,9 @@ SOFT_CLEARANCE = 1e-6
 #: Base height [m] halfway that :func:`apex_row` asks of a jump from :func:`standing_guess`: 2 cm above the
 #: highest base that the feet on their ground points allow (legs straight, 0.32 m).
 APEX = 0.34
+#: :func:`solve_soft_jump`'s refinements after the uniform solve: ``(pieces, width [s], first ε)`` of each
+#: :func:`graded_mesh` and its warm-started homotopy.
+SOFT_STAGES = ((3, 0.0, 1e-4), (3, 0.1, 1e-6))
 #: Deceleration ``a`` [m/s²] of the soft landing that :func:`solve_soft_jump` asks for (``build_jump(landing=...)``).
 SOFT_LANDING = 100.0
 
@@ -356,25 +359,89 @@ def graded_mesh(trajectory, pieces=3, width=0.0):
     return (times - times[0]) / (times[-1] - times[0])
 
 
-def solve_soft_jump(landing=SOFT_LANDING, pieces=3, **solve_options):
-    """The schedule-free jump with soft landings, in two solves: ``build_jump(landing=landing)`` from
-    :func:`jump_guess` with ``JUMP_SOLVE_POINTS`` (17 uniform intervals), then the same problem from the same guess
-    on that solution's :func:`graded_mesh` (the intervals either side of its take-off and touch-down in ``pieces``),
-    a mesh given, not a schedule: any foot may still lift or land anywhere.  ``solve_options`` go to both solves
-    (e.g. ``ipopt={"max_cpu_time": 600}``).
+def resampled_guess(problem, trajectory, mesh, **options):
+    """``trajectory`` (a solved jump) as a guess on ``mesh``, its torques and feet's forces made to obey the dynamics
+    there: at each new grid point the torques and the forces of the feet on the ground (gap < 0.1 mm) nearest the
+    interpolated ones for which ``M(q) a + c(q, v) = Sᵀτ + Σ_k W_kᵀ F_k`` holds with the interpolated ``q, v, a``.
 
-    ``colloc verify FILE problems/solo12_stand.py --set distance=0.2 --set duration=0.85 --set regularization=1e-6
-    --set landing=100`` checks the second solve's file (module docstring: what it measured).
+    Why: resampled as it is (linear interpolation of the forces, the states on their polynomials) a landing's forces,
+    which change by tens of newtons from point to point, no longer balance the light legs' accelerations at the new
+    points; the 25-interval jump read onto its 33-interval refinement started IPOPT at a violation of 96 (the base's
+    vertical dynamics) and it crawled (steps of 1e-2, 80 iterations to 0.3); projected, it starts at 2.2.
+
+    Parameters
+    ----------
+    problem : Problem
+        :func:`build_jump`'s problem.
+    trajectory : Trajectory
+    mesh : array_like
+        Normalised mesh (as ``colloc.solve(..., mesh=...)``).
+    **options
+        Transcription options of the solve to come (default ``JUMP_SOLVE_POINTS``).
 
     Returns
     -------
-    tuple of SolveResult
-        The uniform solve and the graded one.
+    Trajectory
+        On ``mesh``'s grid, for ``colloc.solve(..., guess=...)``.
     """
+    import numpy as np
+
+    from colloc.pipeline import driver
+
+    o = {k: v for k, v in dict(JUMP_SOLVE_POINTS, **options).items() if k != "intervals"}
+    tr = driver.transcription(problem, mesh=np.asarray(mesh, float), **o)
+    nlp = tr.build(tr.warm_start(trajectory))
+    lay = nlp.layout
+    body = problem.model.components[0]
+    nq, nv = body.num_coordinates, body.num_speeds
+    acc = ca.SX.sym("a", nv)
+    f = ca.Function("f", [body.q, body.v, acc], [ca.mtimes(body.equations().mass_matrix, acc) + body.bias_force,
+                                                 ca.vertcat(*[ca.vertcat(c.normal_jacobian, c.tangent_jacobian) for c in body.contacts]),
+                                                 ca.vertcat(*[c.gap for c in body.contacts])])
+    X, Z, U, N, B = (lay[b].guess for b in ("x", "z", "u", "cn", "cf3"))  # B: the 4 facets (±t₁, ±t₂) of each foot
+    S = np.hstack([np.zeros((nv - 6, 6)), np.eye(nv - 6)])
+    for k in range(X.shape[1]):
+        load, W, gap = (np.array(a) for a in f(X[:nq, k], X[nq:, k], Z[:, k]))
+        on = [i for i in range(len(body.contacts)) if gap[i, 0] < 1e-4]
+        if not on:  # in the air the base's rows hold with the interpolated accelerations
+            continue
+        A = np.hstack([S.T, W[np.ravel([[3 * i, 3 * i + 1, 3 * i + 2] for i in on])].T])
+        x0 = np.concatenate([U[:, k]] + [[N[i, k], B[4 * i, k] - B[4 * i + 2, k], B[4 * i + 1, k] - B[4 * i + 3, k]] for i in on])
+        x = x0 + np.linalg.lstsq(A, load.ravel() - A @ x0, rcond=None)[0]  # the nearest (τ, F) that balance
+        U[:, k] = x[:nv - 6]
+        for j, i in enumerate(on):
+            n, f1, f2 = x[nv - 6 + 3 * j:nv - 3 + 3 * j]
+            N[i, k], B[4 * i:4 * i + 4, k] = max(n, 0.0), [max(f1, 0.0), max(f2, 0.0), max(-f1, 0.0), max(-f2, 0.0)]
+    return tr.trajectory(nlp, lay.vector("guess"), dict(status="resampled", success=False))
+
+
+def solve_soft_jump(landing=SOFT_LANDING, stages=SOFT_STAGES, **solve_options):
+    """The schedule-free jump with soft landings, solve after solve on finer meshes: ``build_jump(landing=landing)``
+    from :func:`jump_guess` with ``JUMP_SOLVE_POINTS`` (17 uniform intervals, ε from 1e-2), then for each
+    ``(pieces, width, relaxation)`` of ``stages`` the same problem on the last solution's
+    ``graded_mesh(last, pieces, width)``, from the last solution (:func:`resampled_guess`), ε from ``relaxation``.
+    Meshes given, not schedules: any foot may still lift or land anywhere.  ``solve_options`` go to every solve
+    (e.g. ``ipopt={"max_cpu_time": 1200}``).  Stops at the first solve that fails.
+
+    ``colloc verify FILE problems/solo12_stand.py --set distance=0.2 --set duration=0.85 --set regularization=1e-6
+    --set landing=100`` checks the last solve's file (module docstring: what each stage measured).
+
+    Returns
+    -------
+    list of SolveResult
+        One per solve, the uniform one first.
+    """
+    problem = build_jump(landing=landing)
     options = dict(JUMP_SOLVE_POINTS, **solve_options)
-    first = cl.solve(build_jump(landing=landing), guess=jump_guess(), **options)
-    if not first.success:
-        return first, first
+    results = [cl.solve(problem, guess=jump_guess(), **options)]
     options.pop("intervals")
-    second = cl.solve(build_jump(landing=landing), guess=jump_guess(), mesh=graded_mesh(first.trajectory, pieces), **options)
-    return first, second
+    # each warm solve starts where the last ended, at its multipliers' scale: IPOPT's default push off the bounds
+    # (1e-2) would lift every sticking foot's sliding speed and every zero force off its bound
+    options["ipopt"] = {"bound_push": 1e-9, "bound_frac": 1e-9, "mu_init": 1e-4, **options.get("ipopt", {})}
+    for pieces, width, relaxation in stages:
+        if not results[-1].success:
+            break
+        mesh = graded_mesh(results[-1].trajectory, pieces, width)
+        guess = resampled_guess(problem, results[-1].trajectory, mesh, **options)
+        results.append(cl.solve(problem, guess=guess, mesh=mesh, **dict(options, relaxation=relaxation)))
+    return results
