@@ -361,8 +361,8 @@ def graded_mesh(trajectory, pieces=3, width=0.0):
 
 def resampled_guess(problem, trajectory, mesh, **options):
     """``trajectory`` (a solved jump) as a guess on ``mesh``, its torques and feet's forces made to obey the dynamics
-    there: at each new grid point the torques and the forces of the feet on the ground (gap < 0.1 mm) nearest the
-    interpolated ones for which ``M(q) a + c(q, v) = Sᵀτ + Σ_k W_kᵀ F_k`` holds with the interpolated ``q, v, a``.
+    there: at each new grid point the torques and the forces of the loaded feet on the ground (gap < 0.1 mm) nearest
+    the interpolated ones for which ``M(q) a + c(q, v) = Sᵀτ + Σ_k W_kᵀ F_k`` holds with the interpolated ``q, v, a``.
 
     Why: resampled as it is (linear interpolation of the forces, the states on their polynomials) a landing's forces,
     which change by tens of newtons from point to point, no longer balance the light legs' accelerations at the new
@@ -402,7 +402,7 @@ def resampled_guess(problem, trajectory, mesh, **options):
     S = np.hstack([np.zeros((nv - 6, 6)), np.eye(nv - 6)])
     for k in range(X.shape[1]):
         load, W, gap = (np.array(a) for a in f(X[:nq, k], X[nq:, k], Z[:, k]))
-        on = [i for i in range(len(body.contacts)) if gap[i, 0] < 1e-4]
+        on = [i for i in range(len(body.contacts)) if gap[i, 0] < 1e-4 and N[i, k] > 1e-3]  # loaded, on the ground
         if not on:  # in the air the base's rows hold with the interpolated accelerations
             continue
         A = np.hstack([S.T, W[np.ravel([[3 * i, 3 * i + 1, 3 * i + 2] for i in on])].T])
