@@ -345,3 +345,130 @@ def test_soft_landing_refuses_a_deceleration_that_is_not_positive_and_finite(lan
     stand = _script("solo12_stand")
     with pytest.raises(cl.ProblemError, match="soft landing's `deceleration`"):
         stand.build_jump(landing=landing)
+
+
+#: The schedule-free jump with soft landings on 25 intervals (98 KB), ``solve_soft_jump()``'s first refinement:
+#: ``build_jump(landing=100)`` with ``JUMP_SOLVE_POINTS`` on ``graded_mesh(r, 3)`` of the 17-interval solve ``r`` from
+#: ``jump_guess()``, ε 1e-2 → 1e-5 from ``jump_guess()``, then 1e-6 → 1e-8 warm-started from there (J = 1.816618).
+JUMP_FILE = os.path.join(ROOT, "tests", "data", "solo12_jump_soft.npz")
+
+
+def test_graded_mesh_width_splits_the_stance_intervals_next_to_take_off_and_touch_down():
+    # graded_mesh(width=w) keeps every mesh point, splits each interval less than w from a change between loaded and
+    # unloaded intervals into pieces no longer than the longest interval / pieces, and leaves the others whole
+    from colloc.discretization.interpolant import Interpolant
+
+    stand = _script("solo12_stand")
+    tr = cl.Trajectory.read(JUMP_FILE)
+    grid = Interpolant(tr).grid
+    mesh = tr.time[grid.mesh_points] / tr.duration
+    lam = sum(tr[f"solo12.{f}_FOOT.normal_force"] for f in FEET)
+    loaded = lam[grid.nodes_of_intervals[:, 1:]].max(axis=1) > 1e-3
+    at = mesh[np.flatnonzero(np.diff(loaded.astype(int))) + 1]
+    assert at.size == 2  # one take-off, one touch-down: all four feet together
+    width = 0.1
+    graded = stand.graded_mesh(tr, pieces=3, width=width)
+    assert graded[0] == 0.0 and graded[-1] == 1.0 and (np.diff(graded) > 0).all()
+    assert all(np.isclose(graded, m).any() for m in mesh)
+    longest = np.diff(mesh).max() / 3
+    for a, b in zip(mesh[:-1], mesh[1:]):
+        inside = graded[(graded > a + 1e-12) & (graded < b - 1e-12)]
+        near = np.any((a < at + width / tr.duration - 1e-9) & (b > at - width / tr.duration + 1e-9))
+        assert inside.size == (int(np.ceil((b - a) / longest - 1e-9)) - 1 if near else 0), (a, b)
+    assert np.allclose(stand.graded_mesh(tr, pieces=3, width=0.0), stand.graded_mesh(tr, pieces=3))
+
+
+def test_resampled_jump_obeys_newton_by_pinocchio_where_its_feet_carry_it():
+    # resampled_guess() puts the jump on a finer mesh with the torques and feet's forces projected onto the dynamics:
+    # wherever a foot carries load, Pinocchio's m a_com equals the feet's forces plus the weight (a_com from the
+    # resampled q, v, a).  The plain resampling, which interpolates the forces, misses it by newtons at the new points
+    # of the landing (measured: 96 in the transcription's base rows)
+    stand = _script("solo12_stand")
+    tr = cl.Trajectory.read(JUMP_FILE)
+    problem = stand.build_jump(landing=stand.SOFT_LANDING)
+    mesh = stand.graded_mesh(tr, pieces=2, width=0.1)
+    body = stand.robot()
+    model = pin.buildModelFromUrdf(URDF, pin.JointModelFreeFlyer())
+    data = model.createData()
+    mass, g = pin.computeTotalMass(model), np.array([0.0, 0.0, -G])
+
+    def newton_error(guess):
+        q, v, a = _pinocchio_motion(model, body, guess)
+        force = sum(np.column_stack([guess[f"solo12.{f}_FOOT.friction_force_1"], guess[f"solo12.{f}_FOOT.friction_force_2"],
+                                     guess[f"solo12.{f}_FOOT.normal_force"]]) for f in FEET)
+        acom = np.array([_com(model, data, qk, vk, ak)[2] for qk, vk, ak in zip(q, v, a)])
+        carried = force[:, 2] > 1e-3
+        return np.abs(mass * acom - force - mass * g)[carried].max()
+
+    guess = stand.resampled_guess(problem, tr, mesh)
+    assert guess.time.size == 3 * (mesh.size - 1) + 1
+    assert newton_error(guess) <= 1e-8 * mass * G
+    from colloc.pipeline import driver
+
+    options = {k: v for k, v in stand.JUMP_SOLVE_POINTS.items() if k != "intervals"}
+    plain = driver.transcription(problem, mesh=mesh, **options)
+    nlp = plain.build(plain.warm_start(tr))
+    assert newton_error(plain.trajectory(nlp, nlp.layout.vector("guess"))) > 0.1 * mass * G
+
+
+@pytest.mark.slow
+def test_soft_jump_file_checks_pass_and_tampered_copies_fail():
+    # colloc verify's checks of the 25-interval soft-landing jump against its problem and model pass: conditions, bounds,
+    # the soft-landing paths, the contact rows (gaps, cones, dissipation), the defects and derivative columns, the
+    # objective, the whole-horizon re-simulation and Newton's law; a foot pushing in mid-air and a base raised by
+    # 1 cm at an interior mesh point in flight fail them.  What it does not pass (docs/contacts.md): the per-interval
+    # integrations of the stance intervals 0.20-0.25 and 0.60-0.65 s (a 33-interval mesh passes them), the soft
+    # landing between grid points in 0.55-0.60 s, and `impact times` (see the next test)
+    from colloc.discretization.interpolant import Interpolant
+    from colloc.simulate.contact_checks import check_contact_file
+
+    stand = _script("solo12_stand")
+    problem = stand.build_jump(landing=stand.SOFT_LANDING)
+    tr = cl.Trajectory.read(JUMP_FILE)
+    judged = {c.name: c for c in check_contact_file(problem, tr, 1e-6, 1e-2)[0]}
+    for name in ("initial", "final", "bounds", "contact", "defects", "derivatives", "objective", "resimulation", "newton",
+                 *[f"path:soft_landing.{f}_FOOT" for f in FEET], "between:soft_landing.FL_FOOT"):
+        assert judged[name].passed, judged[name].line()
+    grid = Interpolant(tr).grid
+    flight = [k for k in grid.mesh_points if 0.38 < tr.time[k] < 0.46]  # 0.40 and 0.45 s, every foot in the air
+    pushed = deepcopy(tr)
+    pushed["solo12.FL_FOOT.normal_force"][flight[0] + 1] = 5.0
+    failed = {c.name for c in _file_checks(problem, pushed) if not c.passed}
+    assert {"contact", "derivatives"} <= failed, failed
+    raised = deepcopy(tr)
+    raised["solo12.base_z"][flight[0]] += 0.01
+    failed = {c.name for c in _file_checks(problem, raised) if not c.passed}
+    assert "defects" in failed, failed
+
+
+@pytest.mark.slow
+def test_soft_landing_meets_the_ground_at_the_speed_its_clearance_allows():
+    # The event-driven simulator, started from the file's own state at the mesh point 17 ms before touch-down and
+    # driven by its torques, lands the feet at the file's touch-down, 0.55 s, with the normal speed the rows allow at a
+    # closed gap, sqrt(2 a δ) = 0.0141 m/s (a = 100 m/s², δ = 1 µm), not at rest: a plastic impulse of about 1e-3 N s,
+    # which `impact times` counts as an impact the file (solved without impulses) lacks
+    from colloc.discretization.interpolant import Interpolant
+    from colloc.simulate.control_signals import solution_controls
+    from colloc.simulate.events import ContactSystem, simulate_events
+    from colloc.transcription.contacts import END
+
+    stand = _script("solo12_stand")
+    problem = stand.build_jump(landing=stand.SOFT_LANDING)
+    tr = cl.Trajectory.read(JUMP_FILE)
+    itp, system = Interpolant(tr), ContactSystem(problem.model)
+    ends = itp.grid.interval_ends
+    controls = solution_controls(itp, system.control_names, {n: tr[n + END][ends] for n in system.control_names if n + END in tr.names})
+    k = int(np.argmin(np.abs(tr.time - 0.55 + 1 / 60)))
+    q0, v0 = ([tr[n][k] for n in names] for names in (system.coordinate_names, system.speed_names))
+    sim = simulate_events(system, 0.56, q0, v0, controls=controls, t0=float(tr.time[k]), gap_tolerance=1e-8,
+                          max_step=float(np.min(np.diff(tr.time))) / 20)
+    first = {}
+    for e in sim.metadata["events"]:
+        if e["kind"] == "impact":
+            first.setdefault(e["contact"], e)
+    assert sorted(first) == [f"solo12.{f}_FOOT" for f in FEET]
+    limit = np.sqrt(2 * stand.SOFT_LANDING * stand.SOFT_CLEARANCE)
+    for e in first.values():
+        assert e["time"] == pytest.approx(0.55, abs=1e-5)
+        assert 0.5 * limit < -e["speed"] < 1.2 * limit, e
+        assert e["impulse"] > 1e-4
