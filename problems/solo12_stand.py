@@ -72,7 +72,18 @@ model between its points.  ``build_jump(landing=a)`` adds :func:`soft_landing`'s
 a = 100 m/s² (``SOFT_LANDING``) and ``JUMP_SOLVE_POINTS`` on 17 intervals from :func:`jump_guess`: J = 2.066966,
 1173 iterations, 759 CPU s; verify's landing interval, re-simulation and Newton checks pass, the take-off interval
 (0.25–0.30 s, knee speeds 14 rad/s) and one impact of HL the simulator finds at 0.491 s do not.
-:func:`solve_soft_jump` solves it again on that solution's :func:`graded_mesh` (docs/contacts.md).
+:func:`solve_soft_jump` refines it solve by solve, each from the last solution (:func:`graded_mesh`,
+:func:`resampled_guess`).  Measured: on ``graded_mesh(first, 3)`` (25 intervals) J = 1.816618 (ε 1e-2 → 1e-5 from
+:func:`jump_guess`, 1616 iterations; then 1e-6 → 1e-8 from that iterate, 417 iterations, 908 CPU s), +9.7 % on the
+three-phase jump; verify fails 11 checks: stance intervals 0.20–0.25 and 0.60–0.65 s (knee and hip speeds 2–3.7e-2
+against 1–2.6e-2), the soft landing between grid points in 0.55–0.60 s, and ``impact times``.  On
+``graded_mesh(second, 3, 0.1)`` (33 intervals) those integrations and the rows between grid points pass, but its step
+at ε = 1e-6 did not converge (521 iterations, 1347 CPU s, J creeping to 2.010).  ``impact times`` fails by design of
+the soft landing: from the file's own state 17 ms before touch-down the simulator lands each foot at √(2aδ) =
+0.014 m/s, an impulse of 1.4e-3 N s that the file, without impulses, lacks (docs/contacts.md).
+
+A jump without a guess that leaves the ground: ``build_jump(apex=APEX)`` (:func:`apex_row`) asks for a base at
+least 0.34 m high halfway, 2 cm above what straight legs reach standing, from :func:`standing_guess`.
 
 Source: robot model from example-robot-data (Solo12 URDF and the SRDF's ``straight_standing`` pose;
 Grimminger et al., "An open torque-controlled modular robot architecture for legged locomotion
