@@ -11,8 +11,9 @@ and the CPU seconds of ``colloc.solve`` with its build, for
   mesh given, no impulses, from ``jump_guess``: the base on a ballistic arc, the forces zero in mid-air; Hermite–Simpson
   with one force per interval, and radau-3 with a force at every collocation point, ``JUMP_SOLVE_POINTS``, also
   with soft landings, ``build_jump(landing=SOFT_LANDING)``: the feet touch down and lift off at rest, as the
-  problem without impulses needs) against ``problems/solo12_jump.py``'s three phases (``N`` intervals each, the
-  same cost);
+  problem without impulses needs; and from ``standing_guess``, a guess that never leaves the ground, with the task
+  ``build_jump(apex=APEX)``: the base 0.34 m high halfway, ``3N/2`` intervals, ε from 1) against
+  ``problems/solo12_jump.py``'s three phases (``N`` intervals each, the same cost);
 * the five-link biped's periodic step of 0.5 m in 0.7 s from its URDF: ``problems/urdf_biped.py`` (two
   unilateral feet, no schedule, ``3N`` intervals) against Kelly's step (one phase ending in a heel strike, ``N``);
 * Solo12 trotting one stride of 0.1 m in 0.4 s: ``problems/solo12_trot.py``'s ``build`` (no schedule, ``2N``
@@ -80,6 +81,8 @@ def cases(n):
             dict(stand.JUMP_SOLVE_POINTS, intervals=3 * n, guess=stand.jump_guess())),
            ("solo12 jump 0.2 m", "radau, soft landing", lambda: stand.build_jump(landing=stand.SOFT_LANDING),
             dict(stand.JUMP_SOLVE_POINTS, intervals=3 * n, guess=stand.jump_guess())),
+           ("solo12 jump 0.2 m", "from standing, apex", lambda: stand.build_jump(apex=stand.APEX),
+            dict(stand.JUMP_SOLVE_POINTS, intervals=max(3 * n // 2, 2), relaxation=1.0, guess=stand.standing_guess(0.85, 0.2))),
            ("solo12 jump 0.2 m", "3 phases", jump.build, dict(jump.SOLVE, intervals=n))]
     biped = load("urdf_biped")  # one periodic step of the five-link biped from its URDF, against Kelly's heel-strike step
     out += [("biped step 0.5 m", "no schedule", biped.build, dict(biped.SOLVE, intervals=3 * n)),
