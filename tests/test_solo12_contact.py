@@ -473,3 +473,25 @@ def test_soft_landing_meets_the_ground_at_the_speed_its_clearance_allows():
         assert e["time"] == pytest.approx(0.55, abs=1e-5)
         assert 0.5 * limit < -e["speed"] < 1.2 * limit, e
         assert e["impulse"] > 1e-4
+
+
+def test_apex_row_puts_a_level_base_above_what_straight_legs_reach():
+    # build_jump(apex=h) adds one path row z + g (t − T/2)² / 2 ≥ h on the base's height; by Pinocchio's kinematics a
+    # level base with every leg straight down (HFE = KFE = 0, the farthest a foot gets below its hip) has its feet
+    # 0.32 m below the base, less than APEX: at T/2 no foot of a level base at the apex touches the ground
+    stand = _script("solo12_stand")
+    problem = stand.build_jump(apex=stand.APEX)
+    row = next(p for p in problem.paths if p.name == "apex")
+    body = problem.model.components[0]
+    f = ca.Function("row", [body.q, cl.TIME], [row.expr])
+    q = np.array(stand._jump_script().standing_pose(body)[0], dtype=float)
+    assert float(f(q, 0.425)) == pytest.approx(q[2], abs=1e-15) and row.lower == stand.APEX
+    assert float(f(q, 0.125)) == pytest.approx(q[2] + 0.5 * 9.81 * 0.3**2, rel=1e-12)
+    model = pin.buildModelFromUrdf(URDF, pin.JointModelFreeFlyer())
+    data = model.createData()
+    qp = pin.neutral(model)  # level base at the origin, every joint 0: legs straight down
+    pin.framesForwardKinematics(model, data, qp)
+    depth = -min(data.oMf[model.getFrameId(f"{foot}_FOOT")].translation[2] for foot in FEET)
+    assert depth == pytest.approx(0.32, abs=2e-3) and depth < stand.APEX
+    with pytest.raises(cl.ProblemError, match="`apex`"):
+        stand.build_jump(apex=-0.3)
