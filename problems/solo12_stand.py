@@ -78,9 +78,9 @@ a = 100 m/s² (``SOFT_LANDING``) and ``JUMP_SOLVE_POINTS`` on 17 intervals from 
 three-phase jump; verify fails 11 checks: stance intervals 0.20–0.25 and 0.60–0.65 s (knee and hip speeds 2–3.7e-2
 against 1–2.6e-2), the soft landing between grid points in 0.55–0.60 s, and ``impact times``.  On
 ``graded_mesh(second, 3, 0.1)`` (33 intervals) those integrations and the rows between grid points pass, but its step
-at ε = 1e-6 did not converge (521 iterations, 1347 CPU s, J creeping to 2.010).  ``impact times`` fails on open-loop
-drift: re-simulated from t = 0 the feet are 1.9 mm lower than the file's at 0.52 s and land at 0.533 s at 0.35–0.51
-m/s (docs/contacts.md).
+at ε = 1e-6 did not converge (521 iterations, 1347 CPU s, J creeping to 2.010).  ``impact times`` fails on the soft
+landing itself: simulated from the file's state an interval before, the feet land at 0.55 s at √(2aδ) = 0.014 m/s, an
+impulse of 1.4e-3 N s that the file, without impulses, lacks (docs/contacts.md).
 
 A jump without a guess that leaves the ground: ``build_jump(apex=APEX)`` (:func:`apex_row`) asks for a base at
 least 0.34 m high halfway, 2 cm above what straight legs reach standing.  From :func:`standing_guess` with

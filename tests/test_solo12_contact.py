@@ -418,8 +418,7 @@ def test_soft_jump_file_checks_pass_and_tampered_copies_fail():
     # objective, the whole-horizon re-simulation and Newton's law; a foot pushing in mid-air and a base raised by
     # 1 cm at an interior mesh point in flight fail them.  What it does not pass (docs/contacts.md): the per-interval
     # integrations of the stance intervals 0.20-0.25 and 0.60-0.65 s (a 33-interval mesh passes them), the soft
-    # landing between grid points in 0.55-0.60 s, and `impact times` (the re-simulation from t = 0 drifts in flight
-    # and lands its feet 11 ms early at 0.35-0.51 m/s)
+    # landing between grid points in 0.55-0.60 s, and `impact times` (see the next test)
     from colloc.discretization.interpolant import Interpolant
     from colloc.simulate.contact_checks import check_contact_file
 
@@ -447,7 +446,7 @@ def test_soft_landing_meets_the_ground_at_the_speed_its_clearance_allows():
     # The event-driven simulator, started from the file's own state at the mesh point 17 ms before touch-down and
     # driven by its torques, lands the feet at the file's touch-down, 0.55 s, with the normal speed the rows allow at a
     # closed gap, sqrt(2 a δ) = 0.0141 m/s (a = 100 m/s², δ = 1 µm), not at rest: a plastic impulse of about 1e-3 N s
-    # that the file, solved without impulses, lacks (verify excuses it only within the scheme's local error there)
+    # that the file, solved without impulses, lacks: `impact times` fails on it
     from colloc.discretization.interpolant import Interpolant
     from colloc.simulate.control_signals import solution_controls
     from colloc.simulate.events import ContactSystem, simulate_events
