@@ -111,6 +111,8 @@ SOLVE_TWO_PHASE = dict(scheme="hermite-simpson")
 PHASE_MESH = (0.0, 0.04, 0.12, 0.25, 0.42, 0.6, 0.76, 0.88, 0.96, 1.0)
 #: The trot's pairs of feet, in stance one after the other.
 PAIRS = (("FL_FOOT", "HR_FOOT"), ("FR_FOOT", "HL_FOOT"))
+#: Height [m] of :func:`ground_slip` as ``build(stick=w)`` prices it: the foot on the ground, not the swing near it.
+STICK_HEIGHT = 1e-4
 #: Apex of the swing feet's arc in the two-phase guess [m].
 SWING_HEIGHT = 0.03
 
@@ -170,21 +172,29 @@ def ground_slip(body, height=0.005):
 
 
 def build(stride=0.1, duration=0.4, friction=0.8, max_torque=2.7, regularization=1e-6, dissipation=0.0, slip=0.0,
-          ground=0.0):
+          ground=0.0, landing=0.0, stick=0.0, clearance=1e-6):
     """One stride of ``stride`` [m] in ``duration`` [s], contact-implicit, from a standing guess.
 
     ``dissipation``: weight c of the feet's friction work, ``c ∫ Σ_k |f_t,k · ṡ_k| dt`` (:func:`friction_power`);
     ``slip``: weight w of the loaded feet's slip, ``w ∫ Σ_k (λ_k |ṡ_k|)² dt`` (:func:`loaded_slip`); ``ground``: weight
-    of the feet's slip near the ground, ``∫ Σ_k e^(−φ_k/h)|ṡ_k|² dt`` (:func:`ground_slip`)."""
+    of the feet's slip near the ground, ``∫ Σ_k e^(−φ_k/h)|ṡ_k|² dt`` (:func:`ground_slip`).  ``landing`` > 0: every
+    foot touches down and lifts off at rest and does not slide on the ground (``solo12_stand.soft_landing`` with its
+    tangential rows, ``ẏ² + |ṡ|² ≤ 2a(φ + δ)``, a = ``landing`` [m/s²], δ = ``clearance`` [m]).  ``stick``: weight of the feet's slip on the
+    ground, :func:`ground_slip` with ``STICK_HEIGHT``: it prices a planted foot's slip, which those rows bound by
+    ``√(2aδ)`` only."""
     stand = _script("solo12_stand")
     body, q0, _, tau0, tau, prob = stand._standing_problem("solo12_trot", duration, friction, max_torque)
     _regularize(prob, body, regularization)
+    if landing:
+        stand.soft_landing(prob, body, landing, clearance=clearance, tangential=True)
     if dissipation:
         prob.minimize(integral=dissipation * friction_power(body, tau), name="friction_work")
     if slip:
         prob.minimize(integral=slip * loaded_slip(body, tau), name="loaded_slip")
     if ground:
         prob.minimize(integral=ground * ground_slip(body), name="ground_slip")
+    if stick:
+        prob.minimize(integral=stick * ground_slip(body, STICK_HEIGHT), name="stance_slip")
     x, y, qw = body.coordinates[0], body.coordinates[1], body.coordinates[3]
     for s in body.coordinates + body.speeds:
         if s.name() != qw.name():
@@ -197,6 +207,10 @@ def build(stride=0.1, duration=0.4, friction=0.8, max_torque=2.7, regularization
     guess[body.speeds[0]] = stride / duration
     guess.update({u: float(f) for u, f in zip(tau, tau0)})
     prob.guess(guess)
+    # a solved file records them, and `colloc verify` re-builds the same problem from it (no --set needed)
+    prob.build_params = dict(stride=stride, duration=duration, friction=friction, max_torque=max_torque,
+                             regularization=regularization, dissipation=dissipation, slip=slip, ground=ground,
+                             landing=landing, stick=stick, clearance=clearance)
     return prob
 
 
