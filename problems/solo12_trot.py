@@ -65,6 +65,19 @@ interval where they land; with ``ground`` = 10 and forces at the grid points dow
 From the standing guess, :func:`solve_staged` with :data:`STICKING` reaches J = 0.08222 (∫|τ|² = 0.03769; 1.7× the
 imposed trot), every stage after the first converging.  ``colloc verify`` still fails these: per-interval dynamics (worst 0.71 rad/s on 18 intervals) and the re-simulation,
 which starts with HL sliding just after it landed and meets Painlevé's paradox (docs/contacts.md).
+What fails is the landing: FL touches down at 0.43 m/s tangentially and friction stops it inside one interval.
+``landing`` = a adds ``solo12_stand.soft_landing``'s rows with their tangential part, ẏ² + |ṡ|² ≤ 2a(φ + δ): a foot
+touches down and lifts off at rest and slides no faster than √(2aδ) (a = 100 m/s², δ = 1 µm: 0.014 m/s).  From the
+:data:`STICKING` result on its mesh (ε 1e-4 → 1e-8): J = 0.09552 (∫|τ|² = 0.04881), 1274 iterations, 469 CPU s, the
+pairs switching on the mesh point T/2; verify's contact check passes, but loaded feet slide at up to 0.014 m/s, and
+its per-interval check integrates an interval with the contact law only where every loaded foot sticks (1e-4 m/s):
+four intervals fail (worst 2.1 rad/s), and the re-simulation meets Painlevé at 0.05 s.  ``stick`` prices a planted
+foot's slip (:func:`ground_slip` with h = 0.1 mm): with 1e3 (J = 0.10521, 174 iterations, 70 CPU s) the stances
+stick but for the touch-down points (0.011 m/s); with 1e4 and a force at every grid point (J = 0.11272; 286 + 416
+iterations, 138 + 217 CPU s, the first run ending in IPOPT's restoration failure at a feasible point) every loaded
+foot sticks to 5e-6 m/s (HL 1.4e-3 at t = 0) and verify's contact, Newton and impact-time checks pass; 10 states
+fail in the five longest intervals (24–36 ms, worst 0.42 rad/s), and the re-simulation meets Painlevé where FR lifts
+off (0.208 s).  A smaller δ (1e-11 m) is infeasible with the relaxation's gaps (IPOPT's restoration fails).
 
 What is checked (tests/test_solo12_trot.py, Pinocchio as oracle): over the periodic stride the feet's
 normal forces average to the weight m g (the base's vertical momentum returns to its start value);
@@ -105,6 +118,24 @@ STICKING = (dict(intervals=4, build=dict(dissipation=0.1)),
             dict(mesh="graded", relaxation=1e-3, complementarity_tolerance=1e-3, ipopt=WARM),
             dict(mesh="same", relaxation=1e-3, complementarity_tolerance=1e-3, build=dict(ground=0.1), ipopt=WARM),
             dict(mesh="same", relaxation=1e-3, complementarity_tolerance=1e-6, build=dict(ground=1.0), ipopt=WARM))
+#: Options of :func:`build` of the stride that ``colloc verify`` passes: the slip near the ground priced, soft landings
+#: (a = 100 m/s²: a foot touches down and lifts off at rest, slides at most 0.014 m/s), a planted foot's slip priced.
+SOFT_BUILD = dict(ground=1.0, landing=100.0, stick=1e4)
+#: :data:`STICKING`, then on its mesh the landings made soft (ε 1e-4 → 1e-8), the planted feet's slip priced (1e3,
+#: then 1e4 with a force at every grid point; that stage twice: its first run ends in IPOPT's restoration failure at a
+#: feasible point, and the second, from there, converges), then every interval longer than 30 ms halved
+#: (:func:`split_mesh`, 24 intervals).
+SOFT = STICKING + (
+    dict(mesh="same", relaxation=1e-4, complementarity_tolerance=1e-8, build=dict(ground=1.0, landing=100.0), ipopt=WARM),
+    dict(mesh="same", relaxation=1e-6, complementarity_tolerance=1e-8, build=dict(SOFT_BUILD, stick=1e3), ipopt=WARM),
+    dict(mesh="same", relaxation=1e-5, complementarity_tolerance=1e-8, contact_forces="collocation", build=SOFT_BUILD,
+         ipopt=WARM),
+    dict(mesh="same", relaxation=1e-5, complementarity_tolerance=1e-8, contact_forces="collocation", build=SOFT_BUILD,
+         ipopt=WARM),
+    dict(mesh="split", relaxation=1e-6, complementarity_tolerance=1e-8, contact_forces="collocation", build=SOFT_BUILD,
+         ipopt=WARM))
+#: Normalised length beyond which :func:`split_mesh` halves an interval (the 18 graded intervals' middle ones, 32-36 ms).
+SPLIT_LONGEST = 0.075
 #: Solve options of :func:`build_two_phase` (its phases carry their mesh, :data:`PHASE_MESH`).
 SOLVE_TWO_PHASE = dict(scheme="hermite-simpson")
 #: Normalised mesh of each phase of :func:`build_two_phase`: 9 intervals, finer towards lift-off and touch-down.
@@ -220,7 +251,8 @@ def solve_staged(stages=STAGES, ipopt=None, log=None, **build_options):
     forces): the coarse mesh chooses which feet touch when, the later ones resolve the legs without choosing again.
     Each stage holds :func:`colloc.solve`'s options it adds to :data:`SOLVE`, and may hold ``build`` (options of
     :func:`build` for that stage, over ``build_options``) and ``ipopt`` (over ``ipopt``).  A stage whose ``mesh`` is
-    ``"graded"`` gets :func:`graded_mesh` of the last result, ``"same"`` the last stage's mesh.
+    ``"graded"`` gets :func:`graded_mesh` of the last result, ``"same"`` the last stage's mesh, ``"split"`` that
+    mesh with its longest intervals halved (:func:`split_mesh`).
 
     Returns the results, one per stage; the last is the answer.  A stage that ends unconverged still hands its
     last iterate on (with ``dissipation`` = 0.1 the first stops at IPOPT's iteration limit at ε = 0.1, its gait
@@ -237,11 +269,22 @@ def solve_staged(stages=STAGES, ipopt=None, log=None, **build_options):
             options.update(intervals=None, mesh=graded_mesh(results[-1]))
         elif options.get("mesh") == "same":
             options.update(intervals=None, mesh=mesh)
+        elif options.get("mesh") == "split":
+            options.update(intervals=None, mesh=split_mesh(mesh))
         mesh = options.get("mesh") or tuple(np.linspace(0.0, 1.0, options["intervals"] + 1))
         results.append(cl.solve(built, ipopt=stage_ipopt or None, **options))
         if log is not None:
             log(stage, results[-1])
     return results
+
+
+def split_mesh(mesh, longest=SPLIT_LONGEST):
+    """``mesh`` (normalised) with every interval longer than ``longest`` halved: the per-interval errors of a
+    Hermite–Simpson interval fall as its length to the fifth power where the motion is smooth."""
+    out = [mesh[0]]
+    for a, b in zip(mesh[:-1], mesh[1:]):
+        out += [0.5 * (a + b), b] if b - a > longest else [b]
+    return tuple(out)
 
 
 def graded_mesh(result, phase_mesh=PHASE_MESH):
