@@ -75,7 +75,7 @@ four intervals fail (worst 2.1 rad/s), and the re-simulation meets Painlevé at 
 foot's slip (:func:`ground_slip` with h = 0.1 mm): with 1e3 (J = 0.10521, 174 iterations, 70 CPU s) the stances
 stick but for the touch-down points (0.011 m/s); with 1e4 and a force at every grid point (J = 0.11272; 286 + 416
 iterations, 138 + 217 CPU s, the first run ending in IPOPT's restoration failure at a feasible point) every loaded
-foot sticks to 5e-6 m/s (HL 1.4e-3 at t = 0) and verify's contact, Newton and impact-time checks pass; 10 states
+foot sticks to 5e-6 m/s (HL 1.4e-3 at t = 0) and verify's contact check passes; 10 states
 fail in the five longest intervals (24–36 ms, worst 0.42 rad/s), and the re-simulation meets Painlevé where FR lifts
 off (0.208 s).  A smaller δ (1e-11 m) is infeasible with the relaxation's gaps (IPOPT's restoration fails).
 
