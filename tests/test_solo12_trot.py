@@ -239,3 +239,17 @@ def test_schedule_free_stride_carries_the_weight_inside_the_cones(free, model):
     feet, _ = _feet_and_com(model, _pinocchio_q(model, traj))
     assert feet[..., 2].min() >= -1e-7
     _periodic(model, traj)
+
+
+def test_split_mesh_halves_only_the_long_intervals():
+    # the 18-interval graded mesh of a trot switching pairs at T/2: its six middle intervals (0.08-0.09 of T) are the
+    # only ones longer than SPLIT_LONGEST = 0.075, and each becomes two equal halves
+    module = _script()
+    half = 0.5 * np.array(module.PHASE_MESH)
+    mesh = np.r_[half, 0.5 + half[1:]]
+    split = np.array(module.split_mesh(tuple(mesh)))
+    assert split.size == mesh.size + 6
+    assert set(np.round(mesh, 12)) <= set(np.round(split, 12))
+    assert np.diff(split).max() <= module.SPLIT_LONGEST
+    long = np.flatnonzero(np.diff(mesh) > module.SPLIT_LONGEST)
+    assert np.allclose(sorted(set(np.round(split, 12)) - set(np.round(mesh, 12))), 0.5 * (mesh[long] + mesh[long + 1]))
