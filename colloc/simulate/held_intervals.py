@@ -28,6 +28,34 @@ from __future__ import annotations
 import numpy as np
 
 
+def _file_simulator(problem, traj):
+    """``simulate(start, stop, times)``: the event-driven simulation from the file's own state at grid row ``start``
+    with its controls until ``stop`` (None where it fails), and the ContactSystem; None if the model has no contacts
+    the simulator takes."""
+    from .control_signals import solution_controls
+    from .events import ContactSystem, simulate_events
+    from ..discretization.interpolant import Interpolant
+    from ..transcription.contacts import END
+
+    try:
+        system = ContactSystem(problem.model)
+    except (ValueError, TypeError):
+        return None
+    itp = Interpolant(traj)
+    ends = itp.grid.interval_ends
+    controls = solution_controls(itp, system.control_names, {n: traj[n + END][ends] for n in system.control_names if n + END in traj.names})
+
+    def simulate(start, stop, times):
+        q0, v0 = ([traj[n][start] for n in group] for group in (system.coordinate_names, system.speed_names))
+        try:
+            return simulate_events(system, float(stop), q0, v0, controls=controls, parameters=traj.parameters or None,
+                                   t0=float(traj.time[start]), times=times, gap_tolerance=1e-8)
+        except (ValueError, RuntimeError, ArithmeticError, np.linalg.LinAlgError):
+            return None
+
+    return simulate, system
+
+
 def held_interval_errors(problem, traj, setup, intervals) -> np.ndarray | None:
     """``x_sim − x_file`` at each interval's end, shape ``(num_states, num_intervals)``, the intervals where
     ``intervals`` (bool, one per interval) is true simulated event by event from the file's state at their start
@@ -35,28 +63,18 @@ def held_interval_errors(problem, traj, setup, intervals) -> np.ndarray | None:
     :func:`colloc.simulate.contact_checks.interval_contact`'s (its ``targets``: the pre-impact state where an
     impulse acts, which the simulator reaches just before its own impact).  None if the model has no contacts
     the simulator takes."""
-    from .control_signals import solution_controls
-    from .events import ContactSystem, simulate_events
     from ..discretization.interpolant import Interpolant
-    from ..transcription.contacts import END
 
-    itp = Interpolant(traj)
-    grid, t = itp.grid, traj.time
-    try:
-        system = ContactSystem(problem.model)
-    except (ValueError, TypeError):
+    made = _file_simulator(problem, traj)
+    if made is None:
         return None
-    ends = grid.interval_ends
-    controls = solution_controls(itp, system.control_names, {n: traj[n + END][ends] for n in system.control_names if n + END in traj.names})
+    simulate, grid, t = made[0], Interpolant(traj).grid, traj.time
     names = [v.name for v in problem.model.states]
     out = np.full((len(names), grid.num_intervals), np.nan)
     for k in np.flatnonzero(intervals):
-        a, b = grid.interval_starts[k], ends[k]
-        q0, v0 = ([traj[n][a] for n in group] for group in (system.coordinate_names, system.speed_names))
-        try:
-            sim = simulate_events(system, float(t[b]), q0, v0, controls=controls, parameters=traj.parameters or None,
-                                  t0=float(t[a]), times=np.array([t[a], t[b]]), gap_tolerance=1e-8)
-        except (ValueError, RuntimeError, ArithmeticError, np.linalg.LinAlgError):
+        a, b = grid.interval_starts[k], grid.interval_ends[k]
+        sim = simulate(a, t[b], np.array([t[a], t[b]]))
+        if sim is None:
             continue
         row = int(np.flatnonzero(sim.time >= t[b])[0])  # before an impact the simulator finds at the interval's end
         out[:, k] = [sim[n][row] - setup["targets"][i, k] for i, n in enumerate(names)]
@@ -66,25 +84,13 @@ def held_interval_errors(problem, traj, setup, intervals) -> np.ndarray | None:
 def local_impacts(problem, traj, start, stop) -> tuple | None:
     """The impacts the simulator finds from the file's own state at grid row ``start`` (a mesh point) with its
     controls until ``stop``: whether an impact the whole-horizon simulation found is the file's or that simulation's
-    drift (an unstable body's open-loop drift lands a Solo12 foot 17 ms early at 0.5 m/s).  None if the simulation
-    fails."""
-    from .control_signals import solution_controls
-    from .events import ContactSystem, simulate_events
-    from ..discretization.interpolant import Interpolant
-    from ..transcription.contacts import END
-
-    itp = Interpolant(traj)
-    system = ContactSystem(problem.model)
-    ends = itp.grid.interval_ends
-    controls = solution_controls(itp, system.control_names, {n: traj[n + END][ends] for n in system.control_names if n + END in traj.names})
-    q0, v0 = ([traj[n][start] for n in group] for group in (system.coordinate_names, system.speed_names))
-    t0 = float(traj.time[start])
-    try:
-        sim = simulate_events(system, float(stop), q0, v0, controls=controls, parameters=traj.parameters or None, t0=t0,
-                              times=np.array([t0, float(stop)]), gap_tolerance=1e-8)
-    except (ValueError, RuntimeError, ArithmeticError, np.linalg.LinAlgError):
+    drift (an unstable body's open-loop drift lands a Solo12 foot 17 ms early at 0.5 m/s): the simulated Trajectory,
+    the ContactSystem and the impact events.  None if the simulation fails."""
+    made = _file_simulator(problem, traj)
+    sim = made and made[0](start, stop, np.array([traj.time[start], float(stop)]))
+    if sim is None:
         return None
-    return sim, system, [e for e in sim.metadata.get("events", []) if e["kind"] == "impact"]
+    return sim, made[1], [e for e in sim.metadata.get("events", []) if e["kind"] == "impact"]
 
 
 #: Sliding speed (relative to max(1, the file's largest)) below which a loaded contact sticks; force (relative to
