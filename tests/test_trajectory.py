@@ -196,6 +196,31 @@ def test_every_solver_outcome_becomes_a_flagged_result(monkeypatch, code, status
     assert res.trajectory.metadata["status"] == status.value and np.isfinite(res.trajectory["m.x"]).all()
 
 
+def test_an_interrupt_inside_an_evaluation_still_records_the_iterates_objective_and_rows(monkeypatch):
+    """An interrupt that lands inside a function evaluation makes CasADi return the iterate with objective 0 and
+    zero rows: the result (and the file it writes) records the iterate's own objective and violations."""
+    import casadi as ca
+
+    from colloc.solvers.ipopt import IpoptBackend
+
+    real = IpoptBackend.run
+
+    def interrupted(*args, **kwargs):
+        sol, stats, b, s = real(*args, **kwargs)
+        stats["return_status"] = "User_Requested_Stop"
+        return dict(sol, f=ca.DM(0.0), g=ca.DM.zeros(*sol["g"].shape)), stats, b, s
+
+    monkeypatch.setattr(IpoptBackend, "run", staticmethod(interrupted))
+    p, _ = double_integrator()
+    res = cl.solve(p, intervals=10, ipopt={"max_iter": 2})
+    monkeypatch.setattr(IpoptBackend, "run", staticmethod(real))
+    ref = cl.solve(p, intervals=10, ipopt={"max_iter": 2})
+    assert res.status == cl.Status.INTERRUPTED and not res.success
+    assert ref.objective > 1.0 and res.objective == pytest.approx(ref.objective, rel=1e-12)
+    assert res.trajectory.metadata["objective"] == pytest.approx(ref.objective, rel=1e-12)
+    assert res.max_violation == pytest.approx(ref.max_violation, rel=1e-9, abs=1e-14)
+
+
 def test_the_summary_lists_the_optimized_parameters(result):
     # min ∫u² + (k − 1.5)²: k* = 1.5 exactly, inside its bounds (0.5, 2)
     line = next(line for line in result.summary().splitlines() if line.strip().startswith("parameters"))

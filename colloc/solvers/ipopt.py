@@ -310,11 +310,12 @@ def outcome(nlp, sol, stats, terms) -> Outcome:
     ret = stats.get("return_status", "unknown")
     status, message = _STATUS.get(ret, (Status.FAILED, f"IPOPT stopped with `{ret}`; inspect the worst violated rows and try a better guess."))
     objective = float(sol["f"])
-    if status == Status.INVALID_NUMBER:
-        # IPOPT hands back no constraint values when it stops on a non-finite one: evaluate them here, so
-        # the violations report the NaN/inf rows as such instead of IPOPT's placeholder zeros
+    if status in (Status.INVALID_NUMBER, Status.INTERRUPTED):
+        # IPOPT hands back no constraint values when it stops on a non-finite one, nor when an interrupt lands
+        # inside an evaluation (CasADi then returns the iterate with a zero objective and zero rows): evaluate
+        # both at the iterate, so the violations and the objective a file records are the iterate's own
         g = np.asarray(ca.Function("g", [nlp.w], [nlp.g])(w), dtype=float).ravel()
-        objective = float(ca.Function("f", [nlp.w], [nlp.f])(w))  # nor the objective (0 stands in for it)
+        objective = float(ca.Function("f", [nlp.w], [nlp.f])(w))
     return Outcome(w, g, status, message, status in (Status.SOLVED, Status.ACCEPTABLE), objective, outcome_terms(nlp, w, terms, objective),
                    int(stats.get("iter_count", 0)))
 
