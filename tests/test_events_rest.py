@@ -193,6 +193,41 @@ def test_painleves_rod_is_one_sentence_naming_the_contact():
     assert issubclass(cl.ContactParadoxError, cl.SimulationError)  # a simulation that cannot go on
 
 
+@pytest.mark.parametrize("theta", [math.pi / 4, math.pi / 3, math.pi / 6])
+def test_painleves_rod_resolved_by_an_impact_without_collision_sticks_its_tip(theta):
+    # paradox="impact": the tip stops by one impulse at t = 0 (Génot & Brogliato 1999).  Stuck, the rod turns about
+    # the tip with its angular momentum about the tip kept: ω⁺ = m r×v_G/(I_G + m l²) = ¾ sinθ (m = l = 1, v_G = (−1, 0)),
+    # v_G⁺ = ω⁺(−sinθ, cosθ), impulse P = m(v_G⁺ − v_G) = (1 − ¾sin²θ, ¾ sinθ cosθ), whose ratio is Painlevé's μ*
+    # itself: beyond μ*, where the paradox lives, the sticking impulse always lies inside the cone
+    q0, v0 = [math.cos(theta), math.sin(theta), theta], [-1.0, 0.0, 0.0]
+    critical = (1 + 3 * math.cos(theta) ** 2) / (3 * math.sin(theta) * math.cos(theta))
+    with pytest.raises(cl.ContactParadoxError, match="paradox=\"impact\""):
+        cl.simulate_events(rod(1.01 * critical), 0.02, q0, v0)
+    sim = cl.simulate_events(rod(1.01 * critical), 0.02, q0, v0, paradox="impact")
+    first = sim.metadata["events"][0]
+    w = 0.75 * math.sin(theta)
+    assert (first["time"], first["kind"]) == (0.0, "impact")
+    assert first["impulse"] == pytest.approx(w * math.cos(theta), rel=1e-12)
+    after = [sim[n][1] for n in ("rod.x_speed", "rod.y_speed", "rod.theta_speed")]
+    assert after == pytest.approx([-w * math.sin(theta), w * math.cos(theta), w], abs=1e-12)
+    assert (1 - w * math.sin(theta)) / (w * math.cos(theta)) == pytest.approx(critical, rel=1e-12)
+
+
+def test_a_stopping_impulse_outside_the_cone_leaves_the_paradox_standing():
+    from colloc.simulate.contact_forces import ContactRows, stopping_impulse
+
+    # a unit point mass on the ground: sliding along it, only friction could stop it, with no normal impulse to bound it
+    rows = ContactRows(np.array([[0.0, 1.0]]), [np.array([[1.0, 0.0]])], [0.5], ["polyhedral"], [4])
+    assert stopping_impulse(np.eye(2), rows, np.array([1.0, 0.0])) is None
+    # approaching at 1 and sliding at 0.4: P = (1, −0.4), inside μ = 0.5
+    Pn, Pt, dv = stopping_impulse(np.eye(2), rows, np.array([0.4, -1.0]))
+    assert Pn[0] == pytest.approx(1.0) and Pt[0] == pytest.approx([-0.4]) and dv == pytest.approx([-0.4, 1.0])
+    # leaving at 1: stopping it would pull it down, so it is left to separate, and nothing else stops
+    assert stopping_impulse(np.eye(2), rows, np.array([0.0, 1.0])) is None
+    with pytest.raises(OptionError, match="`paradox` must be 'stop' or 'impact'"):
+        cl.simulate_events(rod(1.0), 0.01, [1.0, 0.0, 0.0], [0.0, 0.0, 0.0], paradox="ignore")
+
+
 # -- bilateral constraints with contacts ---------------------------------------------------------
 def test_dumbbell_held_by_a_rod_constraint_matches_the_rigid_bar():
     # Two point masses (x₁, y₁, x₂, y₂) held at distance L by a holonomic constraint, both ends on a rough floor

@@ -198,6 +198,36 @@ def project_speeds(v, Minv, C, c):
     return v - MC @ np.linalg.lstsq(C @ MC, C @ v + c, rcond=RCOND)[0]
 
 
+def stopping_impulse(Minv, rows, v):
+    """The impulse of an impact without collision (Génot & Brogliato, Eur. J. Mech. A 18 (1999) 653): the closed
+    contacts of ``rows`` stop, normal and tangential (perfectly plastic, sticking), by the impulse nearest zero in
+    the metric of ``M⁻¹`` that stops them; a contact that would need a pulling normal impulse is left to separate.
+
+    Returns ``(P_n (k,), [P_t (n_i,)], Δv (nv,))``, or None where a contact's impulse leaves its friction cone:
+    sticking cannot be reached by one impulse, and Painlevé's paradox stands."""
+    k = len(rows)
+    keep = list(range(k))
+    while keep:
+        C = np.vstack([rows.Wn[keep]] + [rows.T[i] for i in keep if rows.mu[i] > 0] + [np.zeros((0, rows.Wn.shape[1]))])
+        MC = Minv @ C.T
+        P = -np.linalg.lstsq(C @ MC, C @ v, rcond=RCOND)[0]
+        tol = 1e-9 * max(1e-300, np.abs(P).max(initial=0.0))
+        worst = int(np.argmin(P[:len(keep)]))
+        if P[worst] >= -tol:
+            break
+        keep.pop(worst)  # a contact pulled back to the ground separates instead
+    else:
+        return None
+    Pn, Pt = np.zeros(k), [np.zeros(rows.T[i].shape[0]) for i in range(k)]
+    Pn[keep], row = P[:len(keep)], len(keep)
+    for i in keep:
+        if rows.mu[i] > 0:
+            Pt[i], row = P[row:row + rows.T[i].shape[0]], row + rows.T[i].shape[0]
+        if Pt[i].size and cone_margin(rows.mu[i], Pn[i], Pt[i], rows.cone[i], rows.facets[i]) < -tol:
+            return None
+    return Pn, Pt, MC @ P
+
+
 def constrained_inverse(M, B):
     """``M⁻¹ − M⁻¹Bᵀ(BM⁻¹Bᵀ)⁺BM⁻¹``: the response to an impulse of a body held by the bilateral rows ``B``."""
     Minv = np.linalg.inv(M)
@@ -207,5 +237,5 @@ def constrained_inverse(M, B):
     return Minv - MB @ np.linalg.pinv(B @ MB, rcond=RCOND) @ MB.T
 
 
-__all__ = ["ContactRows", "solve_contacts", "mode_forces", "project_speeds", "constrained_inverse",
+__all__ = ["ContactRows", "solve_contacts", "mode_forces", "project_speeds", "stopping_impulse", "constrained_inverse",
            "facet_directions", "cone_margin", "slide_direction"]

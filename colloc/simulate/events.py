@@ -36,7 +36,9 @@ Brogliato 2008, §8; Siconos' ``EventDriven``, see the background note):
    **acceleration-level LCP** ``0 ≤ ÿ ⊥ F_n ≥ 0`` decides which stay (and
    whether a frictional one sticks or slips); the others take off.  Where it
    has no solution (Painlevé's paradox) the simulation stops with a
-   :class:`~colloc.errors.ContactParadoxError` naming the sliding contact.
+   :class:`~colloc.errors.ContactParadoxError` naming the sliding contact, or
+   with ``paradox="impact"`` an impact without collision makes the closed
+   contacts stick (:func:`colloc.simulate.contact_forces.stopping_impulse`).
 
 Friction (planar Coulomb, facets ``±W_t``): unknowns ``P_n, β⁺, β⁻, λ`` with
 ``P_t = β⁺ − β⁻``::
@@ -64,7 +66,8 @@ import math
 
 import numpy as np
 
-from .contact_forces import ContactRows, constrained_inverse, mode_forces, project_speeds, slide_direction, solve_contacts
+from .contact_forces import (ContactRows, constrained_inverse, facet_directions, mode_forces, project_speeds, slide_direction, solve_contacts,
+                             stopping_impulse)
 from .contact_system import ContactSystem, Mode, smooth_accelerations
 from .control_signals import breakpoints, control_function
 from .friction_modes import central_forces, edge_rows, onset_mode, slide_on_edges, tangential_roots
@@ -97,7 +100,10 @@ def contact_lcp(Minv, Wn, Wt, bn, bt, mu, sigma, stick):
 
 
 class _Options:
-    def __init__(self, rtol, atol, gap_tolerance, rest_speed, max_events, max_step, control_samples):
+    def __init__(self, rtol, atol, gap_tolerance, rest_speed, max_events, max_step, control_samples, paradox="stop"):
+        if paradox not in ("stop", "impact"):
+            raise OptionError(f"`paradox` must be 'stop' or 'impact'; got {paradox!r}.")
+        self.paradox = paradox
         for name, val in (("rtol", rtol), ("atol", atol), ("gap_tolerance", gap_tolerance), ("rest_speed", rest_speed)):
             if not (isinstance(val, (int, float)) and math.isfinite(val) and val > 0):
                 raise OptionError(f"`{name}` must be a positive finite number; got {val!r}.")
@@ -113,7 +119,7 @@ class _Options:
 
 def simulate_events(model, t_final, q0, v0, controls=None, parameters=None, t0=0.0, times=None,
                     rtol=1e-12, atol=1e-12, gap_tolerance=1e-9, rest_speed=1e-7, max_events=10000,
-                    max_step=np.inf, breakpoints=None, control_samples=1000) -> Trajectory:
+                    max_step=np.inf, breakpoints=None, control_samples=1000, paradox="stop") -> Trajectory:
     """Simulate a multibody model with unilateral contacts, event by event.
 
     The algorithm is Siconos' event-driven scheme for Lagrangian systems with
@@ -161,6 +167,13 @@ def simulate_events(model, t_final, q0, v0, controls=None, parameters=None, t0=0
         (0: no scan).  While a contact sticks the state may not change at all, so
         the step-size control cannot see a push: without this a short push is
         stepped over.
+    paradox : {"stop", "impact"}
+        Where no contact force obeys the laws (Painlevé's paradox): stop with
+        :class:`~colloc.errors.ContactParadoxError` (default), or resolve it by an
+        impact without collision (Génot & Brogliato 1999): the closed contacts
+        stop, normal and tangential, by the smallest impulse that stops them,
+        recorded as an ``impact`` event (normal speed ≈ 0); the paradox still stops the
+        simulation where that impulse would leave a friction cone.
 
     Returns
     -------
@@ -178,11 +191,12 @@ def simulate_events(model, t_final, q0, v0, controls=None, parameters=None, t0=0
         More than ``max_events`` events, or the integrator failed; its ``partial`` attribute holds the
         Trajectory up to the stop (None if nothing was recorded).
     ContactParadoxError
-        No contact force obeys the contact laws (Painlevé's paradox); a SimulationError, with ``partial``.
+        No contact force obeys the contact laws (Painlevé's paradox; with ``paradox="impact"``, nor does an impulse
+        that makes the closed contacts stick); a SimulationError, with ``partial``.
     """
     solve_ivp = solve_ivp_function()
     system = model if isinstance(model, ContactSystem) else ContactSystem(model)
-    opts = _Options(rtol, atol, gap_tolerance, rest_speed, max_events, max_step, control_samples)
+    opts = _Options(rtol, atol, gap_tolerance, rest_speed, max_events, max_step, control_samples, paradox)
     if not (math.isfinite(t0) and math.isfinite(t_final) and t_final > t0):
         raise OptionError(f"`t_final` must be a finite time after t0 = {t0}; got {t_final!r}.")
     q = _named(q0, system.coordinate_names, "q0")
@@ -294,7 +308,18 @@ def _resolve(system, t, q, v, u, p, old, hint, opts, rec):
     cand = np.flatnonzero(closed & (np.abs(yd) <= opts.rest_speed))
     mode = Mode(system.nc, T["Wt"].shape[0])
     if cand.size:
-        mode = _acceleration_level(system, T, Minv, v, cand, hint, opts, t)
+        try:
+            mode = _acceleration_level(system, T, Minv, v, cand, hint, opts, t)
+        except ContactParadoxError:
+            stop = stopping_impulse(Minv, _rows(system, T, cand), v) if opts.paradox == "impact" else None
+            if stop is None:
+                raise
+            v = v + stop[2]  # an impact without collision: the closed contacts stick, and the laws have forces again
+            for k, i in enumerate(cand):
+                if stop[0][k] > 1e-12 * max(1.0, stop[0].max()):
+                    rec.event(t, i, "impact", yd[i], stop[0][k])
+            T = system.evaluate(t, q, v, u, p)
+            mode = _acceleration_level(system, T, Minv, v, cand, hint, opts, t)
     _record_changes(system, rec, t, old, mode, yd)
     return q, _project(system, T, v, Minv, mode), mode
 
@@ -349,7 +374,7 @@ def _acceleration_level(system, T, Minv, v, cand, hint, opts, t):
     try:
         Fn, Ft, slip = solve_contacts(Minv, _rows(system, T, cand), bn, bt, kinds, slide)
     except LCPError:
-        raise _paradox(system, cand, kinds, t) from None
+        Fn, Ft, slip, slide = _other_side(system, T, Minv, v, cand, bn, bt, kinds, slide, opts, t)
     a = a0 + Minv @ (Wn[cand].T @ Fn + sum(Wt[system.tangent_rows[i]].T @ Ft[k] for k, i in enumerate(cand)))
     ydd = Wn[cand] @ a + T["drift_n"][cand]
     scale = 1e-9 * max(1.0, np.abs(T["f"]).max(initial=0.0))
@@ -373,6 +398,29 @@ def _acceleration_level(system, T, Minv, v, cand, hint, opts, t):
     slide_on_edges(system, T, mode, moving, v, hint, 100 * opts.atol, onset)
     central_forces(system, T, mode, v, scale)
     return mode
+
+
+def _other_side(system, T, Minv, v, cand, bn, bt, kinds, slide, opts, t):
+    """The contact LCP again where a polygon contact slides on a bisector of two vertices: either vertex, or the
+    side between them, dissipates most (``slide_on_edges`` then chooses), and a light leg's foot can have forces
+    that obey the laws with one and none with the other.  Raises Painlevé's paradox where none has any."""
+    ties = []
+    for k, i in enumerate(cand):
+        s = T["Wt"][system.tangent_rows[i]] @ v
+        if kinds[k] == "slide" and s.size == 2 and system.cone[i] != "circular":
+            D = facet_directions(2, system.facets[i])
+            j, l = np.argsort(D @ s)[:2]
+            if abs((D[j] - D[l]) @ s) <= 1e-9 * np.linalg.norm(s) + 100 * opts.atol:
+                ties.append((k, D[l], 0.5 * (D[j] + D[l])))
+    for choice in (1, 2):
+        trial = list(slide)
+        for tie in ties:
+            trial[tie[0]] = tie[choice]
+        try:
+            return (*solve_contacts(Minv, _rows(system, T, cand), bn, bt, kinds, trial), trial)
+        except LCPError:
+            continue
+    raise _paradox(system, cand, kinds, t) from None
 
 
 def _accelerations(system, T, mode, v, t):
@@ -400,8 +448,8 @@ def _paradox(system, cand, kinds, t):
     return ContactParadoxError(
         f"Contact `{c.name}` slides with friction μ = {c.friction:g} at t = {t:.9g} where no contact force obeys "
         "Signorini's and Coulomb's laws (Painlevé's paradox: the friction of the sliding contact would pull it into "
-        "the surface faster than any normal force can push); an impulse would be needed (tangential impact), "
-        "which rigid-body event-driven simulation does not model.")
+        "the surface faster than any normal force can push); an impulse is needed (an impact without collision), "
+        "which `paradox=\"impact\"` applies where one that makes the contacts stick lies in their friction cones.")
 
 
 def _project(system, T, v, Minv, mode):

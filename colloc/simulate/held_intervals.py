@@ -49,7 +49,7 @@ def _file_simulator(problem, traj):
         q0, v0 = ([traj[n][start] for n in group] for group in (system.coordinate_names, system.speed_names))
         try:
             return simulate_events(system, float(stop), q0, v0, controls=controls, parameters=traj.parameters or None,
-                                   t0=float(traj.time[start]), times=times, gap_tolerance=1e-8)
+                                   t0=float(traj.time[start]), times=times, gap_tolerance=1e-8, paradox="impact")
         except (ValueError, RuntimeError, ArithmeticError, np.linalg.LinAlgError):
             return None
 
