@@ -111,3 +111,27 @@ def test_a_push_that_reaches_a_side_of_the_cone_starts_a_slide_along_its_bisecto
     expected = rate * np.maximum(traj.time - t0, 0.0) ** 3 / 12
     np.testing.assert_allclose(traj["puck.x"], expected, atol=1e-12)
     np.testing.assert_allclose(traj["puck.y"], expected, atol=1e-12)
+
+
+def test_a_slide_on_a_bisector_takes_the_vertex_whose_forces_obey_the_laws():
+    # A point (x, y, z) on the floor, square cone, μ = 1, kinetic energy ½ vᵀ K⁻¹ v with the inverse mass matrix
+    # K = [[3, −1.2, 1.2], [−1.2, 1, 0], [1.2, 0, 1]] (positive definite), slid at (1, −1): on the bisector of the
+    # vertices −x̂ and ŷ, where round-off makes −x̂ the first choice.  With the force at −x̂ the normal force's own
+    # effect on z̈ is K_zz − μK_zx = −0.2 < 0 while gravity pulls down: no force obeys the laws (Painlevé).  At ŷ it
+    # is K_zz = 1: λ = g (K_zy = 0), and ẍ = K_xy μg = −1.2g, ÿ = K_yy μg = g, z̈ = 0: the slide turns towards y
+    # (ẋ + ẏ falls), where ŷ dissipates most, until ẋ = 0 at t₁ = 1/(1.2g).  The side between the two (Filippov's
+    # motion along the bisector) would need ẍ + ÿ = 0, which no force on the side gives with λ ≥ 0.
+    K = np.array([[3.0, -1.2, 1.2], [-1.2, 1.0, 0.0], [1.2, 0.0, 1.0]])
+    b = cl.Multibody("p", coordinates=["x", "y", "z"])
+    b.kinetic_energy = 0.5 * ca.mtimes([b.v.T, ca.DM(np.linalg.inv(K)), b.v])
+    b.potential_energy = G * b.q[2]
+    b.point_contact("floor", b.q, friction=1.0, cone="polyhedral", facets=4)
+    t1 = 1.0 / (1.2 * G)
+    times = np.linspace(0.0, 0.5 * t1, 11)
+    traj = cl.simulate_events(b, 0.5 * t1, [0, 0, 0], [1.0, -1.0, 0.0], times=times)
+    assert [e["kind"] for e in traj.metadata["events"]] == ["closed"]
+    t = traj.time
+    np.testing.assert_allclose(traj["p.x_speed"], 1.0 - 1.2 * G * t, atol=1e-12)
+    np.testing.assert_allclose(traj["p.y_speed"], -1.0 + G * t, atol=1e-12)
+    np.testing.assert_allclose(traj["p.z"], 0.0, atol=1e-12)
+    np.testing.assert_allclose(traj["p.floor.normal_force"][1:], G, rtol=1e-12)  # after the closing event at t = 0
