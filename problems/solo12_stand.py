@@ -77,10 +77,12 @@ a = 100 m/s² (``SOFT_LANDING``) and ``JUMP_SOLVE_POINTS`` on 17 intervals from 
 :func:`jump_guess`, 1616 iterations; then 1e-6 → 1e-8 from that iterate, 417 iterations, 908 CPU s), +9.7 % on the
 three-phase jump; verify fails 11 checks: stance intervals 0.20–0.25 and 0.60–0.65 s (knee and hip speeds 2–3.7e-2
 against 1–2.6e-2), the soft landing between grid points in 0.55–0.60 s, and ``impact times``.  On
-``graded_mesh(second, 3, 0.1)`` (33 intervals) those integrations and the rows between grid points pass, but its step
-at ε = 1e-6 did not converge (521 iterations, 1347 CPU s, J creeping to 2.010).  ``impact times`` fails on the soft
-landing itself: simulated from the file's state an interval before, the feet land at 0.55 s at √(2aδ) = 0.014 m/s, an
-impulse of 1.4e-3 N s that the file, without impulses, lacks (docs/contacts.md).
+``graded_mesh(second, 3, 0.1)`` (33 intervals) those integrations and the rows between grid points pass.  ``impact
+times`` fails on the soft landing itself: simulated from the file's state an interval before, the feet land at 0.55 s
+at √(2aδ) = 0.014 m/s, an impulse of 1.4e-3 N s that the file, without impulses, lacks; with a clearance δ = 1e-8
+(1.4e-3 m/s) it passes.  Both (``SOFT_STAGES``' second stage): ε 1e-4 → 1e-7 converged (294, 386, 530, 396
+iterations), and the ``FINISH`` solve at ε = 1e-7 from it: J = 1.755955 (+6.0 % on the three-phase jump), 145
+iterations, 193 CPU s, and ``colloc verify`` passes every check (tests/data/solo12_jump_soft33.npz; docs/contacts.md).
 
 A jump without a guess that leaves the ground: ``build_jump(apex=APEX)`` (:func:`apex_row`) asks for a base at
 least 0.34 m high halfway, 2 cm above what straight legs reach standing.  From :func:`standing_guess` with
@@ -114,9 +116,16 @@ SOFT_CLEARANCE = 1e-6
 #: Base height [m] halfway that :func:`apex_row` asks of a jump from :func:`standing_guess`: 2 cm above the
 #: highest base that the feet on their ground points allow (legs straight, 0.32 m).
 APEX = 0.34
-#: :func:`solve_soft_jump`'s refinements after the uniform solve: ``(pieces, width [s], first ε)`` of each
-#: :func:`graded_mesh` and its warm-started homotopy.
-SOFT_STAGES = ((3, 0.0, 1e-4), (3, 0.1, 1e-6))
+#: :func:`solve_soft_jump`'s refinements after the uniform solve: ``(pieces, width [s], first ε, clearance δ [m])``
+#: of each :func:`graded_mesh`, its warm-started homotopy and its soft landing's rows.
+SOFT_STAGES = ((3, 0.0, 1e-4, SOFT_CLEARANCE), (3, 0.1, 1e-4, 1e-8))
+#: Last ε of :func:`solve_soft_jump`'s refinements: verify's contact law holds to 1e-6, and at ε = 1e-8 the
+#: 33-interval solve crawls (inf_du 1e3–1e4, steps 1e-2; 531 iterations).
+SOFT_TOLERANCE = 1e-7
+#: IPOPT options of :func:`solve_soft_jump`'s finishing solve, from the last refinement's iterate at its last ε: the
+#: barrier started at 1e-8 and kept monotone, so the start is not pushed off its active rows (started at 1e-4 and
+#: adaptive, the 33-interval finish drifted from J 1.7595 to 1.767 in 47 iterations; with these, solved in 145).
+FINISH = {"mu_init": 1e-8, "mu_strategy": "monotone"}
 #: Deceleration ``a`` [m/s²] of the soft landing that :func:`solve_soft_jump` asks for (``build_jump(landing=...)``).
 SOFT_LANDING = 100.0
 
@@ -435,13 +444,14 @@ def resampled_guess(problem, trajectory, mesh, **options):
 def solve_soft_jump(landing=SOFT_LANDING, stages=SOFT_STAGES, **solve_options):
     """The schedule-free jump with soft landings, solve after solve on finer meshes: ``build_jump(landing=landing)``
     from :func:`jump_guess` with ``JUMP_SOLVE_POINTS`` (17 uniform intervals, ε from 1e-2), then for each
-    ``(pieces, width, relaxation)`` of ``stages`` the same problem on the last solution's
-    ``graded_mesh(last, pieces, width)``, from the last solution (:func:`resampled_guess`), ε from ``relaxation``.
-    Meshes given, not schedules: any foot may still lift or land anywhere.  ``solve_options`` go to every solve
-    (e.g. ``ipopt={"max_cpu_time": 1200}``).  Stops at the first solve that fails.
+    ``(pieces, width, relaxation, clearance)`` of ``stages`` ``build_jump(landing=landing, clearance=clearance)`` on
+    the last solution's ``graded_mesh(last, pieces, width)``, from the last solution (:func:`resampled_guess`), ε from
+    ``relaxation`` down to ``SOFT_TOLERANCE``; last, the same problem again from the last iterate with ``FINISH``'s
+    barrier.  Meshes given, not schedules: any foot may still lift or land anywhere.  ``solve_options`` go to every
+    solve (e.g. ``ipopt={"max_cpu_time": 1200}``).  Stops at the first solve that fails.
 
     ``colloc verify FILE problems/solo12_stand.py --set distance=0.2 --set duration=0.85 --set regularization=1e-6
-    --set landing=100`` checks the last solve's file (module docstring: what each stage measured).
+    --set landing=100 --set clearance=1e-8`` checks the last solve's file (module docstring: what each stage measured).
 
     Returns
     -------
@@ -454,11 +464,16 @@ def solve_soft_jump(landing=SOFT_LANDING, stages=SOFT_STAGES, **solve_options):
     options.pop("intervals")
     # each warm solve starts where the last ended, at its multipliers' scale: IPOPT's default push off the bounds
     # (1e-2) would lift every sticking foot's sliding speed and every zero force off its bound
-    options["ipopt"] = {"bound_push": 1e-9, "bound_frac": 1e-9, "mu_init": 1e-4, **options.get("ipopt", {})}
-    for pieces, width, relaxation in stages:
+    ipopt = {"bound_push": 1e-9, "bound_frac": 1e-9, "mu_init": 1e-4, **options.pop("ipopt", {})}
+    options["complementarity_tolerance"] = SOFT_TOLERANCE
+    for pieces, width, relaxation, clearance in stages:
         if not results[-1].success:
-            break
+            return results
+        problem = build_jump(landing=landing, clearance=clearance)
         mesh = graded_mesh(results[-1].trajectory, pieces, width)
         guess = resampled_guess(problem, results[-1].trajectory, mesh, **options)
-        results.append(cl.solve(problem, guess=guess, mesh=mesh, **dict(options, relaxation=relaxation)))
+        results.append(cl.solve(problem, guess=guess, mesh=mesh, ipopt=ipopt, **dict(options, relaxation=relaxation)))
+    if results[-1].success:
+        results.append(cl.solve(problem, guess=results[-1].trajectory, mesh=mesh, ipopt=dict(ipopt, **FINISH),
+                                **dict(options, relaxation=SOFT_TOLERANCE)))
     return results
