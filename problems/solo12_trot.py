@@ -139,6 +139,9 @@ SOFT = STICKING + (
          ipopt=WARM))
 #: Normalised length beyond which :func:`split_mesh` halves an interval (the 18 graded intervals' middle ones, 32-36 ms).
 SPLIT_LONGEST = 0.075
+#: Normalised length beyond which a ``mesh="fine"`` stage of :func:`solve_staged` splits an interval (20 ms of the 0.4 s
+#: stride: ``colloc verify``'s per-interval integrations failed in the 24–36 ms intervals of the 18 graded ones).
+FINE_LONGEST = 0.05
 #: Solve options of :func:`build_two_phase` (its phases carry their mesh, :data:`PHASE_MESH`).
 SOLVE_TWO_PHASE = dict(scheme="hermite-simpson")
 #: Normalised mesh of each phase of :func:`build_two_phase`: 9 intervals, finer towards lift-off and touch-down.
@@ -255,7 +258,8 @@ def solve_staged(stages=STAGES, ipopt=None, log=None, **build_options):
     Each stage holds :func:`colloc.solve`'s options it adds to :data:`SOLVE`, and may hold ``build`` (options of
     :func:`build` for that stage, over ``build_options``) and ``ipopt`` (over ``ipopt``).  A stage whose ``mesh`` is
     ``"graded"`` gets :func:`graded_mesh` of the last result, ``"same"`` the last stage's mesh, ``"split"`` that
-    mesh with its longest intervals halved (:func:`split_mesh`).
+    mesh with its longest intervals halved (:func:`split_mesh`), ``"fine"`` that mesh split to intervals of at most
+    ``FINE_LONGEST`` and the last result read onto it by :func:`resampled_guess`.
 
     Returns the results, one per stage; the last is the answer.  A stage that ends unconverged still hands its
     last iterate on (with ``dissipation`` = 0.1 the first stops at IPOPT's iteration limit at ε = 0.1, its gait
@@ -274,6 +278,10 @@ def solve_staged(stages=STAGES, ipopt=None, log=None, **build_options):
             options.update(intervals=None, mesh=mesh)
         elif options.get("mesh") == "split":
             options.update(intervals=None, mesh=split_mesh(mesh))
+        elif options.get("mesh") == "fine":
+            options.update(intervals=None, mesh=split_mesh(mesh, FINE_LONGEST))
+            transcription = {k: v for k, v in options.items() if k not in ("guess", "mesh", "intervals")}
+            options["guess"] = resampled_guess(built, results[-1].trajectory, options["mesh"], **transcription)
         mesh = options.get("mesh") or tuple(np.linspace(0.0, 1.0, options["intervals"] + 1))
         results.append(cl.solve(built, ipopt=stage_ipopt or None, **options))
         if log is not None:
@@ -282,12 +290,39 @@ def solve_staged(stages=STAGES, ipopt=None, log=None, **build_options):
 
 
 def split_mesh(mesh, longest=SPLIT_LONGEST):
-    """``mesh`` (normalised) with every interval longer than ``longest`` halved: the per-interval errors of a
-    Hermite–Simpson interval fall as its length to the fifth power where the motion is smooth."""
+    """``mesh`` (normalised) with every interval longer than ``longest`` split into the fewest equal pieces no longer
+    than it (halved, for the intervals of at most twice ``longest``): the per-interval errors of a Hermite–Simpson
+    interval fall as its length to the fifth power where the motion is smooth."""
     out = [mesh[0]]
     for a, b in zip(mesh[:-1], mesh[1:]):
-        out += [0.5 * (a + b), b] if b - a > longest else [b]
+        count = max(1, int(np.ceil((b - a) / longest - 1e-9)))
+        out += [a + (b - a) * (i + 1) / count for i in range(count)]
     return tuple(out)
+
+
+def resampled_guess(problem, trajectory, mesh, **options):
+    """``trajectory`` (a solved stride) as a guess on ``mesh`` for the transcription ``options`` (``colloc.solve``'s,
+    e.g. :data:`FINE`'s ``radau-3`` with a force at every collocation point): ``solo12_stand.resampled_guess`` (the
+    torques and the grounded feet's forces at each new grid point projected onto Newton's law), and at the first grid
+    point, which a Radau interval does not collocate (its forces are held at zero there), the accelerations that law
+    gives without contact forces, ``M(q) a = Sᵀτ − c(q, v)``.
+
+    Why: the dynamics' rows hold at that point too, with its free accelerations; read from the file (the feet loaded)
+    they start IPOPT 32 N off in the base's vertical row, a violation its line search then took 60 iterations to
+    halve."""
+    tr = _script("solo12_stand").resampled_guess(problem, trajectory, mesh, **options)
+    if options.get("scheme", SOLVE["scheme"]).startswith("radau"):
+        body = problem.model.components[0]
+        tau = [u.symbol for u in body.variables if u.kind == "control"]
+        nj = len(tau)
+        rhs = ca.vertcat(ca.DM.zeros(body.num_speeds - nj, 1), ca.vertcat(*tau)) - body.bias_force
+        free = ca.Function("free", [body.q, body.v, ca.vertcat(*tau)], [ca.solve(body.equations().mass_matrix, rhs)])
+        q, v, u = ([tr[s.name()][0] for s in group] for group in (body.coordinates, body.speeds, tau))
+        columns = {n: np.array(tr[n], float) for n in tr.names}
+        for s, a in zip(body.speeds, np.array(free(q, v, u)).ravel()):
+            columns[f"{s.name()}.dot"][0] = a
+        tr = cl.Trajectory(tr.time, columns, kinds=tr.kinds, metadata=tr.metadata)
+    return tr
 
 
 def graded_mesh(result, phase_mesh=PHASE_MESH):
