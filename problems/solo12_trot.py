@@ -81,8 +81,23 @@ off (0.208 s).  That is :data:`SOFT`; the test file tests/data/solo12_trot_soft.
 :func:`split_mesh` of it (24 intervals) the warm start begins far off (J 3.06: the old cubics' feet slide between the
 old grid points) and stops at its 600 CPU s limit (J 0.14689, feet sliding 3e-3 m/s); again from there, ε = 1e-6
 and 1e-7 converge (J 0.11431, 0.11462; 559 + 192 iterations, 553 + 234 CPU s) and ε = 1e-8 stalls.  A smaller δ
-(1e-11 m) is infeasible with the relaxation's gaps (IPOPT's restoration fails).  So no schedule-free stride passes
-``colloc verify`` yet; ``SOFT``'s J is 2.35× the imposed trot's (∫|τ|² 1.6×).
+(1e-11 m) is infeasible with the relaxation's gaps (IPOPT's restoration fails).  ``SOFT``'s J is 2.35× the imposed
+trot's (∫|τ|² 1.6×).
+
+:data:`FINE` refines it: ``radau-3`` with a force at every collocation point, on ``SOFT``'s mesh split to intervals
+of at most 20 ms (:func:`split_mesh` with ``FINE_LONGEST``: 28 intervals of 8–18 ms), δ = 1e-8
+(:data:`SOFT_FINE_BUILD`, the soft jump's clearance: a foot reaches the ground at ≤ 1.4e-3 m/s), ε = 1e-6, from
+``SOFT``'s result read onto that mesh by :func:`resampled_guess` (which starts IPOPT at a violation of 1.1, the stance
+feet of the old cubics sliding between the old grid points: J 3.39).  Three runs (:data:`FINE`): 387 iterations to its
+CPU limit (J 0.286, feasible, the barrier stuck at μ = 1e-4), 290 more with μ₀ = 1e-5 (J 0.154), then IPOPT's adaptive
+barrier converges (428 iterations; 983 + 464 + 530 CPU s): J = 0.11365 (∫|τ|² = 0.05875; 2.37× the imposed trot).
+``colloc verify`` of it passes every per-interval integration (the 24–36 ms Hermite–Simpson intervals failed by up to
+0.42 rad/s), bounds, periodicity, defects and the soft landings' rows at the grid points; it fails the contact check
+(μλ|ṡ| + fᵀṡ = 3.1e-6 for HL at 0.045 s: ε = 1e-6 leaves products the check's 1e-6 does not allow), HR's soft-landing
+row between the grid points (0.028 at 0.188 s, in the 16 ms interval before it lands) and the whole-stride
+re-simulation (FR: Painlevé's paradox at 2.8 ms).  ε = 1e-7 did not converge (adaptive barrier: μ jumped to 1e-3 and the
+dual infeasibility to 1e9; from the ε = 1e-6 solution with ``path_points=3``, which imposes the soft landings inside
+the intervals, the barrier capped at 1e-5: steps of 1e-2).  So no schedule-free stride passes ``colloc verify`` yet.
 
 What is checked (tests/test_solo12_trot.py, Pinocchio as oracle): over the periodic stride the feet's
 normal forces average to the weight m g (the base's vertical momentum returns to its start value);
@@ -137,6 +152,24 @@ SOFT = STICKING + (
          ipopt=WARM),
     dict(mesh="same", relaxation=1e-5, complementarity_tolerance=1e-8, contact_forces="collocation", build=SOFT_BUILD,
          ipopt=WARM))
+#: :data:`SOFT_BUILD` with the soft landings' gap δ = 1e-8 m: a foot reaches the ground at ≤ √(2aδ) = 1.4e-3 m/s (the
+#: clearance with which the soft jump's landings pass ``colloc verify``'s ``impact times``; at δ = 1e-6, 0.014 m/s failed).
+SOFT_FINE_BUILD = dict(SOFT_BUILD, clearance=1e-8)
+#: The fine stages after :data:`SOFT`: radau-3 with a force at every collocation point on :data:`SOFT`'s mesh split to
+#: intervals of at most 20 ms (``mesh="fine"``, 28 intervals), from :data:`SOFT`'s result read onto it
+#: (:func:`resampled_guess`), ε = 1e-6 (``colloc verify``'s contact check fails it at 3.1e-6; ε = 1e-7 did not
+#: converge).  As measured, run stage by stage
+#: from files: the first stopped at its 900 CPU s limit (387 iterations), feasible but with IPOPT's barrier stuck at
+#: μ = 1e-4; the second, from its iterate with μ₀ = 1e-5, stuck at 1e-5 and was interrupted (290 iterations); the third,
+#: with IPOPT's adaptive barrier, converged.  The iteration limits repeat those stops.
+FINE = (dict(mesh="fine", scheme="radau-3", contact_forces="collocation", relaxation=1e-6, complementarity_tolerance=1e-6,
+             build=SOFT_FINE_BUILD, ipopt=dict(WARM, mu_init=1e-4, max_iter=387)),
+        dict(mesh="same", scheme="radau-3", contact_forces="collocation", relaxation=1e-6, complementarity_tolerance=1e-6,
+             build=SOFT_FINE_BUILD, ipopt=dict(WARM, mu_init=1e-5, max_iter=290)),
+        dict(mesh="same", scheme="radau-3", contact_forces="collocation", relaxation=1e-6, complementarity_tolerance=1e-6,
+             build=SOFT_FINE_BUILD, ipopt=dict(WARM, mu_init=1e-6, mu_strategy="adaptive")))
+#: :data:`SOFT` then :data:`FINE` (module docstring: what ``colloc verify`` still fails).
+SOFT_FINE = SOFT + FINE
 #: Normalised length beyond which :func:`split_mesh` halves an interval (the 18 graded intervals' middle ones, 32-36 ms).
 SPLIT_LONGEST = 0.075
 #: Normalised length beyond which a ``mesh="fine"`` stage of :func:`solve_staged` splits an interval (20 ms of the 0.4 s

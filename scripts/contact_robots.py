@@ -17,9 +17,10 @@ and the CPU seconds of ``colloc.solve`` with its build, for
 * the five-link biped's periodic step of 0.5 m in 0.7 s from its URDF: ``problems/urdf_biped.py`` (two
   unilateral feet, no schedule, ``3N`` intervals) against Kelly's step (one phase ending in a heel strike, ``N``);
 * Solo12 trotting one stride of 0.1 m in 0.4 s: ``problems/solo12_trot.py``'s ``build`` (no schedule, ``2N``
-  intervals, from its standing guess; also with the friction work priced, and with ``SOFT_BUILD``: soft landings and
-  the feet's slip priced, the problem of the verified stride) against its ``build_two_phase`` (the trot imposed,
-  ``N`` uniform intervals per phase);
+  intervals, from its standing guess; also with the friction work priced, with ``SOFT_BUILD``: soft landings and
+  the feet's slip priced, and with ``SOFT_FINE_BUILD`` on radau-3 with a force at every collocation point, the
+  problem and transcription of the verified stride) against its ``build_two_phase`` (the trot imposed, ``N`` uniform
+  intervals per phase);
 * a passive walker, where ``problems/`` has one (``compass_gait.py`` or ``rimless_wheel.py``: ``build()``
   at ``2N`` intervals, and ``build_two_phase()`` at ``N`` per phase where the script defines it).
 
@@ -94,6 +95,8 @@ def cases(n):
         out += [("solo12 trot 0.1 m", "no schedule", trot.build, dict(trot.SOLVE, intervals=2 * n)),
                 ("solo12 trot 0.1 m", "no schedule, slip priced", lambda: trot.build(dissipation=0.1), dict(trot.SOLVE, intervals=2 * n)),
                 ("solo12 trot 0.1 m", "no schedule, soft", lambda: trot.build(**trot.SOFT_BUILD), dict(trot.SOLVE, intervals=2 * n)),
+                ("solo12 trot 0.1 m", "radau, soft, force/point", lambda: trot.build(**trot.SOFT_FINE_BUILD),
+                 dict(trot.SOLVE, scheme="radau-3", contact_forces="collocation", intervals=2 * n)),
                 ("solo12 trot 0.1 m", "2 phases", lambda: trot.build_two_phase(mesh=None), dict(trot.SOLVE_TWO_PHASE, intervals=n))]
     for stem in ("compass_gait", "rimless_wheel"):
         walker = load(stem)

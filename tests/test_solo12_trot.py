@@ -253,3 +253,17 @@ def test_split_mesh_halves_only_the_long_intervals():
     assert np.diff(split).max() <= module.SPLIT_LONGEST
     long = np.flatnonzero(np.diff(mesh) > module.SPLIT_LONGEST)
     assert np.allclose(sorted(set(np.round(split, 12)) - set(np.round(mesh, 12))), 0.5 * (mesh[long] + mesh[long + 1]))
+
+
+def test_split_mesh_cuts_each_long_interval_into_the_fewest_equal_pieces():
+    # FINE_LONGEST = 0.05 of T: the 18 graded intervals (0.02 … 0.09 of T) become 28, none longer, each cut into
+    # ⌈length / 0.05⌉ equal pieces; the intervals already short enough stay whole
+    module = _script()
+    half = 0.5 * np.array(module.PHASE_MESH)
+    mesh = np.r_[half, 0.5 + half[1:]]
+    split = np.array(module.split_mesh(tuple(mesh), module.FINE_LONGEST))
+    assert split.size - 1 == int(np.ceil(np.diff(mesh) / module.FINE_LONGEST - 1e-9).sum()) == 28
+    assert set(np.round(mesh, 12)) <= set(np.round(split, 12)) and np.diff(split).max() <= module.FINE_LONGEST
+    for a, b in zip(mesh[:-1], mesh[1:]):
+        inside = split[(split >= a - 1e-12) & (split <= b + 1e-12)]
+        assert np.allclose(np.diff(inside), (b - a) / (inside.size - 1))
