@@ -94,10 +94,13 @@ barrier converges (428 iterations; 983 + 464 + 530 CPU s): J = 0.11365 (∫|τ|�
 ``colloc verify`` of it passes every per-interval integration (the 24–36 ms Hermite–Simpson intervals failed by up to
 0.42 rad/s), bounds, periodicity, defects and the soft landings' rows at the grid points; it fails the contact check
 (μλ|ṡ| + fᵀṡ = 3.1e-6 for HL at 0.045 s: ε = 1e-6 leaves products the check's 1e-6 does not allow), HR's soft-landing
-row between the grid points (0.028 at 0.188 s, in the 16 ms interval before it lands) and the whole-stride
-re-simulation (FR: Painlevé's paradox at 2.8 ms).  ε = 1e-7 did not converge (adaptive barrier: μ jumped to 1e-3 and the
-dual infeasibility to 1e9; from the ε = 1e-6 solution with ``path_points=3``, which imposes the soft landings inside
-the intervals, the barrier capped at 1e-5: steps of 1e-2).  So no schedule-free stride passes ``colloc verify`` yet.
+row between the grid points (0.028 at 0.188 s, in the 16 ms interval before it lands: simulated from the file's state
+at 0.164 s, HR lands there at 0.31 m/s) and ``impact times`` (an impact of HL at 1.3e-5 s that the file lacks); the
+whole-stride re-simulation passes.  ε = 1e-7 did not converge: from the ε = 1e-6 solution with the adaptive barrier μ
+jumped to 1e-3 and the dual infeasibility to 1e9; with ``path_points=3`` (the soft landings imposed inside the
+intervals too) and the barrier capped at 1e-5, and with the jump's finish (μ₀ = 1e-8, monotone), the steps stayed
+at 1e-3–1e-2; with the two 16 ms intervals before the touch-downs halved (30 intervals, ε = 2e-7) it crawled from
+J 0.27.  So no schedule-free stride passes ``colloc verify`` yet.
 
 What is checked (tests/test_solo12_trot.py, Pinocchio as oracle): over the periodic stride the feet's
 normal forces average to the weight m g (the base's vertical momentum returns to its start value);
@@ -157,8 +160,8 @@ SOFT = STICKING + (
 SOFT_FINE_BUILD = dict(SOFT_BUILD, clearance=1e-8)
 #: The fine stages after :data:`SOFT`: radau-3 with a force at every collocation point on :data:`SOFT`'s mesh split to
 #: intervals of at most 20 ms (``mesh="fine"``, 28 intervals), from :data:`SOFT`'s result read onto it
-#: (:func:`resampled_guess`), ε = 1e-6 (``colloc verify``'s contact check fails it at 3.1e-6; ε = 1e-7 did not
-#: converge).  As measured, run stage by stage
+#: (:func:`resampled_guess`), ε = 1e-6 (``colloc verify``'s contact check fails it at 3.1e-6, and ``impact times`` and
+#: one soft-landing row between the grid points; ε = 1e-7 did not converge).  As measured, run stage by stage
 #: from files: the first stopped at its 900 CPU s limit (387 iterations), feasible but with IPOPT's barrier stuck at
 #: μ = 1e-4; the second, from its iterate with μ₀ = 1e-5, stuck at 1e-5 and was interrupted (290 iterations); the third,
 #: with IPOPT's adaptive barrier, converged.  The iteration limits repeat those stops.

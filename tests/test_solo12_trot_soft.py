@@ -78,8 +78,8 @@ def test_soft_trot_carries_the_weight_on_feet_that_stay_put():
 
 
 #: Checks of ``colloc verify`` the file passes: the problem's rows (the soft landings' among them, also between the grid
-#: points) and the contact law (Signorini, Coulomb: each loaded foot sticks or slides against its whole cone).  Its per-interval integrations and the whole-stride re-simulation do not pass
-#: yet (module docstring of problems/solo12_trot.py: the longest intervals, and Painlevé's paradox where FR lifts off).
+#: points) and the contact law (Signorini, Coulomb: each loaded foot sticks or slides against its whole cone).  Its per-interval integrations, the whole-stride re-simulation and
+#: ``impact times`` do not pass yet (module docstring of problems/solo12_trot.py: the longest intervals, the landings).
 PASSING = ("time", "horizon", "finite", "bounds", "contact", "grid", "defects", "derivatives", "objective",
            "between:bounds") + tuple(f"{where}soft_landing.{foot}" for where in ("path:", "between:") for foot in FEET)
 
