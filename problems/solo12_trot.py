@@ -77,7 +77,7 @@ stick but for the touch-down points (0.011 m/s); with 1e4 and a force at every g
 iterations, 138 + 217 CPU s, the first run ending in IPOPT's restoration failure at a feasible point) every loaded
 foot sticks to 5e-6 m/s (HL 1.4e-3 at t = 0) and verify's contact check passes; 10 states
 fail in the five longest intervals (24–36 ms, worst 0.42 rad/s), and the re-simulation meets Painlevé where FR lifts
-off (0.208 s).  That is :data:`SOFT`; the test file tests/data/solo12_trot_soft.npz is its result.  On
+off (0.208 s).  That is :data:`SOFT`.  On
 :func:`split_mesh` of it (24 intervals) the warm start begins far off (J 3.06: the old cubics' feet slide between the
 old grid points) and stops at its 600 CPU s limit (J 0.14689, feet sliding 3e-3 m/s); again from there, ε = 1e-6
 and 1e-7 converge (J 0.11431, 0.11462; 559 + 192 iterations, 553 + 234 CPU s) and ε = 1e-8 stalls.  A smaller δ
@@ -100,7 +100,10 @@ whole-stride re-simulation passes.  ε = 1e-7 did not converge: from the ε = 1e
 jumped to 1e-3 and the dual infeasibility to 1e9; with ``path_points=3`` (the soft landings imposed inside the
 intervals too) and the barrier capped at 1e-5, and with the jump's finish (μ₀ = 1e-8, monotone), the steps stayed
 at 1e-3–1e-2; with the two 16 ms intervals before the touch-downs halved (30 intervals, ε = 2e-7) it crawled from
-J 0.27.  So no schedule-free stride passes ``colloc verify`` yet.
+J 0.27 — but from ε = 1e-4 on that mesh (from the 28-interval file's resampled guess) every step converged: ε 1e-4
+→ 1e-7 in 782 + 163 + 161 + 198 iterations, 1549 CPU s, J = 0.091567 (1.91× the imposed trot), and ``colloc
+verify`` passes every check but ``impact times`` (FR and HL touch down at t = 0 at 1.9e-3 m/s without an impulse,
+which the first interval's local error does not excuse); that is tests/data/solo12_trot_soft.npz.
 
 What is checked (tests/test_solo12_trot.py, Pinocchio as oracle): over the periodic stride the feet's
 normal forces average to the weight m g (the base's vertical momentum returns to its start value);
