@@ -208,7 +208,7 @@ def stopping_impulse(Minv, rows, v):
     k = len(rows)
     keep = list(range(k))
     while keep:
-        C = np.vstack([rows.Wn[keep]] + [rows.T[i] for i in keep if rows.mu[i] > 0] + [np.zeros((0, rows.Wn.shape[1]))])
+        C = np.vstack([rows.Wn[keep]] + [rows.T[i] for i in keep if rows.mu[i] > 0])
         MC = Minv @ C.T
         P = -np.linalg.lstsq(C @ MC, C @ v, rcond=RCOND)[0]
         tol = 1e-9 * max(1e-300, np.abs(P).max(initial=0.0))

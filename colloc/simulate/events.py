@@ -66,11 +66,10 @@ import math
 
 import numpy as np
 
-from .contact_forces import (ContactRows, constrained_inverse, facet_directions, mode_forces, project_speeds, slide_direction, solve_contacts,
-                             stopping_impulse)
+from .contact_forces import ContactRows, constrained_inverse, mode_forces, project_speeds, slide_direction, solve_contacts, stopping_impulse
 from .contact_system import ContactSystem, Mode, smooth_accelerations
 from .control_signals import breakpoints, control_function
-from .friction_modes import central_forces, edge_rows, onset_mode, slide_on_edges, tangential_roots
+from .friction_modes import bisector_vertices, central_forces, edge_rows, onset_mode, slide_on_edges, tangential_roots
 from ..errors import ContactParadoxError, OptionError, SimulationError
 from .lcp import LCPError
 from ..model.named_values import named_vector as _named
@@ -371,10 +370,11 @@ def _acceleration_level(system, T, Minv, v, cand, hint, opts, t):
         slide.append(slide_direction(s, system.cone[i], system.facets[i]) if sliding else None)
     bn = Wn[cand] @ a0 + T["drift_n"][cand]
     bt = [Wt[system.tangent_rows[i]] @ a0 + T["drift_t"][system.tangent_rows[i]] for i in cand]
+    rows = _rows(system, T, cand)
     try:
-        Fn, Ft, slip = solve_contacts(Minv, _rows(system, T, cand), bn, bt, kinds, slide)
+        Fn, Ft, slip = solve_contacts(Minv, rows, bn, bt, kinds, slide)
     except LCPError:
-        Fn, Ft, slip, slide = _other_side(system, T, Minv, v, cand, bn, bt, kinds, slide, opts, t)
+        Fn, Ft, slip, slide = _other_side(system, T, Minv, v, cand, rows, bn, bt, kinds, slide, opts, t)
     a = a0 + Minv @ (Wn[cand].T @ Fn + sum(Wt[system.tangent_rows[i]].T @ Ft[k] for k, i in enumerate(cand)))
     ydd = Wn[cand] @ a + T["drift_n"][cand]
     scale = 1e-9 * max(1.0, np.abs(T["f"]).max(initial=0.0))
@@ -400,24 +400,24 @@ def _acceleration_level(system, T, Minv, v, cand, hint, opts, t):
     return mode
 
 
-def _other_side(system, T, Minv, v, cand, bn, bt, kinds, slide, opts, t):
+def _other_side(system, T, Minv, v, cand, rows, bn, bt, kinds, slide, opts, t):
     """The contact LCP again where a polygon contact slides on a bisector of two vertices: either vertex, or the
     side between them, dissipates most (``slide_on_edges`` then chooses), and a light leg's foot can have forces
     that obey the laws with one and none with the other.  Raises Painlevé's paradox where none has any."""
     ties = []
     for k, i in enumerate(cand):
         s = T["Wt"][system.tangent_rows[i]] @ v
-        if kinds[k] == "slide" and s.size == 2 and system.cone[i] != "circular":
-            D = facet_directions(2, system.facets[i])
-            j, l = np.argsort(D @ s)[:2]
-            if abs((D[j] - D[l]) @ s) <= 1e-9 * np.linalg.norm(s) + 100 * opts.atol:
-                ties.append((k, D[l], 0.5 * (D[j] + D[l])))
+        if kinds[k] != "slide" or s.size != 2 or system.cone[i] == "circular":
+            continue
+        pair = bisector_vertices(system, i, s, 100 * opts.atol)
+        if pair is not None:
+            ties.append((k, pair[1], 0.5 * (pair[0] + pair[1])))
     for choice in (1, 2):
         trial = list(slide)
         for tie in ties:
             trial[tie[0]] = tie[choice]
         try:
-            return (*solve_contacts(Minv, _rows(system, T, cand), bn, bt, kinds, trial), trial)
+            return (*solve_contacts(Minv, rows, bn, bt, kinds, trial), trial)
         except LCPError:
             continue
     raise _paradox(system, cand, kinds, t) from None

@@ -114,6 +114,14 @@ def _interior_forces(system, T, mode, v, scale):
     return ref_n, ref_t
 
 
+def bisector_vertices(system, i, s, tolerance=0.0):
+    """The two vertices ``(d_j, d_l)`` of contact ``i``'s polygon that dissipate most at the sliding speed ``s`` (2,),
+    if ``s`` lies on their bisector: their dissipations differ by at most ``1e-9 |s| + tolerance``; else None."""
+    D = facet_directions(2, system.facets[i])
+    j, l = np.argsort(D @ s)[:2]
+    return (D[j], D[l]) if abs((D[j] - D[l]) @ s) <= 1e-9 * np.linalg.norm(s) + tolerance else None
+
+
 def slide_on_edges(system, T, mode, idx, v, hint=None, tolerance=0.0, onset=None):
     """Polygon contacts whose sliding speed lies on a bisector of two vertices slide along it (Filippov) if the force
     that keeps them there lies on the polygon's side, else at the vertex beyond.
@@ -131,10 +139,9 @@ def slide_on_edges(system, T, mode, idx, v, hint=None, tolerance=0.0, onset=None
         if i in onset:
             ties[i] = onset[i]
         elif s.size == 2:
-            D = facet_directions(2, system.facets[i])
-            j, l = np.argsort(D @ s)[:2]
-            if hint.get(i) in ("turn", "leave") or abs((D[j] - D[l]) @ s) <= 1e-9 * np.linalg.norm(s) + tolerance:
-                ties[i] = (D[j], D[l])
+            pair = bisector_vertices(system, i, s, math.inf if hint.get(i) in ("turn", "leave") else tolerance)
+            if pair is not None:
+                ties[i] = pair
     for i, (dj, dl) in ties.items():
         mode.slide[i], mode.edge[i] = 0.5 * (dj + dl), (dj - dl) / np.linalg.norm(dj - dl)
     if not ties:
@@ -196,4 +203,4 @@ def tangential_roots(system, mode, i, T0, v0, solve, add):
                 add(lambda t, y, n=n: (n - d) @ (solve(t, y)[0]["Wt"][rows] @ y[nq:]), i, "turn")
 
 
-__all__ = ["central_forces", "slide_on_edges", "edge_rows", "onset_mode", "tangential_roots"]
+__all__ = ["bisector_vertices", "central_forces", "slide_on_edges", "edge_rows", "onset_mode", "tangential_roots"]
