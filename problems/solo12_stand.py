@@ -254,7 +254,7 @@ def build(duration=0.2, friction=0.8, max_torque=2.7, distance=0.0, regularizati
     return prob
 
 
-def soft_landing(problem, body, deceleration, clearance=SOFT_CLEARANCE, tangential=False):
+def soft_landing(problem, body, deceleration, clearance=SOFT_CLEARANCE, tangential=False, approach=0.0):
     """Path rows ``ẏ² ≤ 2 a (φ + δ)`` of every foot (``a`` = ``deceleration``, ``δ`` = ``clearance``): a foot moves
     towards or away from the ground no faster than a deceleration ``a`` could stop it within its gap.
     ``tangential=True``: ``ẏ² + |ṡ|² ≤ 2 a (φ + δ)``, the foot's whole speed: it also touches down and lifts off
@@ -268,14 +268,23 @@ def soft_landing(problem, body, deceleration, clearance=SOFT_CLEARANCE, tangenti
     rows feasible in a stance whose gap the relaxation leaves at −1e-8; the arrival speed is at most ``√(2 a δ)``.
     A foot landing with a tangential speed slides until friction stops it, within an interval as well: the
     ``tangential`` rows remove that slide too.
+
+    ``approach`` = ``φ₀`` > 0 [m]: ``ẏ² ≤ 2 a (φ²/(φ + φ₀) + δ)``, the same rows far from the ground (``φ ≫ φ₀``) and a
+    foot that slows down as it nears it, ``|ẏ| ≤ √(2a/φ₀) φ`` for ``φ ≪ φ₀`` (an exponential approach, time constant
+    ``√(φ₀/2a)``).  Why: the complementarity relaxation leaves a loaded foot's gap at up to ε/λ (1e-8 m), and the plain
+    rows let a foot arrive at such a gap at ``√(2a(φ + δ))`` = 2e-3 m/s (a = 100): a touch-down the rigid-contact
+    simulator resolves by an impulse.  With φ₀ = 1 mm that speed is ``√(2a(φ²/φ₀ + δ))``: 4.5e-6 m/s at δ = 1e-13.
     """
+    if not (isinstance(approach, (int, float)) and 0 <= approach < float("inf")):
+        raise cl.ProblemError(f"The soft landing's `approach` must be a finite length ≥ 0 (m); got {approach!r}.")
     if not (isinstance(deceleration, (int, float)) and 0 < deceleration < float("inf")):
         raise cl.ProblemError(f"The soft landing's `deceleration` must be a finite number > 0 (m/s²); got {deceleration!r}.")
     for c in body.contacts:
         speed = ca.sumsqr(ca.mtimes(c.normal_jacobian, body.v))
         if tangential and c.tangent_jacobian is not None:
             speed += ca.sumsqr(ca.mtimes(c.tangent_jacobian, body.v))
-        problem.path(speed - 2.0 * deceleration * c.gap, upper=2.0 * deceleration * clearance,
+        room = c.gap * c.gap / (c.gap + approach) if approach else c.gap
+        problem.path(speed - 2.0 * deceleration * room, upper=2.0 * deceleration * clearance,
                      name=f"soft_landing.{c.name.split('.')[-1]}")
 
 

@@ -248,21 +248,22 @@ def ground_slip(body, height=0.005):
 
 
 def build(stride=0.1, duration=0.4, friction=0.8, max_torque=2.7, regularization=1e-6, dissipation=0.0, slip=0.0,
-          ground=0.0, landing=0.0, stick=0.0, clearance=1e-6):
+          ground=0.0, landing=0.0, stick=0.0, clearance=1e-6, approach=0.0):
     """One stride of ``stride`` [m] in ``duration`` [s], contact-implicit, from a standing guess.
 
     ``dissipation``: weight c of the feet's friction work, ``c ∫ Σ_k |f_t,k · ṡ_k| dt`` (:func:`friction_power`);
     ``slip``: weight w of the loaded feet's slip, ``w ∫ Σ_k (λ_k |ṡ_k|)² dt`` (:func:`loaded_slip`); ``ground``: weight
     of the feet's slip near the ground, ``∫ Σ_k e^(−φ_k/h)|ṡ_k|² dt`` (:func:`ground_slip`).  ``landing`` > 0: every
     foot touches down and lifts off at rest and does not slide on the ground (``solo12_stand.soft_landing`` with its
-    tangential rows, ``ẏ² + |ṡ|² ≤ 2a(φ + δ)``, a = ``landing`` [m/s²], δ = ``clearance`` [m]).  ``stick``: weight of the feet's slip on the
+    tangential rows, ``ẏ² + |ṡ|² ≤ 2a(φ + δ)``, a = ``landing`` [m/s²], δ = ``clearance`` [m]; ``approach`` = φ₀ > 0: φ
+    there is φ²/(φ + φ₀), a foot slowing down as it nears the ground).  ``stick``: weight of the feet's slip on the
     ground, :func:`ground_slip` with ``STICK_HEIGHT``: it prices a planted foot's slip, which those rows bound by
     ``√(2aδ)`` only."""
     stand = _script("solo12_stand")
     body, q0, _, tau0, tau, prob = stand._standing_problem("solo12_trot", duration, friction, max_torque)
     _regularize(prob, body, regularization)
     if landing:
-        stand.soft_landing(prob, body, landing, clearance=clearance, tangential=True)
+        stand.soft_landing(prob, body, landing, clearance=clearance, tangential=True, approach=approach)
     if dissipation:
         prob.minimize(integral=dissipation * friction_power(body, tau), name="friction_work")
     if slip:
@@ -286,7 +287,7 @@ def build(stride=0.1, duration=0.4, friction=0.8, max_torque=2.7, regularization
     # a solved file records them, and `colloc verify` re-builds the same problem from it (no --set needed)
     prob.build_params = dict(stride=stride, duration=duration, friction=friction, max_torque=max_torque,
                              regularization=regularization, dissipation=dissipation, slip=slip, ground=ground,
-                             landing=landing, stick=stick, clearance=clearance)
+                             landing=landing, stick=stick, clearance=clearance, approach=approach)
     return prob
 
 

@@ -301,15 +301,16 @@ def test_graded_mesh_refines_where_the_feet_lift_and_land(jump_implicit):
         assert inside.sum() == (2 if i in split else 0), i
 
 
-@pytest.mark.parametrize("tangential", [False, True])
-def test_soft_landing_rows_are_the_feet_speed_and_height_by_pinocchio(tangential):
+@pytest.mark.parametrize("tangential, approach", [(False, 0.0), (True, 0.0), (True, 0.05)])
+def test_soft_landing_rows_are_the_feet_speed_and_height_by_pinocchio(tangential, approach):
     # build_jump(landing=a) adds per foot the path row ẏ² − 2aφ ≤ 2aδ: at a random pose and speed its value is the
     # foot's vertical speed squared minus 2a times its height, both by Pinocchio's forward kinematics (the foot frame's
-    # origin, its velocity in the world-aligned frame at the foot); tangential=True: the foot's whole speed squared
+    # origin, its velocity in the world-aligned frame at the foot); tangential=True: the foot's whole speed squared;
+    # approach=φ₀: the height φ there is φ²/(φ + φ₀)
     stand = _script("solo12_stand")
     a = 100.0
     problem = stand.build_jump()
-    stand.soft_landing(problem, problem.model.components[0], a, tangential=tangential)
+    stand.soft_landing(problem, problem.model.components[0], a, tangential=tangential, approach=approach)
     rows = {p.name: p for p in problem.paths if p.name.startswith("soft_landing.")}
     assert sorted(rows) == [f"soft_landing.{f}_FOOT" for f in FEET]
     assert all(np.allclose(p.upper, 2 * a * stand.SOFT_CLEARANCE) for p in rows.values())
@@ -337,7 +338,8 @@ def test_soft_landing_rows_are_the_feet_speed_and_height_by_pinocchio(tangential
         linear = pin.getFrameVelocity(model, data, frame, pin.LOCAL_WORLD_ALIGNED).linear
         squared = linear @ linear if tangential else linear[2] ** 2
         value = float(ca.Function("row", [body.q, body.v], [rows[f"soft_landing.{foot}_FOOT"].expr])(q, v))
-        assert value == pytest.approx(squared - 2 * a * height, rel=1e-9, abs=1e-12)
+        room = height * height / (height + approach) if approach else height
+        assert value == pytest.approx(squared - 2 * a * room, rel=1e-9, abs=1e-12)
 
 
 @pytest.mark.parametrize("landing", [-1.0, float("inf"), float("nan")])
@@ -345,6 +347,14 @@ def test_soft_landing_refuses_a_deceleration_that_is_not_positive_and_finite(lan
     stand = _script("solo12_stand")
     with pytest.raises(cl.ProblemError, match="soft landing's `deceleration`"):
         stand.build_jump(landing=landing)
+
+
+@pytest.mark.parametrize("approach", [-1e-3, float("inf"), float("nan")])
+def test_soft_landing_refuses_an_approach_length_that_is_negative_or_not_finite(approach):
+    stand = _script("solo12_stand")
+    problem = stand.build_jump()
+    with pytest.raises(cl.ProblemError, match="soft landing's `approach`"):
+        stand.soft_landing(problem, problem.model.components[0], 100.0, approach=approach)
 
 
 #: The schedule-free jump with soft landings on 25 intervals (98 KB), ``solve_soft_jump()``'s first refinement:
