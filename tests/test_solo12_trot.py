@@ -267,3 +267,22 @@ def test_split_mesh_cuts_each_long_interval_into_the_fewest_equal_pieces():
     for a, b in zip(mesh[:-1], mesh[1:]):
         inside = split[(split >= a - 1e-12) & (split <= b + 1e-12)]
         assert np.allclose(np.diff(inside), (b - a) / (inside.size - 1))
+
+
+def test_touchdown_mesh_halves_the_long_intervals_just_before_each_touch_down():
+    # FR+HL loaded from t = 0 (a touch-down at the start of the periodic stride: preceded by its end) and FL+HR from
+    # T/2: of FINE's 28 intervals, those reaching into the TOUCHDOWN_WINDOW before 0.5 or 1.0 and longer than
+    # TOUCHDOWN_LONGEST are halved (one before each: 0.44–0.48 and 0.94–0.98 of T, 16 ms), the others stay whole
+    module = _script()
+    half = 0.5 * np.array(module.PHASE_MESH)
+    mesh = np.array(module.split_mesh(tuple(np.r_[half, 0.5 + half[1:]]), module.FINE_LONGEST))
+    t = DURATION * mesh
+    first = np.where(mesh < 0.5, 10.0, 0.0)
+    columns = {f"solo12.{f}.normal_force": first if f in ("FR_FOOT", "HL_FOOT") else 10.0 - first for f in FEET}
+    refined = np.array(module.touchdown_mesh(cl.Trajectory(t, columns), tuple(mesh)))
+    added = sorted(set(np.round(refined, 12)) - set(np.round(mesh, 12)))
+    assert refined.size == mesh.size + 2 and set(np.round(mesh, 12)) <= set(np.round(refined, 12))
+    assert np.allclose(added, [0.46, 0.96])
+    for a, b in zip(mesh[:-1], mesh[1:]):  # every halved interval is long and ends within the window before one
+        if np.any((refined > a + 1e-12) & (refined < b - 1e-12)):
+            assert b - a > module.TOUCHDOWN_LONGEST and any(d - module.TOUCHDOWN_WINDOW < b <= d for d in (0.5, 1.0))
