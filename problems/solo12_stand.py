@@ -113,6 +113,8 @@ JUMP_SOLVE = dict(scheme="hermite-simpson", intervals=17, contact="implicit", im
 JUMP_SOLVE_POINTS = dict(JUMP_SOLVE, scheme="radau-3", contact_forces="collocation")
 #: Gap ``δ`` [m] of :func:`soft_landing`'s rows: the feet's normal speed at a closed gap is at most ``√(2 a δ)``.
 SOFT_CLEARANCE = 1e-6
+#: Normal speed [m/s] at which a foot may reach a closed gap under :func:`soft_landing`'s ``approach`` rows.
+APPROACH_SPEED = 1e-6
 #: Base height [m] halfway that :func:`apex_row` asks of a jump from :func:`standing_guess`: 2 cm above the
 #: highest base that the feet on their ground points allow (legs straight, 0.32 m).
 APEX = 0.34
@@ -269,23 +271,30 @@ def soft_landing(problem, body, deceleration, clearance=SOFT_CLEARANCE, tangenti
     A foot landing with a tangential speed slides until friction stops it, within an interval as well: the
     ``tangential`` rows remove that slide too.
 
-    ``approach`` = ``φ₀`` > 0 [m]: ``ẏ² ≤ 2 a (φ²/(φ + φ₀) + δ)``, the same rows far from the ground (``φ ≫ φ₀``) and a
-    foot that slows down as it nears it, ``|ẏ| ≤ √(2a/φ₀) φ`` for ``φ ≪ φ₀`` (an exponential approach, time constant
-    ``√(φ₀/2a)``).  Why: the complementarity relaxation leaves a loaded foot's gap at up to ε/λ (1e-8 m), and the plain
-    rows let a foot arrive at such a gap at ``√(2a(φ + δ))`` = 2e-3 m/s (a = 100): a touch-down the rigid-contact
-    simulator resolves by an impulse.  With φ₀ = 1 mm that speed is ``√(2a(φ²/φ₀ + δ))``: 4.5e-6 m/s at δ = 1e-13.
+    ``approach`` = ``φ₀`` > 0 [m] adds per foot the row ``−ẏ − φ √(2a/(φ + φ₀)) ≤ v₀`` (``v₀`` = ``APPROACH_SPEED``):
+    far from the ground (``φ ≫ φ₀``) the approach the rows above allow, ``−ẏ ≤ √(2aφ)``; near it a foot that slows
+    down as it comes, ``−ẏ ≤ √(2a/φ₀) φ + v₀`` (an exponential approach, time constant ``√(φ₀/2a)``: 2.2 ms for
+    φ₀ = 1 mm).  Why: the complementarity relaxation leaves a loaded foot's gap at up to ε/λ (1e-8 m), and the rows
+    above let a foot arrive at such a gap at ``√(2a(φ + δ))`` = 2e-3 m/s (a = 100, δ = 1e-8): a touch-down that the
+    rigid-contact simulator resolves by an impulse the file, without impulses, lacks.  With φ₀ = 1 mm a foot arrives
+    at a 1e-8 m gap at 5.5e-6 m/s.  The row is linear in the speed, so it stays regular where it binds (the squared
+    rows' gradient vanishes with the speed: bounding them by 1e-11 instead stalled IPOPT), and it leaves lift-off and
+    sliding to the rows above.
     """
     if not (isinstance(approach, (int, float)) and 0 <= approach < float("inf")):
         raise cl.ProblemError(f"The soft landing's `approach` must be a finite length ≥ 0 (m); got {approach!r}.")
     if not (isinstance(deceleration, (int, float)) and 0 < deceleration < float("inf")):
         raise cl.ProblemError(f"The soft landing's `deceleration` must be a finite number > 0 (m/s²); got {deceleration!r}.")
     for c in body.contacts:
-        speed = ca.sumsqr(ca.mtimes(c.normal_jacobian, body.v))
+        foot = c.name.split('.')[-1]
+        normal = ca.mtimes(c.normal_jacobian, body.v)
+        speed = ca.sumsqr(normal)
         if tangential and c.tangent_jacobian is not None:
             speed += ca.sumsqr(ca.mtimes(c.tangent_jacobian, body.v))
-        room = c.gap * c.gap / (c.gap + approach) if approach else c.gap
-        problem.path(speed - 2.0 * deceleration * room, upper=2.0 * deceleration * clearance,
-                     name=f"soft_landing.{c.name.split('.')[-1]}")
+        problem.path(speed - 2.0 * deceleration * c.gap, upper=2.0 * deceleration * clearance, name=f"soft_landing.{foot}")
+        if approach:  # √ of at least φ₀/1000: a wild iterate below the ground by φ₀ gets a finite row, not a NaN
+            rate = ca.sqrt(2.0 * deceleration / ca.fmax(c.gap + approach, 1e-3 * approach))
+            problem.path(-normal - rate * c.gap, upper=APPROACH_SPEED, name=f"touch_down.{foot}")
 
 
 def build_jump(distance=0.2, duration=0.85, friction=0.8, max_torque=2.7, regularization=1e-6, landing=0.0, apex=0.0,

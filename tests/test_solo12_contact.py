@@ -306,14 +306,15 @@ def test_soft_landing_rows_are_the_feet_speed_and_height_by_pinocchio(tangential
     # build_jump(landing=a) adds per foot the path row ẏ² − 2aφ ≤ 2aδ: at a random pose and speed its value is the
     # foot's vertical speed squared minus 2a times its height, both by Pinocchio's forward kinematics (the foot frame's
     # origin, its velocity in the world-aligned frame at the foot); tangential=True: the foot's whole speed squared;
-    # approach=φ₀: the height φ there is φ²/(φ + φ₀)
+    # approach=φ₀ adds the row −ẏ − φ √(2a/(φ + φ₀)) ≤ APPROACH_SPEED
     stand = _script("solo12_stand")
     a = 100.0
     problem = stand.build_jump()
     stand.soft_landing(problem, problem.model.components[0], a, tangential=tangential, approach=approach)
-    rows = {p.name: p for p in problem.paths if p.name.startswith("soft_landing.")}
-    assert sorted(rows) == [f"soft_landing.{f}_FOOT" for f in FEET]
-    assert all(np.allclose(p.upper, 2 * a * stand.SOFT_CLEARANCE) for p in rows.values())
+    rows = {p.name: p for p in problem.paths if p.name.startswith(("soft_landing.", "touch_down."))}
+    assert sorted(rows) == [f"soft_landing.{f}_FOOT" for f in FEET] + ([f"touch_down.{f}_FOOT" for f in FEET] if approach else [])
+    assert all(np.allclose(p.upper, 2 * a * stand.SOFT_CLEARANCE) for n, p in rows.items() if n.startswith("soft"))
+    assert all(np.allclose(p.upper, stand.APPROACH_SPEED) for n, p in rows.items() if n.startswith("touch"))
     body = problem.model.components[0]
     rng = np.random.default_rng(3)
     q = np.array(stand._jump_script().standing_pose(body)[0], dtype=float)
@@ -338,8 +339,10 @@ def test_soft_landing_rows_are_the_feet_speed_and_height_by_pinocchio(tangential
         linear = pin.getFrameVelocity(model, data, frame, pin.LOCAL_WORLD_ALIGNED).linear
         squared = linear @ linear if tangential else linear[2] ** 2
         value = float(ca.Function("row", [body.q, body.v], [rows[f"soft_landing.{foot}_FOOT"].expr])(q, v))
-        room = height * height / (height + approach) if approach else height
-        assert value == pytest.approx(squared - 2 * a * room, rel=1e-9, abs=1e-12)
+        assert value == pytest.approx(squared - 2 * a * height, rel=1e-9, abs=1e-12)
+        if approach:
+            row = float(ca.Function("row", [body.q, body.v], [rows[f"touch_down.{foot}_FOOT"].expr])(q, v))
+            assert row == pytest.approx(-linear[2] - height * np.sqrt(2 * a / (height + approach)), rel=1e-9, abs=1e-12)
 
 
 @pytest.mark.parametrize("landing", [-1.0, float("inf"), float("nan")])
