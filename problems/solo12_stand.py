@@ -113,7 +113,7 @@ JUMP_SOLVE = dict(scheme="hermite-simpson", intervals=17, contact="implicit", im
 JUMP_SOLVE_POINTS = dict(JUMP_SOLVE, scheme="radau-3", contact_forces="collocation")
 #: Gap ``δ`` [m] of :func:`soft_landing`'s rows: the feet's normal speed at a closed gap is at most ``√(2 a δ)``.
 SOFT_CLEARANCE = 1e-6
-#: Normal speed [m/s] at which a foot may reach a closed gap under :func:`soft_landing`'s ``approach`` rows.
+#: Normal speed [m/s] at which a foot may approach a closed gap at the initial time (:func:`soft_start`).
 APPROACH_SPEED = 1e-6
 #: Base height [m] halfway that :func:`apex_row` asks of a jump from :func:`standing_guess`: 2 cm above the
 #: highest base that the feet on their ground points allow (legs straight, 0.32 m).
@@ -256,7 +256,7 @@ def build(duration=0.2, friction=0.8, max_torque=2.7, distance=0.0, regularizati
     return prob
 
 
-def soft_landing(problem, body, deceleration, clearance=SOFT_CLEARANCE, tangential=False, approach=0.0):
+def soft_landing(problem, body, deceleration, clearance=SOFT_CLEARANCE, tangential=False):
     """Path rows ``ẏ² ≤ 2 a (φ + δ)`` of every foot (``a`` = ``deceleration``, ``δ`` = ``clearance``): a foot moves
     towards or away from the ground no faster than a deceleration ``a`` could stop it within its gap.
     ``tangential=True``: ``ẏ² + |ṡ|² ≤ 2 a (φ + δ)``, the foot's whole speed: it also touches down and lifts off
@@ -270,21 +270,8 @@ def soft_landing(problem, body, deceleration, clearance=SOFT_CLEARANCE, tangenti
     rows feasible in a stance whose gap the relaxation leaves at −1e-8; the arrival speed is at most ``√(2 a δ)``.
     A foot landing with a tangential speed slides until friction stops it, within an interval as well: the
     ``tangential`` rows remove that slide too.
-
-    ``approach`` = ``φ₀`` > 0 [m] adds per foot the row ``−ẏ − φ √(2a/(φ + φ₀)) ≤ v₀`` (``v₀`` = ``APPROACH_SPEED``):
-    far from the ground (``φ ≫ φ₀``) the approach the rows above allow, ``−ẏ ≤ √(2aφ)``; near it a foot that slows
-    down as it comes, ``−ẏ ≤ √(2a/φ₀) φ + v₀`` (an exponential approach, time constant ``√(φ₀/2a)``: 2.2 ms for
-    φ₀ = 1 mm).  Why: the complementarity relaxation leaves a loaded foot's gap at up to ε/λ (1e-8 m), and the rows
-    above let a foot arrive at such a gap at ``√(2a(φ + δ))`` = 2e-3 m/s (a = 100, δ = 1e-8): a touch-down that the
-    rigid-contact simulator resolves by an impulse the file, without impulses, lacks.  With φ₀ = 1 mm a foot arrives
-    at a 1e-8 m gap at 5.5e-6 m/s.  The row is linear in the speed, so it stays regular where it binds (the squared
-    rows' gradient vanishes with the speed: bounding them by 1e-11 instead stalled IPOPT), and it leaves lift-off and
-    sliding to the rows above.
     """
-    if not (isinstance(approach, (int, float)) and 0 <= approach < float("inf")):
-        raise cl.ProblemError(f"The soft landing's `approach` must be a finite length ≥ 0 (m); got {approach!r}.")
-    if not (isinstance(deceleration, (int, float)) and 0 < deceleration < float("inf")):
-        raise cl.ProblemError(f"The soft landing's `deceleration` must be a finite number > 0 (m/s²); got {deceleration!r}.")
+    _positive(deceleration, "deceleration", "a finite number > 0 (m/s²)")
     for c in body.contacts:
         foot = c.name.split('.')[-1]
         normal = ca.mtimes(c.normal_jacobian, body.v)
@@ -292,9 +279,33 @@ def soft_landing(problem, body, deceleration, clearance=SOFT_CLEARANCE, tangenti
         if tangential and c.tangent_jacobian is not None:
             speed += ca.sumsqr(ca.mtimes(c.tangent_jacobian, body.v))
         problem.path(speed - 2.0 * deceleration * c.gap, upper=2.0 * deceleration * clearance, name=f"soft_landing.{foot}")
-        if approach:  # √ of at least φ₀/1000: a wild iterate below the ground by φ₀ gets a finite row, not a NaN
-            rate = ca.sqrt(2.0 * deceleration / ca.fmax(c.gap + approach, 1e-3 * approach))
-            problem.path(-normal - rate * c.gap, upper=APPROACH_SPEED, name=f"touch_down.{foot}")
+
+
+def _positive(value, name, what):
+    if not (isinstance(value, (int, float)) and 0 < value < float("inf")):
+        raise cl.ProblemError(f"The soft landing's `{name}` must be {what}; got {value!r}.")
+
+
+def soft_start(problem, body, deceleration, approach):
+    """Boundary rows at the initial time, ``−ẏ − φ √(2a/(φ + φ₀)) ≤ v₀`` per foot (``a`` = ``deceleration``, ``φ₀`` =
+    ``approach``, ``v₀`` = ``APPROACH_SPEED``): a motion without impulses starts on no foot that is about to strike
+    the ground.  Far from it (``φ ≫ φ₀``) a foot may approach as fast as :func:`soft_landing`'s rows allow,
+    ``√(2aφ)``; near it no faster than ``√(2a/φ₀) φ + v₀`` (5.5e-6 m/s at a 1e-8 m gap for a = 100, φ₀ = 1 mm).
+
+    Why: a periodic stride may start where a foot touches down, and the complementarity relaxation leaves that foot's
+    gap at up to ε/λ (1e-8 m), at which :func:`soft_landing`'s rows still allow ``√(2a(φ + δ))`` = 2e-3 m/s.  Inside the
+    horizon such a foot is stopped by the stance forces of the collocation points after it (and the simulator,
+    started from the state an interval before, lands it softly too), but at the initial time the state is given: the
+    rigid-contact simulator, started there, stops it with an impulse the file lacks.  The same rows at every
+    collocation point bind through each stance, where the feet's normal speeds at the points are up to 4e-4 m/s
+    (the scheme's error), and IPOPT stalled on them.  Linear in the speed, the row stays regular where it binds."""
+    _positive(deceleration, "deceleration", "a finite number > 0 (m/s²)")
+    _positive(approach, "approach", "a finite length > 0 (m)")
+    for c in body.contacts:
+        normal = ca.mtimes(c.normal_jacobian, body.v)
+        rate = ca.sqrt(2.0 * deceleration / ca.fmax(c.gap + approach, 1e-3 * approach))  # finite for a wild iterate
+        problem.boundary(problem.at_t0(-normal - rate * c.gap), lower=-ca.inf, upper=APPROACH_SPEED,
+                         name=f"soft_start.{c.name.split('.')[-1]}")
 
 
 def build_jump(distance=0.2, duration=0.85, friction=0.8, max_torque=2.7, regularization=1e-6, landing=0.0, apex=0.0,

@@ -259,15 +259,17 @@ def build(stride=0.1, duration=0.4, friction=0.8, max_torque=2.7, regularization
     ``slip``: weight w of the loaded feet's slip, ``w ∫ Σ_k (λ_k |ṡ_k|)² dt`` (:func:`loaded_slip`); ``ground``: weight
     of the feet's slip near the ground, ``∫ Σ_k e^(−φ_k/h)|ṡ_k|² dt`` (:func:`ground_slip`).  ``landing`` > 0: every
     foot touches down and lifts off at rest and does not slide on the ground (``solo12_stand.soft_landing`` with its
-    tangential rows, ``ẏ² + |ṡ|² ≤ 2a(φ + δ)``, a = ``landing`` [m/s²], δ = ``clearance`` [m]; ``approach`` = φ₀ > 0: a
-    foot also slows down as it nears the ground, −ẏ ≤ φ √(2a/(φ + φ₀)) + 1e-6 m/s).  ``stick``: weight of the feet's slip on the
+    tangential rows, ``ẏ² + |ṡ|² ≤ 2a(φ + δ)``, a = ``landing`` [m/s²], δ = ``clearance`` [m]; ``approach`` = φ₀ > 0: the
+    stride starts on no foot about to strike the ground, ``solo12_stand.soft_start``).  ``stick``: weight of the feet's slip on the
     ground, :func:`ground_slip` with ``STICK_HEIGHT``: it prices a planted foot's slip, which those rows bound by
     ``√(2aδ)`` only."""
     stand = _script("solo12_stand")
     body, q0, _, tau0, tau, prob = stand._standing_problem("solo12_trot", duration, friction, max_torque)
     _regularize(prob, body, regularization)
     if landing:
-        stand.soft_landing(prob, body, landing, clearance=clearance, tangential=True, approach=approach)
+        stand.soft_landing(prob, body, landing, clearance=clearance, tangential=True)
+        if approach:
+            stand.soft_start(prob, body, landing, approach)
     if dissipation:
         prob.minimize(integral=dissipation * friction_power(body, tau), name="friction_work")
     if slip:

@@ -306,16 +306,20 @@ def test_soft_landing_rows_are_the_feet_speed_and_height_by_pinocchio(tangential
     # build_jump(landing=a) adds per foot the path row ẏ² − 2aφ ≤ 2aδ: at a random pose and speed its value is the
     # foot's vertical speed squared minus 2a times its height, both by Pinocchio's forward kinematics (the foot frame's
     # origin, its velocity in the world-aligned frame at the foot); tangential=True: the foot's whole speed squared;
-    # approach=φ₀ adds the row −ẏ − φ √(2a/(φ + φ₀)) ≤ APPROACH_SPEED
+    # soft_start(approach=φ₀) adds the boundary row −ẏ − φ √(2a/(φ + φ₀)) ≤ APPROACH_SPEED at t0
     stand = _script("solo12_stand")
     a = 100.0
     problem = stand.build_jump()
-    stand.soft_landing(problem, problem.model.components[0], a, tangential=tangential, approach=approach)
-    rows = {p.name: p for p in problem.paths if p.name.startswith(("soft_landing.", "touch_down."))}
-    assert sorted(rows) == [f"soft_landing.{f}_FOOT" for f in FEET] + ([f"touch_down.{f}_FOOT" for f in FEET] if approach else [])
-    assert all(np.allclose(p.upper, 2 * a * stand.SOFT_CLEARANCE) for n, p in rows.items() if n.startswith("soft"))
-    assert all(np.allclose(p.upper, stand.APPROACH_SPEED) for n, p in rows.items() if n.startswith("touch"))
     body = problem.model.components[0]
+    stand.soft_landing(problem, body, a, tangential=tangential)
+    rows = {p.name: p for p in problem.paths if p.name.startswith("soft_landing.")}
+    assert sorted(rows) == [f"soft_landing.{f}_FOOT" for f in FEET]
+    assert all(np.allclose(p.upper, 2 * a * stand.SOFT_CLEARANCE) for p in rows.values())
+    if approach:
+        stand.soft_start(problem, body, a, approach)
+        start = {b.name: b for b in problem.boundaries if b.name.startswith("soft_start.")}
+        assert sorted(start) == [f"soft_start.{f}_FOOT" for f in FEET]
+        assert all(np.allclose(b.upper, stand.APPROACH_SPEED) for b in start.values())
     rng = np.random.default_rng(3)
     q = np.array(stand._jump_script().standing_pose(body)[0], dtype=float)
     q[[0, 1, 2]] += rng.normal(scale=0.05, size=3)
@@ -340,8 +344,9 @@ def test_soft_landing_rows_are_the_feet_speed_and_height_by_pinocchio(tangential
         squared = linear @ linear if tangential else linear[2] ** 2
         value = float(ca.Function("row", [body.q, body.v], [rows[f"soft_landing.{foot}_FOOT"].expr])(q, v))
         assert value == pytest.approx(squared - 2 * a * height, rel=1e-9, abs=1e-12)
-        if approach:
-            row = float(ca.Function("row", [body.q, body.v], [rows[f"touch_down.{foot}_FOOT"].expr])(q, v))
+        if approach:  # the row at t0: the initial state's symbols stand for q, v
+            ends = problem.at_t0(ca.vertcat(body.q, body.v))
+            row = float(ca.Function("row", [ends], [start[f"soft_start.{foot}_FOOT"].expr])(np.r_[q, v]))
             assert row == pytest.approx(-linear[2] - height * np.sqrt(2 * a / (height + approach)), rel=1e-9, abs=1e-12)
 
 
@@ -352,12 +357,12 @@ def test_soft_landing_refuses_a_deceleration_that_is_not_positive_and_finite(lan
         stand.build_jump(landing=landing)
 
 
-@pytest.mark.parametrize("approach", [-1e-3, float("inf"), float("nan")])
-def test_soft_landing_refuses_an_approach_length_that_is_negative_or_not_finite(approach):
+@pytest.mark.parametrize("approach", [0.0, -1e-3, float("inf"), float("nan")])
+def test_soft_start_refuses_an_approach_length_that_is_not_positive_and_finite(approach):
     stand = _script("solo12_stand")
     problem = stand.build_jump()
     with pytest.raises(cl.ProblemError, match="soft landing's `approach`"):
-        stand.soft_landing(problem, problem.model.components[0], 100.0, approach=approach)
+        stand.soft_start(problem, problem.model.components[0], 100.0, approach)
 
 
 #: The schedule-free jump with soft landings on 25 intervals (98 KB), ``solve_soft_jump()``'s first refinement:
