@@ -114,7 +114,7 @@ JUMP_SOLVE_POINTS = dict(JUMP_SOLVE, scheme="radau-3", contact_forces="collocati
 #: Gap ``δ`` [m] of :func:`soft_landing`'s rows: the feet's normal speed at a closed gap is at most ``√(2 a δ)``.
 SOFT_CLEARANCE = 1e-6
 #: Normal speed [m/s] at which a foot may approach a closed gap at the initial time (:func:`soft_start`).
-APPROACH_SPEED = 1e-6
+APPROACH_SPEED = 1e-7
 #: Base height [m] halfway that :func:`apex_row` asks of a jump from :func:`standing_guess`: 2 cm above the
 #: highest base that the feet on their ground points allow (legs straight, 0.32 m).
 APEX = 0.34
@@ -290,15 +290,16 @@ def soft_start(problem, body, deceleration, approach):
     """Boundary rows at the initial time, ``−ẏ − φ √(2a/(φ + φ₀)) ≤ v₀`` per foot (``a`` = ``deceleration``, ``φ₀`` =
     ``approach``, ``v₀`` = ``APPROACH_SPEED``): a motion without impulses starts on no foot that is about to strike
     the ground.  Far from it (``φ ≫ φ₀``) a foot may approach as fast as :func:`soft_landing`'s rows allow,
-    ``√(2aφ)``; near it no faster than ``√(2a/φ₀) φ + v₀`` (5.5e-6 m/s at a 1e-8 m gap for a = 100, φ₀ = 1 mm).
+    ``√(2aφ)``; near it no faster than ``√(2a/φ₀) φ + v₀`` (7.3e-7 m/s at a 1e-8 m gap for a = 100, φ₀ = 5 cm: an
+    impulse below the simulator's smallest impact).
 
     Why: a periodic stride may start where a foot touches down, and the complementarity relaxation leaves that foot's
-    gap at up to ε/λ (1e-8 m), at which :func:`soft_landing`'s rows still allow ``√(2a(φ + δ))`` = 2e-3 m/s.  Inside the
-    horizon such a foot is stopped by the stance forces of the collocation points after it (and the simulator,
-    started from the state an interval before, lands it softly too), but at the initial time the state is given: the
-    rigid-contact simulator, started there, stops it with an impulse the file lacks.  The same rows at every
-    collocation point bind through each stance, where the feet's normal speeds at the points are up to 4e-4 m/s
-    (the scheme's error), and IPOPT stalled on them.  Linear in the speed, the row stays regular where it binds."""
+    gap at up to ε/λ (1e-8 m), at which :func:`soft_landing`'s rows still allow ``√(2a(φ + δ))`` = 2e-3 m/s; the
+    rigid-contact simulator, started on that state, stops the foot with an impulse the file lacks.  Inside the horizon
+    the simulator starts an interval before, and where it lands the foot at that speed the same holds (the stride's
+    touch-down at T/2 does): these rows at every collocation point would remove both, but they bind through each
+    stance, where the feet's normal speeds at the points are up to 4e-4 m/s (the scheme's error), and IPOPT stalled
+    on them.  Linear in the speed, the row stays regular where it binds."""
     _positive(deceleration, "deceleration", "a finite number > 0 (m/s²)")
     _positive(approach, "approach", "a finite length > 0 (m)")
     for c in body.contacts:

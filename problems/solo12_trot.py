@@ -174,8 +174,21 @@ FINE = (dict(mesh="fine", scheme="radau-3", contact_forces="collocation", relaxa
              build=SOFT_FINE_BUILD, ipopt=dict(WARM, mu_init=1e-5, max_iter=290)),
         dict(mesh="same", scheme="radau-3", contact_forces="collocation", relaxation=1e-6, complementarity_tolerance=1e-6,
              build=SOFT_FINE_BUILD, ipopt=dict(WARM, mu_init=1e-6, mu_strategy="adaptive")))
-#: :data:`SOFT` then :data:`FINE` (module docstring: what ``colloc verify`` still fails).
-SOFT_FINE = SOFT + FINE
+#: ``build(approach=...)`` of :data:`START`: ``solo12_stand.soft_start``'s φ₀ [m] (with ``APPROACH_SPEED`` = 1e-7 m/s a
+#: foot at the relaxation's 1e-8 m gap at t0 approaches at most at 7.3e-7 m/s; with φ₀ = 1 mm, 5.5e-6 m/s failed).
+SOFT_START = 0.05
+#: The stage after :data:`FINE`'s: its mesh with the long intervals before the touch-downs halved (:func:`touchdown_mesh`,
+#: 30 intervals), the result read onto it, ε from 1e-4 (from 2e-7 it crawled): 782 + 163 + 161 + 198 iterations.
+TOUCHDOWN = dict(mesh="touchdown", scheme="radau-3", contact_forces="collocation", relaxation=1e-4,
+                 complementarity_tolerance=1e-7, build=SOFT_FINE_BUILD, ipopt=dict(WARM, mu_init=1e-4))
+#: Then the stride started on no foot about to strike the ground (:data:`SOFT_START`), at ε = 1e-7 with IPOPT's barrier
+#: at 1e-8 and monotone (the soft jump's ``FINISH``).  As measured: from :data:`TOUCHDOWN`'s result first with φ₀ = 1 mm
+#: and a 1e-6 m/s start (202 iterations), then this (198 iterations, J = 0.091895); straight from :data:`TOUCHDOWN`'s
+#: it reached that J but cycled at a dual infeasibility of 1e-7–1e-5 for 400 iterations.
+START = dict(mesh="same", scheme="radau-3", contact_forces="collocation", relaxation=1e-7, complementarity_tolerance=1e-7,
+             build=dict(SOFT_FINE_BUILD, approach=SOFT_START), ipopt=dict(WARM, mu_init=1e-8, mu_strategy="monotone"))
+#: :data:`SOFT`, :data:`FINE`, :data:`TOUCHDOWN` and :data:`START` (module docstring: what ``colloc verify`` still fails).
+SOFT_FINE = SOFT + FINE + (TOUCHDOWN, START)
 #: Normalised length beyond which :func:`split_mesh` halves an interval (the 18 graded intervals' middle ones, 32-36 ms).
 SPLIT_LONGEST = 0.075
 #: Normalised length beyond which a ``mesh="fine"`` stage of :func:`solve_staged` splits an interval (20 ms of the 0.4 s

@@ -3,9 +3,10 @@
 The file tests/data/solo12_trot_soft.npz is a solved stride (converged at ε = 1e-7), too long to solve here: the
 stages of ``solo12_trot.SOFT`` from the script's standing guess with no contact schedule (18 graded intervals,
 Hermite–Simpson, 29 CPU minutes), then ``FINE`` (radau-3, a force at every collocation point, 28 intervals of at
-most 20 ms, clearance δ = 1e-8, converged at ε = 1e-6), then the same on 30 intervals (the two intervals before the
-pairs' touch-downs halved, at normalised times 0.44 and 0.94) from that file's resampled guess, ε 1e-4 → 1e-7 (782,
-163, 161, 198 iterations, 1549 CPU s): J = 0.091567, each run from the previous run's file.
+most 20 ms, clearance δ = 1e-8, converged at ε = 1e-6), then ``TOUCHDOWN`` (30 intervals: the two before the pairs'
+touch-downs halved) from that file's resampled guess, ε 1e-4 → 1e-7 (1549 CPU s, J = 0.091567), then the stride
+started on no foot about to strike the ground (``build(approach=...)``, ``solo12_stand.soft_start``: φ₀ = 1 mm, then
+``START``'s 5 cm; 202 + 198 iterations, 262 + 246 CPU s): J = 0.091895, each run from the previous run's file.
 
 It records the arguments of ``build`` that made its problem, so ``colloc verify FILE problems/solo12_trot.py``
 re-builds that problem without ``--set``.  ``colloc verify`` judges the file by what nobody tuned for it: the
@@ -14,7 +15,7 @@ the whole stride from the file's start with the file's torques.
 
 Checked here:
 
-* every check of ``colloc verify`` but ``FAILING`` (the touch-down at t = 0), and a
+* every check of ``colloc verify`` but ``FAILING`` (a touch-down at 0.2 s), and a
   copy with one knee angle moved by 0.02 rad at one mesh point (a swing leg mid-stride) fails that state's
   per-interval check and its defects;
 * by Pinocchio (the independent model): the feet's normal forces average to the weight m g over the periodic
@@ -76,9 +77,10 @@ def test_soft_trot_carries_the_weight_on_feet_that_stay_put():
             assert np.abs(feet[span, k, :2] - feet[span[0], k, :2]).max() <= 1e-5, (FEET[k], traj.time[span[0]])
 
 
-#: The one check of ``colloc verify`` the file fails: the simulator lands FR and HL at t = 0 (the stride starts at their
-#: touch-down) at the 1.9e-3 m/s the soft landing's rows allow at a closed gap, an impulse of 1.3–1.7e-3 N s that
-#: the file, solved without impulses, lacks, and that the first interval's local error does not excuse.
+#: The one check of ``colloc verify`` the file fails: simulated from the file's state at 0.192 s, FL lands at 0.2 s at the
+#: 2.2e-3 m/s the soft landing's rows allow at the relaxation's 1e-8 m gap, an impulse of 1.5e-3 N s that the file,
+#: solved without impulses, lacks, and that the interval's local error does not excuse.  (The same touch-down of FR and
+#: HL at t = 0, where the simulator starts on the file's state, is what ``soft_start``'s rows removed.)
 FAILING = ("impact times",)
 
 
@@ -92,10 +94,14 @@ def test_soft_trot_obeys_the_contact_law_and_a_tampered_copy_does_not(tmp_path, 
     from colloc.cli import commands as cli
 
     cli.main(["verify", DATA, SCRIPT])
-    verdicts = _verdicts(capsys.readouterr().out)
+    report = capsys.readouterr().out
+    verdicts = _verdicts(report)
+    late = re.search(r"FAIL\s+impact times\s+the simulator finds an impact of `[^`]+` at t = (\S+)", report)
+    assert late and float(late.group(1)) > 0.1, report  # not where the stride starts
     assert sorted(c for c, v in verdicts.items() if not v) == list(FAILING), verdicts
     assert {"contact", "resimulation", "newton", "dynamics:solo12.FR_KFE_speed", "between:soft_landing.HR_FOOT"} <= set(verdicts)
     assert all(v for c, v in verdicts.items() if c.startswith("boundary:")), verdicts  # the stride is periodic
+    assert {f"boundary:soft_start.{f}" for f in FEET} <= set(verdicts)  # and starts on no foot about to strike
     traj = cl.Trajectory.read(DATA)
     from colloc.discretization.interpolant import Interpolant
 
