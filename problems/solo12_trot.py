@@ -103,7 +103,11 @@ at 1e-3–1e-2; with the two 16 ms intervals before the touch-downs halved (30 i
 J 0.27 — but from ε = 1e-4 on that mesh (from the 28-interval file's resampled guess) every step converged: ε 1e-4
 → 1e-7 in 782 + 163 + 161 + 198 iterations, 1549 CPU s, J = 0.091567 (1.91× the imposed trot), and ``colloc
 verify`` passes every check but ``impact times`` (FR and HL touch down at t = 0 at 1.9e-3 m/s without an impulse,
-which the first interval's local error does not excuse); that is tests/data/solo12_trot_soft.npz.
+which the first interval's local error does not excuse).  That 30-interval mesh is :func:`touchdown_mesh`'s
+(:data:`TOUCHDOWN`).  ``build(approach=...)`` starts the stride on no foot about to strike the ground
+(``solo12_stand.soft_start``'s rows at t0; :data:`START`): J = 0.091895, and t = 0 passes; ``impact times`` now fails
+at T/2, where FL, simulated from the file's state at 0.192 s, lands at 2.2e-3 m/s (what the soft landing's rows allow
+at the relaxation's 1e-8 m gap).  99 of 100 checks pass: tests/data/solo12_trot_soft.npz.
 
 What is checked (tests/test_solo12_trot.py, Pinocchio as oracle): over the periodic stride the feet's
 normal forces average to the weight m g (the base's vertical momentum returns to its start value);
