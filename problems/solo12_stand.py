@@ -273,12 +273,11 @@ def soft_landing(problem, body, deceleration, clearance=SOFT_CLEARANCE, tangenti
     """
     _positive(deceleration, "deceleration", "a finite number > 0 (m/s²)")
     for c in body.contacts:
-        foot = c.name.split('.')[-1]
-        normal = ca.mtimes(c.normal_jacobian, body.v)
-        speed = ca.sumsqr(normal)
+        speed = ca.sumsqr(ca.mtimes(c.normal_jacobian, body.v))
         if tangential and c.tangent_jacobian is not None:
             speed += ca.sumsqr(ca.mtimes(c.tangent_jacobian, body.v))
-        problem.path(speed - 2.0 * deceleration * c.gap, upper=2.0 * deceleration * clearance, name=f"soft_landing.{foot}")
+        problem.path(speed - 2.0 * deceleration * c.gap, upper=2.0 * deceleration * clearance,
+                     name=f"soft_landing.{c.name.split('.')[-1]}")
 
 
 def _positive(value, name, what):
