@@ -162,6 +162,8 @@ SOFT = STICKING + (
          ipopt=WARM),
     dict(mesh="same", relaxation=1e-5, complementarity_tolerance=1e-8, contact_forces="collocation", build=SOFT_BUILD,
          ipopt=WARM))
+#: The transcription of :data:`FINE` and the stages after it: radau-3 with a force at every collocation point.
+POINTS = dict(scheme="radau-3", contact_forces="collocation")
 #: :data:`SOFT_BUILD` with the soft landings' gap δ = 1e-8 m: a foot reaches the ground at ≤ √(2aδ) = 1.4e-3 m/s (the
 #: clearance with which the soft jump's landings pass ``colloc verify``'s ``impact times``; at δ = 1e-6, 0.014 m/s failed).
 SOFT_FINE_BUILD = dict(SOFT_BUILD, clearance=1e-8)
@@ -172,24 +174,24 @@ SOFT_FINE_BUILD = dict(SOFT_BUILD, clearance=1e-8)
 #: from files: the first stopped at its 900 CPU s limit (387 iterations), feasible but with IPOPT's barrier stuck at
 #: μ = 1e-4; the second, from its iterate with μ₀ = 1e-5, stuck at 1e-5 and was interrupted (290 iterations); the third,
 #: with IPOPT's adaptive barrier, converged.  The iteration limits repeat those stops.
-FINE = (dict(mesh="fine", scheme="radau-3", contact_forces="collocation", relaxation=1e-6, complementarity_tolerance=1e-6,
+FINE = (dict(POINTS, mesh="fine", relaxation=1e-6, complementarity_tolerance=1e-6,
              build=SOFT_FINE_BUILD, ipopt=dict(WARM, mu_init=1e-4, max_iter=387)),
-        dict(mesh="same", scheme="radau-3", contact_forces="collocation", relaxation=1e-6, complementarity_tolerance=1e-6,
+        dict(POINTS, mesh="same", relaxation=1e-6, complementarity_tolerance=1e-6,
              build=SOFT_FINE_BUILD, ipopt=dict(WARM, mu_init=1e-5, max_iter=290)),
-        dict(mesh="same", scheme="radau-3", contact_forces="collocation", relaxation=1e-6, complementarity_tolerance=1e-6,
+        dict(POINTS, mesh="same", relaxation=1e-6, complementarity_tolerance=1e-6,
              build=SOFT_FINE_BUILD, ipopt=dict(WARM, mu_init=1e-6, mu_strategy="adaptive")))
 #: ``build(approach=...)`` of :data:`START`: ``solo12_stand.soft_start``'s φ₀ [m] (with ``APPROACH_SPEED`` = 1e-7 m/s a
 #: foot at the relaxation's 1e-8 m gap at t0 approaches at most at 7.3e-7 m/s; with φ₀ = 1 mm, 5.5e-6 m/s failed).
 SOFT_START = 0.05
 #: The stage after :data:`FINE`'s: its mesh with the long intervals before the touch-downs halved (:func:`touchdown_mesh`,
 #: 30 intervals), the result read onto it, ε from 1e-4 (from 2e-7 it crawled): 782 + 163 + 161 + 198 iterations.
-TOUCHDOWN = dict(mesh="touchdown", scheme="radau-3", contact_forces="collocation", relaxation=1e-4,
+TOUCHDOWN = dict(POINTS, mesh="touchdown", relaxation=1e-4,
                  complementarity_tolerance=1e-7, build=SOFT_FINE_BUILD, ipopt=dict(WARM, mu_init=1e-4))
 #: Then the stride started on no foot about to strike the ground (:data:`SOFT_START`), at ε = 1e-7 with IPOPT's barrier
 #: at 1e-8 and monotone (the soft jump's ``FINISH``).  As measured: from :data:`TOUCHDOWN`'s result first with φ₀ = 1 mm
 #: and a 1e-6 m/s start (202 iterations), then this (198 iterations, J = 0.091895); straight from :data:`TOUCHDOWN`'s
 #: it reached that J but cycled at a dual infeasibility of 1e-7–1e-5 for 400 iterations.
-START = dict(mesh="same", scheme="radau-3", contact_forces="collocation", relaxation=1e-7, complementarity_tolerance=1e-7,
+START = dict(POINTS, mesh="same", relaxation=1e-7, complementarity_tolerance=1e-7,
              build=dict(SOFT_FINE_BUILD, approach=SOFT_START), ipopt=dict(WARM, mu_init=1e-8, mu_strategy="monotone"))
 #: :data:`SOFT`, :data:`FINE`, :data:`TOUCHDOWN` and :data:`START` (module docstring: what ``colloc verify`` still fails).
 SOFT_FINE = SOFT + FINE + (TOUCHDOWN, START)

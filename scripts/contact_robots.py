@@ -96,7 +96,7 @@ def cases(n):
                 ("solo12 trot 0.1 m", "no schedule, slip priced", lambda: trot.build(dissipation=0.1), dict(trot.SOLVE, intervals=2 * n)),
                 ("solo12 trot 0.1 m", "no schedule, soft", lambda: trot.build(**trot.SOFT_BUILD), dict(trot.SOLVE, intervals=2 * n)),
                 ("solo12 trot 0.1 m", "radau, soft, force/point", lambda: trot.build(**trot.SOFT_FINE_BUILD),
-                 dict(trot.SOLVE, scheme="radau-3", contact_forces="collocation", intervals=2 * n)),
+                 dict(trot.SOLVE, **trot.POINTS, intervals=2 * n)),
                 ("solo12 trot 0.1 m", "2 phases", lambda: trot.build_two_phase(mesh=None), dict(trot.SOLVE_TWO_PHASE, intervals=n))]
     for stem in ("compass_gait", "rimless_wheel"):
         walker = load(stem)
