@@ -59,7 +59,6 @@ import numpy as np
 from ..model.contact import contacts_of, gaps_and_speeds, generalized_force
 from .derivatives import map_points
 from ..errors import OptionError
-from ..discretization.grid import Grid
 from ..model.multibody import Multibody
 from ..results.trajectory import Trajectory
 from . import transcribe
@@ -67,6 +66,8 @@ from .base import as_trajectory, with_columns
 from .guess import guess_final_time
 from .collocation import Collocation, reconstruct
 from . import friction3d
+from .arrival import Arrival, arrival_rows
+from .free_steps import STEP_PULL, STEP_RATIO, STEPS, solved_grid, step_ratio  # noqa: F401 (STEP_PULL, STEP_RATIO: verify's)
 from .contact_guess import fill_contact_guess, seed_impacts
 from . import force_points
 from .force_points import BEFORE, FORCES
@@ -84,14 +85,6 @@ CLOSED_GAP = 1e-5
 END = ".interval_end"
 #: Name ending of the rows of Newton's restitution law, ``(ẏ⁺ + e ẏ⁻) P``.
 RESTITUTION = "restitution*impulse"
-#: Layout block of the interval fractions when the steps are free.
-STEPS = "steps"
-#: Default ratio bounding free steps: each interval stays within [h̄/4, 4h̄] of its length on the mesh given.
-STEP_RATIO = 4.0
-#: Weight of the pull of free steps towards the mesh given, Σ (σ_i/σ̄_i − 1)² (cost term ``steps``): without it
-#: the lengths of intervals in flight or at rest are left free and the ball's homotopy ended in restoration failure
-#: at ε = 1e-6; with 1e-6 four of 20 random starts of the block (T = 2, 20 intervals) still did at ε = 1e-5.
-STEP_PULL = 1e-5
 
 
 def contact_bodies(model):
@@ -140,9 +133,11 @@ class ContactRows(ContactHooks):
     # plain_nodes False: impacts and free steps replace the interval ends, the forces change the residual
     transcriptions, placements, restitution, curved_friction, plain_nodes = ("collocation",), FORCES, True, True, False
 
-    def __init__(self, problem, grid, res_names, relaxation, impacts=True, free_steps=None, forces="interval", own_ends=False):
+    def __init__(self, problem, grid, res_names, relaxation, impacts=True, free_steps=None, forces="interval", own_ends=False,
+                 arrival=None):
         model = problem.model
         self.grid, self.eps, self.impacts = grid, float(relaxation), bool(impacts)
+        self.arrival = arrival
         # free_steps: None, or the ratio r bounding each interval to [h̄_i / r, r h̄_i]; forces: where the forces
         # act (colloc.transcription.force_points)
         self.free_steps, self.forces, self.problem = free_steps, forces, problem
@@ -399,6 +394,8 @@ class ContactRows(ContactHooks):
             force_points.control_hull(rows, g, V["u"], V["um"] if g.num_intervals > 1 else None, self.control_names,
                                       self.control_bounds)
         rows.add("gap", self._names("gap"), gap, np.arange(ng), 0.0, np.inf)
+        if self.arrival is not None:
+            arrival_rows(rows, self, V, X, gap)
         # a force acts only while the contact is closed at every grid point of its interval
         for gr in self.groups:
             force_points.complementarity_rows(rows, self._names, gap, V["cn" + gr.suffix][:, gr.cols], g, gr, eps)
@@ -534,7 +531,7 @@ class ContactCollocation(Collocation):
     """
 
     def __init__(self, problem, scheme="hermite-simpson", intervals=None, mesh=None, contact="implicit", relaxation=1e-6,
-                 impacts=True, free_steps=AUTO, contact_forces="interval", own_ends=False, **options):
+                 impacts=True, free_steps=AUTO, contact_forces="interval", own_ends=False, arrival=None, **options):
         check_contact_problem(problem, scheme if isinstance(scheme, str) else scheme.name,
                               dict(options, contact=contact, contact_forces=contact_forces))
         steps = step_ratio(True if free_steps is AUTO else free_steps)
@@ -551,6 +548,7 @@ class ContactCollocation(Collocation):
             raise OptionError("`free_steps` needs at least 2 intervals: one interval's length is the horizon.")
         self.relaxation, self.impacts, self.free_steps = float(relaxation), impacts, steps
         self.contact_forces, self.own_ends = contact_forces, own_ends
+        self.arrival = Arrival.of(arrival, impacts)
 
     def build(self, guess=None):
         """The NLP; a warm start's contact columns (forces, impulses) are sampled onto the contact blocks, its
@@ -566,7 +564,8 @@ class ContactCollocation(Collocation):
         return transcribe(self.problem, self.mesh, self.scheme, self.options, model_part, contact=self.hooks, warm=warm)
 
     def hooks(self, grid, res_names):
-        return ContactRows(self.problem, grid, res_names, self.relaxation, self.impacts, self.free_steps, self.contact_forces, self.own_ends)
+        return ContactRows(self.problem, grid, res_names, self.relaxation, self.impacts, self.free_steps, self.contact_forces,
+                           self.own_ends, self.arrival)
 
     def trajectory(self, nlp, w, meta=None):
         values = nlp.layout.unpack(w)
@@ -577,24 +576,5 @@ class ContactCollocation(Collocation):
 
     def result_metadata(self):
         return dict(super().result_metadata(), contact="implicit", free_steps=bool(self.free_steps), contact_forces=self.contact_forces,
-                    own_ends=bool(self.free_steps) or (self.own_ends and bool(self.impacts)))  # verify reads all three
-
-
-def step_ratio(free_steps):
-    """``free_steps`` checked: None for a fixed mesh, else the ratio ``r > 1`` bounding each interval to ``[h̄/r, r h̄]``."""
-    if free_steps is False or free_steps is None:
-        return None
-    if free_steps is True:
-        return STEP_RATIO
-    if isinstance(free_steps, (int, float)) and not isinstance(free_steps, bool) and 1 < free_steps < np.inf:
-        return float(free_steps)
-    raise OptionError(f"`free_steps` must be True, False or a ratio r > 1 bounding each interval to [h/r, r h]; got {free_steps!r}.")
-
-
-def solved_grid(nlp, values):
-    """The grid of a decision vector: the NLP's, or with free steps the mesh its interval fractions make."""
-    if STEPS not in values:
-        return nlp.grid
-    fractions = np.asarray(values[STEPS], dtype=float).ravel()
-    mesh = np.concatenate([[0.0], np.cumsum(fractions)])
-    return Grid(mesh / mesh[-1], nlp.grid.scheme)
+                    own_ends=bool(self.free_steps) or (self.own_ends and bool(self.impacts)),  # verify reads these three
+                    **({} if self.arrival is None else dict(arrival=self.arrival._asdict())))
