@@ -148,7 +148,11 @@ def solve_lcp(A, b, tol=1e-9) -> np.ndarray:
                 return z
         except LCPError:
             pass
-    return lemke(A, b)
+    z = lemke(A, b)
+    err = complementarity_error(A, b, z)
+    if err > tol * scale:  # degenerate pivots (redundant contacts) can end Lemke's method off its solution
+        raise LCPError(f"Lemke's method ended {err:.1e} off complementarity (tolerance {tol * scale:.1e}).")
+    return z
 
 
 __all__ = ["LCPError", "lemke", "solve_symmetric_lcp", "solve_lcp", "complementarity_error"]
