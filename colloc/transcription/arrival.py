@@ -35,9 +35,7 @@ class Arrival(NamedTuple):
       normal speeds at the collocation points of a stance (the gap is held at points, not between them; 4e-4 m/s at
       15 N in a Solo12 trot's 16 ms intervals), small at small loads, so that a touch-down is not excused by the
       relaxation's compliance (a load λ at a gap up to ε/λ);
-    * ``speed`` v₀ [m/s]: the approach speed always allowed;
-    * ``stance``: the factor of the relief at the mesh points (1: as elsewhere; 0: none, so a loaded contact does not
-      approach its surface at a mesh point either, where ``colloc verify`` starts its simulations of an interval).
+    * ``speed`` v₀ [m/s]: the approach speed always allowed.
 
     Linear in the speed, so the row stays regular where it binds (``ẏ² ≤ 2a(φ + δ)`` squared has a tolerance of
     ``√tol`` in speed)."""
@@ -45,7 +43,6 @@ class Arrival(NamedTuple):
     reach: float = 1e-7
     relief: float = 4e-6
     speed: float = 1e-7
-    stance: float = 1.0
 
     @classmethod
     def of(cls, value, impacts=False):
@@ -59,7 +56,7 @@ class Arrival(NamedTuple):
             raise OptionError(f"`arrival` must be a dict with keys among {', '.join(cls._fields)}; got {value!r}.")
         out = cls(**value)
         for name, v in out._asdict().items():
-            zero = name in ("speed", "stance")
+            zero = name == "speed"
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not (0 <= v < np.inf) or (not zero and v == 0):
                 raise OptionError(f"`arrival`'s `{name}` must be a finite number {'≥' if zero else '>'} 0; got {v!r}.")
         return cls(*(float(v) for v in out))
@@ -68,15 +65,12 @@ class Arrival(NamedTuple):
 def arrival_rows(rows, contact, V, X, gap):
     """The rows of :class:`Arrival` (kind ``ARRIVAL``) at every grid point of ``contact``
     (:class:`colloc.transcription.contacts.ContactRows`): ``V`` the decision blocks, ``X`` the states on the grid,
-    ``gap`` the gaps there (one row per contact); the relief at the mesh points weighed by ``stance``."""
-    a, reach, relief, speed, stance = contact.arrival
+    ``gap`` the gaps there (one row per contact)."""
+    a, reach, relief, speed = contact.arrival
     nc, nf, ng = len(contact.contacts), len(contact.planar), contact.grid.num_points
     yd = contact._point.map(ng)(X, V["p"], ca.DM.zeros(nc, ng), ca.DM.zeros(nf, ng), ca.DM.zeros(nf, ng))[2]
     force = contact._on_grid(V["cn"])
     before = force[:, [0] + list(range(ng - 1))]  # the force at the grid point before (the first point: its own)
-    weight = np.ones(ng)
-    weight[np.asarray(contact.grid.mesh_points)] = stance
     phi = ca.fmax(gap, 0.0)
     allowed = np.sqrt(2.0 * a) * phi ** 3.5 / (phi + reach) ** 3
-    rows.add(ARRIVAL, contact._names("arrival"), -yd - allowed - relief * (before ** 2) * ca.repmat(ca.DM(weight).T, nc, 1),
-             np.arange(ng), -np.inf, speed)
+    rows.add(ARRIVAL, contact._names("arrival"), -yd - allowed - relief * before ** 2, np.arange(ng), -np.inf, speed)
