@@ -398,9 +398,9 @@ def _grazing(event, i, at, system, traj, tol, allowed) -> float | None:
     rest, ``φ(t) ≈ A (t − t*)²/2`` (A > 0, an arrival), moved towards it by ``δφ`` strikes it at ``√(2 A δφ)``; one
     that comes to rest on it and is then pressed onto it (A < 0, the load taken over by the contact), held ``δφ`` above
     it, falls onto it at ``√(2 |A| δφ)``: the square-root sensitivity of a grazing contact (Nordmark, J. Sound Vib.
-    145 (1991)).  A file whose arrival is
-    tangential to within its error is struck by a simulator started on it at that speed, whichever way its error
-    falls; a file that arrives with a speed fails the first condition (the Solo12 trot landing at 1.9e-3 m/s does)."""
+    145 (1991)).  A file whose arrival is tangential to within its error is struck by a simulator started on it at that
+    speed, whichever way its error falls; a file that arrives with a speed fails the first condition (the Solo12 trot
+    landing at 1.9e-3 m/s did)."""
     q, v, u, p, T = at
     k = int(np.argmin(np.abs(traj.time - event["time"])))
     qf, vf = (np.array([traj[n][k] for n in names]) for names in (system.coordinate_names, system.speed_names))

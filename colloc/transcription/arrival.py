@@ -48,10 +48,10 @@ class Arrival(NamedTuple):
     def of(cls, value, impacts=False):
         """``value`` (None, an Arrival, or a dict of its fields) checked, for a solve with ``impacts`` or without;
         None stays None."""
+        if value is not None and impacts:
+            raise OptionError("`arrival` makes every contact arrive at rest: it needs `impacts=False`.")
         if value is None or isinstance(value, cls):
             return value
-        if impacts:
-            raise OptionError("`arrival` makes every contact arrive at rest: it needs `impacts=False`.")
         if not isinstance(value, dict) or set(value) - set(cls._fields):
             raise OptionError(f"`arrival` must be a dict with keys among {', '.join(cls._fields)}; got {value!r}.")
         out = cls(**value)
