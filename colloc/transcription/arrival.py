@@ -62,13 +62,12 @@ class Arrival(NamedTuple):
         return cls(*(float(v) for v in out))
 
 
-def arrival_rows(rows, contact, V, X, gap):
+def arrival_rows(rows, contact, V, gap, yd):
     """The rows of :class:`Arrival` (kind ``ARRIVAL``) at every grid point of ``contact``
-    (:class:`colloc.transcription.contacts.ContactRows`): ``V`` the decision blocks, ``X`` the states on the grid,
-    ``gap`` the gaps there (one row per contact)."""
+    (:class:`colloc.transcription.contacts.ContactRows`): ``V`` the decision blocks, ``gap`` and ``yd`` the gaps and
+    normal speeds on the grid (one row per contact, from the same mapped call as the ``gap`` rows)."""
     a, reach, relief, speed = contact.arrival
-    nc, nf, ng = len(contact.contacts), len(contact.planar), contact.grid.num_points
-    yd = contact._point.map(ng)(X, V["p"], ca.DM.zeros(nc, ng), ca.DM.zeros(nf, ng), ca.DM.zeros(nf, ng))[2]
+    ng = contact.grid.num_points
     force = contact._on_grid(V["cn"])
     before = force[:, [0] + list(range(ng - 1))]  # the force at the grid point before (the first point: its own)
     phi = ca.fmax(gap, 0.0)

@@ -387,7 +387,7 @@ class ContactRows(ContactHooks):
     def add_rows(self, rows, V, at):
         eps, g, T, X = self.eps, self.grid, at.T, at.X
         nc, nf, ng = len(self.contacts), len(self.planar), g.num_points
-        gap = self._point.map(ng)(X, V["p"], ca.DM.zeros(nc, ng), ca.DM.zeros(nf, ng), ca.DM.zeros(nf, ng))[1]
+        _, gap, yd, _ = self._point.map(ng)(X, V["p"], ca.DM.zeros(nc, ng), ca.DM.zeros(nf, ng), ca.DM.zeros(nf, ng))
         self._end_rows(rows, V, T, X, at.ends)
         if self.free_steps:
             rows.add("mesh", ["interval.fractions_sum"], ca.sum2(V[STEPS]) - 1.0, [0])
@@ -395,7 +395,7 @@ class ContactRows(ContactHooks):
                                       self.control_bounds)
         rows.add("gap", self._names("gap"), gap, np.arange(ng), 0.0, np.inf)
         if self.arrival is not None:
-            arrival_rows(rows, self, V, X, gap)
+            arrival_rows(rows, self, V, gap, yd)
         # a force acts only while the contact is closed at every grid point of its interval
         for gr in self.groups:
             force_points.complementarity_rows(rows, self._names, gap, V["cn" + gr.suffix][:, gr.cols], g, gr, eps)
