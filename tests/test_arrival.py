@@ -6,7 +6,9 @@ is the oracle.  Without ``arrival`` the optimizer lands the mass at 0.54 m/s and
 (a force at every collocation point holds the gap at the points, not between them): the simulator started on the
 file strikes the ground with an impulse the file lacks.  With it the mass arrives at rest, and a simulator started
 on the file strikes the ground only as fast as the square-root law of a grazing contact allows for the file's own
-gap error (``contact_checks._grazing``).
+gap error (``contact_checks._grazing``).  Where it rests loaded, a simulator impulse that stops the normal speed the
+scheme leaves at a mesh point is excused only within the coordinates' error differentiated through the interval's
+nodes (``contact_checks._stance``).
 """
 import importlib
 
@@ -106,6 +108,52 @@ def test_the_grazing_bound_is_the_square_root_law(lowered, arrived, tmp_path):
     moving = cl.Trajectory.read(tmp_path / "moving.npz")
     moving["mass.y_speed"][k] = -1e-3
     assert contact_checks._grazing(event, 0, at, system, moving, tol, 1e-9) is None
+
+
+def test_the_differentiation_constant_of_the_schemes_nodes():
+    """``Σ_i |ℓ_i'(end)|`` by closed forms: ``2/h`` for an interval's ends, ``8/h`` with its midpoint (Hermite–Simpson),
+    and for Radau's three points with the start, ``ℓ_end'(1) = Σ_j 1/(1 − τ_j)`` and ``ℓ_i'(1) = Π_{j≠i,end}(1 − τ_j) /
+    Π_{j≠i}(τ_i − τ_j)``."""
+    h = 0.02
+    assert contact_checks.differentiation_constant([0.3, 0.3 + h], 0.3 + h) == pytest.approx(2 / h, rel=1e-12)
+    assert contact_checks.differentiation_constant([0.3, 0.3 + h / 2, 0.3 + h], 0.3 + h) == pytest.approx(8 / h, rel=1e-9)
+    tau = np.array([0.0, (4 - np.sqrt(6)) / 10, (4 + np.sqrt(6)) / 10, 1.0])
+    end = sum(1 / (1 - t) for t in tau[:-1])
+    others = [np.prod([1 - tau[j] for j in range(3) if j != i]) / np.prod([tau[i] - tau[j] for j in range(4) if j != i]) for i in range(3)]
+    assert contact_checks.differentiation_constant(0.3 + h * tau, 0.3 + h) == pytest.approx((end + sum(map(abs, others))) / h, rel=1e-9)
+
+
+def test_an_impulse_inside_a_stance_is_bounded_by_the_coordinates_error_differentiated(lowered, arrived, tmp_path):
+    """``_stance``: where the mass rests on the ground, loaded over the interval that ends at a mesh point, a simulator
+    impulse there may stop a normal speed of ``Λ' δφ`` (its height known to ``δφ``, ``Λ'`` the differentiation
+    constant of that interval's nodes); at the touch-down (the interval before unloaded), in flight, or with the gap
+    open at the mesh point, no bound."""
+    from colloc.discretization.interpolant import Interpolant
+    from colloc.simulate.events import ContactSystem
+
+    system = ContactSystem(lowered.build().model)
+    tr = arrived.trajectory
+    grid = Interpolant(tr).grid
+    mesh = tr.time[grid.mesh_points]
+    force = tr["mass.ground.normal_force"]
+    m = int(np.argmin(np.abs(mesh - 0.6)))  # resting since 0.3
+    landing = int(np.flatnonzero(force[grid.mesh_points] > 1e-3 * force.max())[0])  # the first loaded mesh point
+    tol, budget = {"mass.y": 1e-6, "mass.y_speed": 1e-9}, {"floor": 1e-6}
+    p = np.zeros(0)
+    at = (None, None, None, p, None)
+
+    def bound(k, traj=tr):
+        return contact_checks._stance(dict(time=float(mesh[k]), contact="mass.ground"), 0, at, system, traj, budget, tol, 1e-9)
+
+    nodes = tr.time[grid.nodes_of_intervals[m - 1]]
+    assert bound(m) == pytest.approx(contact_checks.differentiation_constant(nodes, mesh[m]) * 1e-6 + 1e-9, rel=1e-6)
+    assert 21.06 * 1e-6 / 0.05 == pytest.approx(bound(m), rel=1e-3)  # Radau's constant over h = 1/20 s
+    assert bound(landing) is None  # its interval starts in flight: an arrival, judged by _grazing
+    assert bound(landing - 2) is None  # in flight
+    tr.write(tmp_path / "lifted.npz")
+    lifted = cl.Trajectory.read(tmp_path / "lifted.npz")
+    lifted["mass.y"][grid.mesh_points[m]] = 1e-5  # held 10 µm above the ground: beyond δφ, no stance there
+    assert bound(m, lifted) is None
 
 
 @pytest.mark.parametrize("arrival, words", [
