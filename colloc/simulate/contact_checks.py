@@ -443,18 +443,20 @@ def differentiation_constant(nodes, at) -> float:
 
 def _stance(event, i, at, system, traj, budget, tol, allowed) -> float | None:
     """An impulse inside a stance: if the file's contact ``i`` is closed at the mesh point nearest the impact (the gap
-    within ``δφ`` and the relaxation's) and loaded at every grid point of both intervals around it, the normal speed
-    the simulator's impulse may stop, ``Λ' δφ_e + allowed``; else None.
+    within ``δφ`` and the relaxation's) and loaded at every grid point of the interval that ends there, the normal
+    speed the simulator's impulse may stop, ``Λ' δφ + allowed``; else None (at a touch-down that interval is unloaded:
+    :func:`_grazing` judges it).
 
     Why: the scheme holds a closed contact's gap at its grid points, not its normal speed, and its speeds at a
-    collocation point are the derivative of its coordinates' polynomial (``q̇ = N(q) v`` there).  Coordinates in
-    error by ``δφ_e`` along the contact's normal at the interval's nodes (``δφ_e = Σ_j |∂φ/∂q_j| e_j``, ``e_j`` the
-    coordinates' ``SAFETY`` times their local error there: the scheme's error, not the constraint tolerance) leave
-    the normal speed there in error by up to ``Λ' δφ_e``, ``Λ'`` :func:`differentiation_constant` of the interval's
-    nodes at the mesh point.  A simulator started on that state finds the contact closed and approaching, and stops
-    it with an impulse: the velocity-level drift of a constraint held at position level, not an impact the file
-    lacks.  (The Solo12 trot's hind foot, loaded with 13.8 N, reaches the mesh point 0.192 s at −2.5e-5 m/s; its
-    coordinates' errors allow 5.8e-5 m/s.)"""
+    collocation point are the derivative of its coordinates' polynomial (``q̇ = N(q) v`` there).  Coordinates known
+    to ``δφ = Σ_j |∂φ/∂q_j| tol_qj`` along the contact's normal at the interval's nodes (the coordinates' tolerances,
+    as :func:`_grazing` takes them) leave the normal speed there known to ``Λ' δφ``, ``Λ'`` the
+    :func:`differentiation_constant` of the interval's nodes at the mesh point: the velocity-level drift of a
+    constraint held at position level, as an index-3 DAE's collocation leaves it.  A simulator started on that state
+    finds the contact closed and approaching and stops it with an impulse that is that drift, not an impact the file
+    lacks.  (The Solo12 trot's hind foot, loaded with 13.8 N, reaches the mesh point 0.192 s at −2.5e-5 m/s, and the
+    other foot of its pair at −2.1e-4 m/s, within ``Λ' δφ`` ≈ 4e-3 m/s; the coordinates' local errors alone, 5.8e-5 m/s
+    there, miss the drift that the gap's curvature along the polynomial causes, up to 1e-3 m/s in its stances.)"""
     q, v, u, p, T = at
     grid = Interpolant(traj).grid
     mesh = traj.time[grid.mesh_points]
