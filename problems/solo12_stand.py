@@ -377,11 +377,16 @@ def jump_guess(distance=0.2, duration=0.85, lift_off=0.3, touch_down=0.55, frict
     return _guess_trajectory(body, t, q, v, tau, forces)
 
 
-def graded_mesh(trajectory, pieces=3, width=0.0):
+def graded_mesh(trajectory, pieces=3, width=0.0, each_foot=False):
     """A normalised mesh graded where a solved jump's feet lift and land: each interval of ``trajectory``'s mesh
     on either side of a change between loaded (some foot pushes) and unloaded intervals, and each one less than
     ``width`` seconds from such a change, split into equal pieces no longer than the mesh's longest interval over
     ``pieces``; the others kept.  It imposes no schedule: only the mesh is finer there.
+
+    ``each_foot=True`` takes the changes of each foot's load instead of the feet's sum: where feet land one after the
+    other (the jump from :func:`standing_guess` lands FL at 0.45 s and HR, FR, HL at 0.55–0.65 s, and the sum's only
+    changes are the first take-off and landing, so its later landings stay on 50 ms intervals), or lift and land while
+    others carry the robot (a trot).
 
     ``width`` reaches the stance intervals next to a take-off or touch-down, where the legs still move fast (the
     push's last 50 ms, the landing's first 100 ms); intervals already short enough stay whole, so a graded mesh graded
@@ -398,13 +403,9 @@ def graded_mesh(trajectory, pieces=3, width=0.0):
 
     grid = Interpolant(trajectory).grid
     mesh = trajectory.time[grid.mesh_points]
-    feet = [c for c in trajectory.names if c.endswith("_FOOT.normal_force")]
-    total = sum(trajectory[c] for c in feet)
-    if trajectory.metadata.get("contact_forces", "interval") == "collocation":  # the interval's own points, its start excluded
-        loaded = total[grid.nodes_of_intervals[:, 1:]].max(axis=1) > 1e-3
-    else:  # one force per interval, held at its start
-        loaded = total[grid.interval_starts] > 1e-3
-    changes = np.flatnonzero(np.diff(loaded.astype(int)))
+    feet = [trajectory[c] for c in trajectory.names if c.endswith("_FOOT.normal_force")]
+    changes = np.unique(np.concatenate([np.flatnonzero(np.diff(_loaded(trajectory, grid, f).astype(int)))
+                                        for f in (feet if each_foot else [sum(feet)])]))
     at = mesh[changes + 1]  # the mesh point between the two intervals
     near = set(changes) | set(changes + 1)
     longest, reach = np.diff(mesh).max() / pieces, width - 1e-9 * trajectory.duration  # an interval that only touches the reach is out
@@ -415,6 +416,13 @@ def graded_mesh(trajectory, pieces=3, width=0.0):
         times += list(np.linspace(mesh[i], mesh[i + 1], count + 1)[1:])
     times = np.array(times)
     return (times - times[0]) / (times[-1] - times[0])
+
+
+def _loaded(trajectory, grid, force):
+    """Per interval of ``grid``, whether ``force`` (at the grid points) pushes on it."""
+    if trajectory.metadata.get("contact_forces", "interval") == "collocation":  # the interval's own points, its start excluded
+        return force[grid.nodes_of_intervals[:, 1:]].max(axis=1) > 1e-3
+    return force[grid.interval_starts] > 1e-3  # one force per interval, held at its start
 
 
 def resampled_guess(problem, trajectory, mesh, **options):

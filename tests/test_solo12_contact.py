@@ -396,6 +396,32 @@ def test_graded_mesh_width_splits_the_stance_intervals_next_to_take_off_and_touc
     assert np.allclose(stand.graded_mesh(tr, pieces=3, width=0.0), stand.graded_mesh(tr, pieces=3))
 
 
+def test_graded_mesh_each_foot_splits_where_any_foot_lifts_or_lands():
+    # a trot always carries the robot on some foot, so the feet's sum never changes and graded_mesh() leaves its mesh
+    # as it is; graded_mesh(each_foot=True) splits the intervals on either side of every foot's own lift-off and
+    # touch-down (read here from each foot's force at its interval's points), and no others
+    from colloc.discretization.interpolant import Interpolant
+
+    stand = _script("solo12_stand")
+    tr = cl.Trajectory.read(os.path.join(ROOT, "tests", "data", "solo12_trot_soft.npz"))
+    grid = Interpolant(tr).grid
+    mesh = tr.time[grid.mesh_points] / tr.duration
+    assert np.allclose(stand.graded_mesh(tr, pieces=3), mesh)
+    split = set()
+    for f in FEET:
+        loaded = tr[f"solo12.{f}_FOOT.normal_force"][grid.nodes_of_intervals[:, 1:]].max(axis=1) > 1e-3
+        changes = np.flatnonzero(loaded[1:] != loaded[:-1])
+        assert changes.size >= 1, f  # each foot lifts or lands inside the stride
+        split |= set(changes) | set(changes + 1)
+    graded = stand.graded_mesh(tr, pieces=3, each_foot=True)
+    assert all(np.isclose(graded, m).any() for m in mesh)
+    longest = np.diff(mesh).max() / 3
+    for i, (a, b) in enumerate(zip(mesh[:-1], mesh[1:])):
+        inside = graded[(graded > a + 1e-12) & (graded < b - 1e-12)]
+        assert inside.size == (int(np.ceil((b - a) / longest - 1e-9)) - 1 if i in split else 0), (a, b)
+    assert len(graded) > len(mesh)
+
+
 def test_resampled_jump_obeys_newton_by_pinocchio_where_its_feet_carry_it():
     # resampled_guess() puts the jump on a finer mesh with the torques and feet's forces projected onto the dynamics:
     # wherever a foot carries load, Pinocchio's m a_com equals the feet's forces plus the weight (a_com from the
