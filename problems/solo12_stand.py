@@ -234,7 +234,6 @@ def build(duration=0.2, friction=0.8, max_torque=2.7, distance=0.0, regularizati
     sliding forward at constant speed (:func:`standing_guess` adds the feet's forces).  ``landing`` > 0: every
     foot lands and lifts softly (:func:`soft_landing`, that deceleration [m/s²], gap ``clearance``).  ``apex`` > 0: the base is at
     least that high [m] halfway (:func:`apex_row`)."""
-    import numpy as np
 
     name = "solo12_stand" if distance == 0 else "solo12_jump_implicit"
     body, q0, _, tau0, tau, prob = _standing_problem(name, duration, friction, max_torque)

@@ -363,9 +363,9 @@ def _within_tolerance(event, sim, system, traj, budget) -> bool:
       A foot the scheme leaves approaching at 7e-5 m/s in stance is struck by the simulator with an impulse that small;
     * or it is a **grazing arrival** (:func:`_grazing`): the file itself reaches the surface at rest there, and the
       simulator strikes it no faster than a gap error within the scheme's allows;
-    * or it falls **inside a stance** (:func:`_stance`): the file's contact is closed and loaded on both intervals
-      around the mesh point, and the normal speed the impulse stops is within what the coordinates' error allows the
-      derivative of the scheme's interpolant there."""
+    * or it falls **inside a stance** (:func:`_stance`): the file's contact is closed at the mesh point and loaded over
+      the interval that ends there, and the normal speed the impulse stops is within what the coordinates' tolerance
+      allows the derivative of the scheme's polynomial there."""
     from ..discretization.grid import locate
     from ..discretization.interpolant import Interpolant
 
@@ -457,7 +457,7 @@ def _stance(event, i, at, system, traj, budget, tol, allowed) -> float | None:
     lacks.  (The Solo12 trot's hind foot, loaded with 13.8 N, reaches the mesh point 0.192 s at −2.5e-5 m/s, and the
     other foot of its pair at −2.1e-4 m/s, within ``Λ' δφ`` ≈ 4e-3 m/s; the coordinates' local errors alone, 5.8e-5 m/s
     there, miss the drift that the gap's curvature along the polynomial causes, up to 1e-3 m/s in its stances.)"""
-    q, v, u, p, T = at
+    p = at[3]
     grid = Interpolant(traj).grid
     mesh = traj.time[grid.mesh_points]
     m = int(np.argmin(np.abs(mesh - event["time"])))
