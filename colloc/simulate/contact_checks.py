@@ -408,14 +408,19 @@ def _grazing(event, i, at, system, traj, tol, allowed) -> float | None:
     landing at 1.9e-3 m/s did)."""
     q, v, u, p, T = at
     k = int(np.argmin(np.abs(traj.time - event["time"])))
-    qf, vf = (np.array([traj[n][k] for n in names]) for names in (system.coordinate_names, system.speed_names))
-    uf = np.array([traj[n][k] if n in traj.names else 0.0 for n in system.control_names])
+    qf, vf, uf = _file_state(traj, system, k)
     F = system.evaluate(float(traj.time[k]), qf, vf, uf, p)
     dphi = _gap_error(i, (event["time"], q, v, u, p), system, tol)
     if F["gap"][i] > dphi + GRAZING_GAP or abs(float(F["Wn"][i] @ vf)) > allowed:
         return None
     A = float(T["Wn"][i] @ np.linalg.solve(T["M"], T["f"]) + T["drift_n"][i])
     return float(np.sqrt(2.0 * abs(A) * dphi)) + allowed
+
+
+def _file_state(traj, system, row) -> tuple:
+    """The file's coordinates, speeds and controls (0 for one it lacks) at ``row``, in ``system``'s order."""
+    q, v = (np.array([traj[n][row] for n in names]) for names in (system.coordinate_names, system.speed_names))
+    return q, v, np.array([traj[n][row] if n in traj.names else 0.0 for n in system.control_names])
 
 
 def _gap_error(i, at, system, step) -> float:
@@ -466,9 +471,7 @@ def _stance(event, i, at, system, traj, budget, tol, allowed) -> float | None:
     if not (force[nodes] > budget["floor"] * max(1.0, float(np.abs(force).max()))).all():
         return None
     row = int(grid.mesh_points[m])
-    qf, vf = (np.array([traj[n][row] for n in names]) for names in (system.coordinate_names, system.speed_names))
-    uf = np.array([traj[n][row] if n in traj.names else 0.0 for n in system.control_names])
-    here = (float(mesh[m]), qf, vf, uf, p)
+    here = (float(mesh[m]), *_file_state(traj, system, row), p)
     dphi = _gap_error(i, here, system, tol)
     if system.evaluate(*here)["gap"][i] > dphi + GRAZING_GAP:
         return None
