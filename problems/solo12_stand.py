@@ -228,19 +228,19 @@ def _guess_trajectory(body, t, q, v, tau, forces):
 
 
 def build(duration=0.2, friction=0.8, max_torque=2.7, distance=0.0, regularization=0.0, landing=0.0, apex=0.0,
-          clearance=SOFT_CLEARANCE):
+          clearance=SOFT_CLEARANCE, tangential=False):
     """From rest in the standing pose to rest ``distance`` further forward after ``duration`` seconds (0: stand
     still), least ∫(|τ|² + w|q̈_joints|²) dt, w = ``regularization``; the problem's own guess stands, its base
     sliding forward at constant speed (:func:`standing_guess` adds the feet's forces).  ``landing`` > 0: every
-    foot lands and lifts softly (:func:`soft_landing`, that deceleration [m/s²], gap ``clearance``).  ``apex`` > 0: the base is at
-    least that high [m] halfway (:func:`apex_row`)."""
+    foot lands and lifts softly (:func:`soft_landing`, that deceleration [m/s²], gap ``clearance``; ``tangential``: its
+    whole speed, not only its normal one).  ``apex`` > 0: the base is at least that high [m] halfway (:func:`apex_row`)."""
 
     name = "solo12_stand" if distance == 0 else "solo12_jump_implicit"
     body, q0, _, tau0, tau, prob = _standing_problem(name, duration, friction, max_torque)
     if regularization:
         prob.minimize(integral=regularization * sum(a**2 for a in list(body.a.elements())[6:]), name="joint_acceleration")
     if landing != 0.0:
-        soft_landing(prob, body, landing, clearance)
+        soft_landing(prob, body, landing, clearance, tangential)
     if apex != 0.0:
         apex_row(prob, body, apex)
     start = {s: float(v) for s, v in zip(body.coordinates, q0)}
@@ -311,13 +311,13 @@ def soft_start(problem, body, deceleration, approach):
 
 
 def build_jump(distance=0.2, duration=0.85, friction=0.8, max_torque=2.7, regularization=1e-6, landing=0.0, apex=0.0,
-               clearance=SOFT_CLEARANCE):
+               clearance=SOFT_CLEARANCE, tangential=False):
     """``solo12_jump``'s motion without its schedule: :func:`build` over its distance and duration (its push,
     flight and landing add up to 0.85 s) with its cost; solve it from :func:`jump_guess` with ``JUMP_SOLVE``.
     ``colloc verify FILE problems/solo12_stand.py --set distance=0.2 --set duration=0.85 --set regularization=1e-6``
     checks a solution.  ``apex`` (e.g. ``APEX``) makes it a jump without a guess that leaves the ground: the task
     asks for a height halfway that the legs cannot reach standing (:func:`apex_row`)."""
-    return build(duration, friction, max_torque, distance, regularization, landing, apex, clearance)
+    return build(duration, friction, max_torque, distance, regularization, landing, apex, clearance, tangential)
 
 
 def apex_row(problem, body, height):
