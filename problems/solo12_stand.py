@@ -92,6 +92,10 @@ integrations of its 0.14 s intervals miss.  With soft landings (``build_jump(ape
 intervals, ε from 1: J = 1.855146, 1669 iterations, 1046 CPU s, all four feet in the air 0.30–0.45 s, landing one by
 one 0.45–0.65 s; on ``graded_mesh(that, 3)`` (25 intervals): J = 1.594229, 640 iterations, 552 CPU s, verify 26 of 62
 (the interval 0.55–0.60 s where the last feet land, the soft landings between grid points, ``impact times``).
+Solved again (17 uniform J = 1.724591, 25 graded J = 1.494162), then on that file's ``graded_mesh(..., each_foot=True)``
+(34 and 43 intervals): J = 1.466168 and 1.456293, verify 37 of 60 and 43 of 62: HR lands sliding at 3.0 m/s and
+friction stops it within an interval, which ``build_jump(tangential=True)`` forbids (docs/contacts.md, what those
+solves measured).
 
 Source: robot model from example-robot-data (Solo12 URDF and the SRDF's ``straight_standing`` pose;
 Grimminger et al., "An open torque-controlled modular robot architecture for legged locomotion
