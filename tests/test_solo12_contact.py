@@ -305,8 +305,8 @@ def test_graded_mesh_refines_where_the_feet_lift_and_land(jump_implicit):
 def test_soft_landing_rows_are_the_feet_speed_and_height_by_pinocchio(tangential, approach):
     # build_jump(landing=a) adds per foot the path row ẏ² − 2aφ ≤ 2aδ: at a random pose and speed its value is the
     # foot's vertical speed squared minus 2a times its height, both by Pinocchio's forward kinematics (the foot frame's
-    # origin, its velocity in the world-aligned frame at the foot); build_jump(tangential=True): the foot's whole speed squared;
-    # soft_start(approach=φ₀) adds the boundary row −ẏ − φ √(2a/(φ + φ₀)) ≤ APPROACH_SPEED at t0
+    # origin, its velocity in the world-aligned frame at the foot); build_jump(tangential=True): the foot's whole
+    # speed squared; soft_start(approach=φ₀) adds the boundary row −ẏ − φ √(2a/(φ + φ₀)) ≤ APPROACH_SPEED at t0
     stand = _script("solo12_stand")
     a = 100.0
     problem = stand.build_jump(landing=a, tangential=tangential)
