@@ -421,6 +421,42 @@ def graded_mesh(trajectory, pieces=3, width=0.0, each_foot=False):
     return (times - times[0]) / (times[-1] - times[0])
 
 
+def split_mesh(trajectory, splits):
+    """``trajectory``'s normalised mesh with each interval that contains one of ``splits``' times split into that
+    time's number of equal pieces (the largest, where several fall in one interval); the other intervals kept.
+
+    For the intervals ``colloc verify`` names (a take-off whose force drops within one interval, a soft landing
+    violated between grid points): a finer mesh there only, no schedule.
+
+    Parameters
+    ----------
+    trajectory : Trajectory
+        A solve's file (its ``metadata["mesh"]``).
+    splits : iterable of (float, int)
+        ``(time [s], pieces ≥ 2)``; a time on a mesh point, or outside the horizon, is refused.
+
+    Returns
+    -------
+    ndarray, shape (num_intervals + 1,)
+        Mesh times over [0, 1] (``colloc.solve(..., mesh=...)``).
+    """
+    import numpy as np
+
+    mesh = np.asarray(trajectory.metadata["mesh"], float)
+    t0, duration = trajectory.time[0], trajectory.duration
+    pieces = np.ones(mesh.size - 1, int)
+    for time, count in splits:
+        at = (time - t0) / duration
+        if not (isinstance(count, (int, np.integer)) and count >= 2):
+            raise ValueError(f"split_mesh: the pieces at t = {time:g} s must be an integer ≥ 2; got {count!r}.")
+        inside = np.flatnonzero((mesh[:-1] < at) & (at < mesh[1:]))
+        if inside.size != 1 or np.abs(mesh - at).min() < 1e-9:
+            raise ValueError(f"split_mesh: t = {time:g} s lies on a mesh point or outside the horizon "
+                             f"[{t0:g}, {t0 + duration:g}] s; name a time inside the interval to split.")
+        pieces[inside[0]] = max(pieces[inside[0]], count)
+    return np.concatenate([mesh[:1]] + [np.linspace(a, b, k + 1)[1:] for a, b, k in zip(mesh[:-1], mesh[1:], pieces)])
+
+
 def _loaded(trajectory, grid, force):
     """Per interval of ``grid``, whether ``force`` (at the grid points) pushes on it."""
     if trajectory.metadata.get("contact_forces", "interval") == "collocation":  # the interval's own points, its start excluded

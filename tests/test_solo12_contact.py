@@ -421,6 +421,27 @@ def test_graded_mesh_each_foot_splits_where_any_foot_lifts_or_lands():
     assert len(graded) > len(mesh)
 
 
+def test_split_mesh_splits_the_intervals_named_and_keeps_the_rest():
+    # split_mesh() splits the interval holding each time into that many equal pieces (the most, where two fall in one
+    # interval), keeps every mesh point and every other interval, and refuses a time on a mesh point or outside
+    stand = _script("solo12_stand")
+    tr = cl.Trajectory.read(os.path.join(ROOT, "tests", "data", "solo12_trot_soft.npz"))
+    mesh = np.asarray(tr.metadata["mesh"])
+    times = tr.time[0] + tr.duration * mesh
+    mid = lambda i: 0.5 * (times[i] + times[i + 1])  # noqa: E731
+    split = stand.split_mesh(tr, [(mid(2), 3), (mid(5), 2), (0.25 * times[5] + 0.75 * times[6], 4)])
+    assert split[0] == 0.0 and split[-1] == 1.0 and (np.diff(split) > 0).all()
+    assert all(np.isclose(split, m).any() for m in mesh)
+    for i, (a, b) in enumerate(zip(mesh[:-1], mesh[1:])):
+        inside = split[(split > a + 1e-12) & (split < b - 1e-12)]
+        assert inside.size == {2: 2, 5: 3}.get(i, 0), i
+        if inside.size:
+            assert np.allclose(np.diff(np.r_[a, inside, b]), (b - a) / (inside.size + 1))
+    for bad, words in (([(times[3], 2)], "mesh point"), ([(times[-1] + 1.0, 2)], "outside"), ([(mid(1), 1)], "≥ 2")):
+        with pytest.raises(ValueError, match=words):
+            stand.split_mesh(tr, bad)
+
+
 def test_resampled_jump_obeys_newton_by_pinocchio_where_its_feet_carry_it():
     # resampled_guess() puts the jump on a finer mesh with the torques and feet's forces projected onto the dynamics:
     # wherever a foot carries load, Pinocchio's m a_com equals the feet's forces plus the weight (a_com from the
