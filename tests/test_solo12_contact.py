@@ -428,7 +428,7 @@ def test_split_mesh_splits_the_intervals_named_and_keeps_the_rest():
     tr = cl.Trajectory.read(os.path.join(ROOT, "tests", "data", "solo12_trot_soft.npz"))
     mesh = np.asarray(tr.metadata["mesh"])
     times = tr.time[0] + tr.duration * mesh
-    mid = lambda i: 0.5 * (times[i] + times[i + 1])  # noqa: E731
+    mid = lambda i: 0.5 * (times[i] + times[i + 1])
     split = stand.split_mesh(tr, [(mid(2), 3), (mid(5), 2), (0.25 * times[5] + 0.75 * times[6], 4)])
     assert split[0] == 0.0 and split[-1] == 1.0 and (np.diff(split) > 0).all()
     assert all(np.isclose(split, m).any() for m in mesh)
