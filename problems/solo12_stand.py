@@ -446,6 +446,8 @@ def split_mesh(trajectory, splits):
     """
     import numpy as np
 
+    from colloc.pipeline.refine import refine_mesh
+
     mesh = np.asarray(trajectory.metadata["mesh"], float)
     t0, duration = trajectory.time[0], trajectory.duration
     pieces = np.ones(mesh.size - 1, int)
@@ -458,7 +460,8 @@ def split_mesh(trajectory, splits):
             raise ValueError(f"split_mesh: t = {time:g} s lies on a mesh point or outside the horizon "
                              f"[{t0:g}, {t0 + duration:g}] s; name a time inside the interval to split.")
         pieces[inside[0]] = max(pieces[inside[0]], count)
-    return np.concatenate([mesh[:1]] + [np.linspace(a, b, k + 1)[1:] for a, b, k in zip(mesh[:-1], mesh[1:], pieces)])
+    # refine_mesh's split with an interval's "error" its pieces against a tolerance of 1 at order 1: p ≥ 2 pieces, else kept
+    return refine_mesh(mesh, pieces, 1.0, 1, max_pieces=int(pieces.max()))
 
 
 def _loaded(trajectory, grid, force):
