@@ -334,3 +334,44 @@ def test_an_impact_only_the_whole_horizon_simulation_finds_is_its_drift(ball, mo
     found, info = check_contact_file(problem, traj, 1e-6, 1e-2)
     times = {c.name: c for c in found}["impact times"]
     assert times.passed and "its drift" in times.message and len(info["simulation"]["drift"]) == 1
+
+
+def test_failed_checks_say_where_and_split_where_refines_only_there(ball):
+    from colloc.pipeline.refine import split_where
+
+    problem, traj = ball
+    checks, _ = check_contact_file(problem, traj, 1e-6, 1e-2)
+    mesh = np.asarray(traj.metadata["mesh"])
+    assert all(c.where == () for c in checks) and np.array_equal(split_where(traj, checks), mesh)
+
+    bad = copy(traj)  # a third of ball.y replaced by a straight line: its intervals, and only those, fail
+    n = bad.time.size
+    a, b = n // 3, 2 * n // 3
+    bad["ball.y"][a:b] = np.interp(bad.time[a:b], bad.time[[a, b]], bad["ball.y"][[a, b]])
+    checks, _ = check_contact_file(problem, bad, 1e-6, 1e-2)
+    dynamics = {c.name: c for c in checks}["dynamics:ball.y"]
+    assert not dynamics.passed and dynamics.where
+    assert all(bad.time[a] - 0.11 <= s < e <= bad.time[b] + 0.11 for s, e in dynamics.where)  # within an interval (0.1 s) of the edit
+    assert any(f"t = {s:.6g} to {e:.6g}" in dynamics.message for s, e in dynamics.where)  # the worst one named in words
+    assert all(c.where == () for c in checks if c.passed)
+
+    refined = split_where(bad, checks, pieces=3)
+    named = np.zeros(mesh.size - 1, bool)
+    for c in checks:
+        for s, e in c.where:
+            s, e = (s - bad.time[0]) / bad.duration, (e - bad.time[0]) / bad.duration
+            named |= ((mesh[:-1] < e) & (mesh[1:] > s)) if e > s else ((mesh[:-1] <= s) & (mesh[1:] >= s))
+    assert 0 < named.sum() < named.size
+    assert np.isin(mesh, refined).all() and refined.size == mesh.size + 2 * named.sum()
+    for k in range(mesh.size - 1):  # each named interval in three equal pieces, every other kept
+        inside = refined[(refined > mesh[k]) & (refined < mesh[k + 1])]
+        expected = np.linspace(mesh[k], mesh[k + 1], 4)[1:-1] if named[k] else np.empty(0)
+        assert np.allclose(inside, expected, rtol=0, atol=1e-14)
+
+
+def test_split_where_refuses_fewer_than_two_pieces(ball):
+    from colloc.errors import OptionError
+    from colloc.pipeline.refine import split_where
+
+    with pytest.raises(OptionError, match="pieces must be an integer ≥ 2"):
+        split_where(ball[1], [], pieces=1)

@@ -77,6 +77,50 @@ def refine_mesh(mesh, errors, tolerance, order, max_pieces=8) -> np.ndarray:
     return np.concatenate(points)
 
 
+def split_where(trajectory, checks, pieces=2) -> np.ndarray:
+    """``trajectory``'s normalised mesh with every interval where a failed check failed split into ``pieces``
+    equal parts; the other intervals and every mesh point kept.
+
+    The verdicts of :func:`colloc.verify` (``result["checks"]``) name where they fail
+    (:attr:`colloc.simulate.checks.Check.where`): a dynamics check its failing intervals, a contact file's
+    impact and re-simulation checks their instants, a bound broken between grid points its time.  Refining
+    there only keeps a contact-implicit solve's mesh (and its warm start) elsewhere, with no schedule.
+    An interval is split when a failing span overlaps it, or an instant lies in it or on its ends.
+
+    Parameters
+    ----------
+    trajectory : Trajectory
+        The file the checks judged (its ``metadata["mesh"]``).
+    checks : list of Check, or the dict :func:`colloc.verify` returns
+    pieces : int
+        At least 2.
+
+    Returns
+    -------
+    ndarray
+        Normalised mesh points over [0, 1] (``colloc.solve(..., mesh=...)``); the file's own when nothing failed
+        at a named time.
+    """
+    if isinstance(checks, dict):
+        checks = checks["checks"]
+    if not (isinstance(pieces, (int, np.integer)) and pieces >= 2):
+        raise OptionError(f"split_where: pieces must be an integer ≥ 2; got {pieces!r}.")
+    if "mesh" not in trajectory.metadata:
+        raise OptionError("split_where: the trajectory records no mesh (metadata['mesh']); pass the file a solve wrote.")
+    mesh = np.asarray(trajectory.metadata["mesh"], float)
+    t0, duration = float(trajectory.time[0]), float(trajectory.time[-1] - trajectory.time[0])
+    hit = np.zeros(mesh.size - 1, bool)
+    edge = 1e-12
+    for check in checks:
+        for start, end in () if check.passed else check.where:
+            s, e = (start - t0) / duration, (end - t0) / duration
+            if e > s:
+                hit |= (mesh[:-1] < e - edge) & (mesh[1:] > s + edge)
+            else:
+                hit |= (mesh[:-1] <= s + edge) & (mesh[1:] >= s - edge)
+    return refine_mesh(mesh, np.where(hit, pieces, 0), 1.0, 1, max_pieces=int(pieces))
+
+
 def solve_adaptive(problem, options: SolveOptions | None = None, **keywords):
     """Solve ``problem`` on a sequence of meshes refined where the local error is largest.
 

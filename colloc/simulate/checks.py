@@ -43,13 +43,17 @@ DYNAMICS_TOLERANCE = 1e-2
 @dataclass
 class Check:
     """One verdict: ``name`` (e.g. ``bounds`` or ``dynamics:cart.x``), ``passed``, the measured
-    ``value`` against its ``limit``, and ``message`` saying what was found."""
+    ``value`` against its ``limit``, ``message`` saying what was found, and ``where``: the spans of time
+    ``(start, end)`` [s] at which a failed check failed (each failing interval of a dynamics check; an
+    impact's or a comparison's instant as ``(t, t)``), for refining the mesh there
+    (:func:`colloc.pipeline.refine.split_where`); empty when it passed or names no time."""
 
     name: str
     passed: bool
     value: float
     limit: float
     message: str
+    where: tuple = ()
 
     def line(self) -> str:
         return f"  {'pass' if self.passed else 'FAIL'}  {self.name:34s} {self.message}"
@@ -297,8 +301,9 @@ def _dynamics(problem, traj, tol, interval_errors):
     for name, err in errors.items():
         # a dict: each state's absolute limit from the file's own error estimate (colloc.simulate.error_bounds)
         limits = np.full(err.shape, tol[name]) if isinstance(tol, dict) else tol * local_scale(traj[name], nodes)
+        spans = lambda bad: tuple((float(mesh_times[k]), float(mesh_times[k + 1])) for k in np.flatnonzero(bad))
         if err.size and not np.all(np.isfinite(err)):
-            out.append(Check(f"dynamics:{name}", False, math.nan, float(np.max(limits)), message))
+            out.append(Check(f"dynamics:{name}", False, math.nan, float(np.max(limits)), message, spans(~np.isfinite(err))))
             continue
         ratio = err / limits
         k = int(np.argmax(ratio)) if err.size else 0
@@ -308,7 +313,7 @@ def _dynamics(problem, traj, tol, interval_errors):
         else:
             text = (f"interval-end error {worst:.2e} > {limit:.1e} in interval {k} "
                     f"(t = {mesh_times[k]:.6g} to {mesh_times[k + 1]:.6g}): the states do not follow the dynamics there")
-        out.append(Check(f"dynamics:{name}", worst <= limit, worst, limit, text))
+        out.append(Check(f"dynamics:{name}", worst <= limit, worst, limit, text, spans(ratio > 1) if worst > limit else ()))
     return out
 
 

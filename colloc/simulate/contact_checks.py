@@ -494,10 +494,11 @@ def _resimulation_check(traj, sim, budget) -> Check:
         return Check("resimulation", True, worst, 1.0, f"the event-driven simulation stays within {SAFETY:g} × the scheme's "
                                                       f"error estimate at {mesh.size} mesh points (largest ratio {worst:.2g})"
                                                       + _unbinding(traj, names, mesh, SAFETY * budget["estimate"]))
+    at = float(traj.time[mesh[k]])
     return Check("resimulation", False, worst, 1.0,
                  f"`{names[r]}` differs from the event-driven simulation by {err[r, k]:.3e} at t = {traj.time[mesh[k]]:.6g}, "
                  f"beyond {tolerance[r, k]:.2e} ({SAFETY:g} × the scheme's error estimate"
-                 + (", and the speeds that impacts within it change)" if sim.get("slight") else ")"))
+                 + (", and the speeds that impacts within it change)" if sim.get("slight") else ")"), ((at, at),))
 
 
 def _unbinding(traj, names, mesh, estimate) -> str:
@@ -523,10 +524,11 @@ def _newton_check(problem, traj, setup, signed, budget, tol) -> Check:
     names = [v.name for v in model.states]
     P = {v.name: traj.parameters[v.name] for v in model.parameters}
     p = np.array([P[n] for n in system.parameter_names])
-    worst, text = 0.0, f"{sum(it['interval'] is not None for it in budget['impacts'])} impulse(s) obey Newton's law"
+    worst, text, where = 0.0, f"{sum(it['interval'] is not None for it in budget['impacts'])} impulse(s) obey Newton's law", []
     for it in budget["impacts"]:
         if it["interval"] is None:
-            return Check("newton", False, math.inf, 1.0, f"`{it['contact']}` has an impulse at t = {it['time']:.6g}, off the mesh points")
+            return Check("newton", False, math.inf, 1.0, f"`{it['contact']}` has an impulse at t = {it['time']:.6g}, off the mesh points",
+                         ((it["time"], it["time"]),))
         x = dict(zip(names, it["before"]))
         q, v = np.array([x[n] for n in system.coordinate_names]), np.array([x[n] for n in system.speed_names])
         T = system.evaluate(it["time"], q, v, it["control"], p)
@@ -540,25 +542,30 @@ def _newton_check(problem, traj, setup, signed, budget, tol) -> Check:
         limit = (1 + e) * m_eff * float(np.abs(Wn) @ np.array([dv[n] for n in system.speed_names])) + tol * max(1.0, newton[i])
         ratio = abs(it["impulse"] - newton[i]) / limit
         it.update(newton=float(newton[i]), newton_limit=limit)
+        if ratio > 1:
+            where.append((float(it["time"]), float(it["time"])))
         if ratio > worst:
             worst = ratio
             if ratio > 1:
                 text = (f"`{it['contact']}` at t = {it['time']:.6g}: the file's impulse {it['impulse']:.6g}, Newton's law from the "
                         f"state the interval before reaches gives {newton[i]:.6g} (limit {limit:.1e})")
-    return Check("newton", worst <= 1.0, worst, 1.0, text)
+    return Check("newton", worst <= 1.0, worst, 1.0, text, tuple(where))
 
 
 def _impact_time_check(traj, sim, budget) -> Check:
     """Each impact of the file beyond Newton's limit of zero found again by the simulator within its time tolerance, and none more."""
     matched = [(it, e) for it, e in sim["matched"] if e is not None or it["impulse"] > it.get("newton_limit", 0.0)]
-    worst, text = 0.0, f"{len(matched)} impact(s) found again by the simulator ({len(sim['matched']) - len(matched)} within Newton's limit of zero)"
+    worst, text, where = 0.0, f"{len(matched)} impact(s) found again by the simulator ({len(sim['matched']) - len(matched)} within Newton's limit of zero)", []
     for it, e in matched:
         if e is None:
-            return Check("impact times", False, math.inf, 1.0, f"the simulator finds no impact of `{it['contact']}` near t = {it['time']:.6g}")
+            return Check("impact times", False, math.inf, 1.0, f"the simulator finds no impact of `{it['contact']}` near t = {it['time']:.6g}",
+                         ((float(it["time"]), float(it["time"])),))
         limit = it.get("time_tolerance", 0.0)
         ratio = abs(e["time"] - it["time"]) / limit if limit > 0 else math.inf
         h = float(np.min(np.abs(np.diff(traj.time[max(it["row"] - 1, 0):it["row"] + 2]))))
         it["time_error"] = abs(e["time"] - it["time"])
+        if ratio > 1:
+            where.append(tuple(sorted((float(it["time"]), float(e["time"])))))
         if ratio > worst:
             worst = ratio
             if ratio > 1:
@@ -566,7 +573,7 @@ def _impact_time_check(traj, sim, budget) -> Check:
                         f"(difference {abs(e['time'] - it['time']):.2e} = {abs(e['time'] - it['time']) / h:.2g} grid steps; limit {limit:.1e})")
     for e in sim["extra"][:1]:  # the first simulated impact the file lacks
         return Check("impact times", False, math.inf, 1.0, f"the simulator finds an impact of `{e['contact']}` at t = {e['time']:.6g} "
-                                                         "that the file does not have")
+                                                         "that the file does not have", ((float(e["time"]), float(e["time"])),))
     if sim.get("slight"):
         text += f"; {len(sim['slight'])} simulated impact(s) the file lacks within the scheme's error (a speed change within its tolerance, a grazing arrival, or inside a stance)"
     if sim.get("drift"):
@@ -574,7 +581,7 @@ def _impact_time_check(traj, sim, budget) -> Check:
                  "an interval before (its drift)")
     if sim["landing"] is not None and worst <= 1:
         text += f"; a landing at t_f = {traj.time[-1]:.6g}"
-    return Check("impact times", worst <= 1.0, worst, 1.0, text)
+    return Check("impact times", worst <= 1.0, worst, 1.0, text, tuple(where))
 
 
 __all__ = ["check_contact_file", "interval_contact", "error_budget", "resimulate", "simulate_file", "robust_local_errors",

@@ -130,5 +130,6 @@ def checks(problem, trajectory, tolerance=TOLERANCE, points=POINTS) -> list:
         text = (f"within {tolerance:.0e} × max(1, |bound|) at {points} points inside each interval" if passed else
                 f"`{worst['name']}` reaches {worst['value']:.6g} at t = {worst['time']:.6g} between grid points, "
                 f"beyond its bound {worst['bound']:.6g} (path_points=k imposes the limits inside the intervals)")
-        out.append(Check(check, passed, max(worst["relative"], 0.0), tolerance, text))
+        where = () if passed else tuple((float(v["time"]), float(v["time"])) for v in items if v["relative"] > tolerance)
+        out.append(Check(check, passed, max(worst["relative"], 0.0), tolerance, text, where))
     return out
