@@ -375,3 +375,28 @@ def test_split_where_refuses_fewer_than_two_pieces(ball):
 
     with pytest.raises(OptionError, match="pieces must be an integer ≥ 2"):
         split_where(ball[1], [], pieces=1)
+
+
+def test_a_broken_path_row_and_bound_say_where(ball):
+    # the ball's lift (a control) pushed beyond its bound at one grid point: `bounds` names that time
+    problem, traj = ball
+    bad = copy(traj)
+    k = bad.time.size // 2
+    lo, hi = problem.bounds["ball.lift"]
+    bad["ball.lift"][k] = hi + 1.0 if np.isfinite(hi) else lo - 1.0
+    checks, _ = check_contact_file(problem, bad, 1e-6, 1e-2)
+    bounds = {c.name: c for c in checks}["bounds"]
+    assert not bounds.passed and bounds.where == ((bad.time[k], bad.time[k]),)
+
+
+def test_a_path_row_broken_names_every_collocation_point_where(ball):
+    _, traj = ball
+    problem = load("bounce_to_target").build()
+    y = next(v.symbol for v in problem.model.states if v.name == "ball.y")
+    top = float(traj["ball.y"].max())
+    problem.path(y, upper=top - 0.01, name="ceiling")  # broken near the throw's start, where the ball is highest
+    checks, _ = check_contact_file(problem, traj, 1e-6, 1e-2)
+    ceiling = {c.name: c for c in checks}["path:ceiling"]
+    high = traj.time[traj["ball.y"] > top - 0.01 + 1e-6 * top]
+    assert not ceiling.passed and {s for s, _ in ceiling.where} <= set(high) and ceiling.where
+    assert all(s == e for s, e in ceiling.where)

@@ -44,8 +44,8 @@ DYNAMICS_TOLERANCE = 1e-2
 class Check:
     """One verdict: ``name`` (e.g. ``bounds`` or ``dynamics:cart.x``), ``passed``, the measured
     ``value`` against its ``limit``, ``message`` saying what was found, and ``where``: the spans of time
-    ``(start, end)`` [s] at which a failed check failed (each failing interval of a dynamics check; an
-    impact's or a comparison's instant as ``(t, t)``), for refining the mesh there
+    ``(start, end)`` [s] at which a failed check failed (each failing interval of a dynamics check; each
+    collocation point where a path row fails, an impact's or a comparison's instant, as ``(t, t)``), for refining the mesh there
     (:func:`colloc.pipeline.refine.split_where`); empty when it passed or names no time."""
 
     name: str
@@ -125,12 +125,17 @@ def _allowance(bound, tol):
     return tol * max(1.0, abs(bound)) if math.isfinite(bound) else math.inf
 
 
-def _excess(values, lo, hi, tol):
-    """Largest amount by which ``values`` leave ``[lo, hi]`` beyond the allowance (≤ 0: inside), and where."""
+def _excesses(values, lo, hi, tol):
+    """The amount by which each of ``values`` leaves ``[lo, hi]`` beyond the allowance (≤ 0: inside)."""
     values = np.asarray(values, dtype=float)
     below = (lo - _allowance(lo, tol)) - values if math.isfinite(lo) else np.full(values.shape, -math.inf)
     above = values - (hi + _allowance(hi, tol)) if math.isfinite(hi) else np.full(values.shape, -math.inf)
-    worst = np.maximum(below, above)
+    return np.maximum(below, above)
+
+
+def _excess(values, lo, hi, tol):
+    """Largest amount by which ``values`` leave ``[lo, hi]`` beyond the allowance (≤ 0: inside), and where."""
+    worst = _excesses(values, lo, hi, tol)
     k = int(np.argmax(worst)) if worst.size else 0
     return (float(worst[k]) if worst.size else -math.inf), k
 
@@ -191,7 +196,8 @@ def _bounds(problem, traj, tol):
             if excess > 0:
                 where = "" if name in traj.parameters else f" at t = {traj.time[k]:.8g}"
                 text = f"`{name}` is {np.atleast_1d(values)[k]:.8g}{where}, outside its bounds [{lo:.8g}, {hi:.8g}]"
-    return Check("bounds", worst <= 0, max(worst, 0.0), tol, text)
+                spans = () if name in traj.parameters else ((float(traj.time[k]),) * 2,)
+    return Check("bounds", worst <= 0, max(worst, 0.0), tol, text, spans if worst > 0 else ())
 
 
 def symbol_values(symbols, traj, rows) -> list | None:
@@ -219,13 +225,16 @@ def _paths(problem, traj, tol):
             continue
         fn = ca.Function("path", syms, [pc.expr])
         g = np.atleast_2d(np.asarray(fn.map(rows.size).call([np.atleast_2d(a) for a in args])[0], dtype=float))
-        worst, where = -math.inf, ""
+        worst, where, times = -math.inf, "", set()
         for r in range(g.shape[0]):
-            excess, k = _excess(g[r], float(pc.lower[r]), float(pc.upper[r]), tol)
+            lo, hi = float(pc.lower[r]), float(pc.upper[r])
+            excess, k = _excess(g[r], lo, hi, tol)
+            if excess > 0:  # every collocation point where this row fails
+                times |= set(traj.time[rows][_excesses(g[r], lo, hi, tol) > 0].tolist())
             if excess > worst:
-                worst, where = excess, f"{g[r, k]:.6g} at t = {traj.time[rows][k]:.8g}, outside [{float(pc.lower[r]):.6g}, {float(pc.upper[r]):.6g}]"
+                worst, where = excess, f"{g[r, k]:.6g} at t = {traj.time[rows][k]:.8g}, outside [{lo:.6g}, {hi:.6g}]"
         out.append(Check(f"path:{pc.name}", worst <= 0, max(worst, 0.0), tol,
-                         where if worst > 0 else f"met at {rows.size} collocation points"))
+                         where if worst > 0 else f"met at {rows.size} collocation points", tuple((t, t) for t in sorted(times))))
     return out
 
 
