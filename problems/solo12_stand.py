@@ -99,7 +99,9 @@ solves measured).  With it from the standing guess (17 uniform intervals J = 2.8
 each_foot=True)``, 43 intervals, J = 2.573430, no foot sliding) verify passes 52 of 62: the take-off interval, one
 landing interval, two soft landings between grid points and ``impact times``; on :func:`split_mesh` of it at those
 intervals (51, clearance δ = 1e-7) J = 2.507263 and verify passes 59 of 62 (one unrefined stance interval and
-``impact times``).
+``impact times``); split there too (52 intervals, δ = 1e-8, ε = 1e-6) J = 2.512815 and verify passes 60 of 62: the
+contact law wants ε < 1e-6, which did not converge, and FR lands on a mesh point at 5.4e-3 m/s, a speed Radau's
+uncollocated interval start drops (docs/contacts.md).
 
 Source: robot model from example-robot-data (Solo12 URDF and the SRDF's ``straight_standing`` pose;
 Grimminger et al., "An open torque-controlled modular robot architecture for legged locomotion
