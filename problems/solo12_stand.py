@@ -238,19 +238,19 @@ def _guess_trajectory(body, t, q, v, tau, forces):
 
 
 def build(duration=0.2, friction=0.8, max_torque=2.7, distance=0.0, regularization=0.0, landing=0.0, apex=0.0,
-          clearance=SOFT_CLEARANCE, tangential=False):
+          clearance=SOFT_CLEARANCE, tangential=False, settle=0.0):
     """From rest in the standing pose to rest ``distance`` further forward after ``duration`` seconds (0: stand
     still), least ∫(|τ|² + w|q̈_joints|²) dt, w = ``regularization``; the problem's own guess stands, its base
     sliding forward at constant speed (:func:`standing_guess` adds the feet's forces).  ``landing`` > 0: every
     foot lands and lifts softly (:func:`soft_landing`, that deceleration [m/s²], gap ``clearance``; ``tangential``: its
-    whole speed, not only its normal one).  ``apex`` > 0: the base is at least that high [m] halfway (:func:`apex_row`)."""
+    whole speed, not only its normal one; ``settle``: its last gap [m]).  ``apex`` > 0: the base is at least that high [m] halfway (:func:`apex_row`)."""
 
     name = "solo12_stand" if distance == 0 else "solo12_jump_implicit"
     body, q0, _, tau0, tau, prob = _standing_problem(name, duration, friction, max_torque)
     if regularization:
         prob.minimize(integral=regularization * sum(a**2 for a in list(body.a.elements())[6:]), name="joint_acceleration")
     if landing != 0.0:
-        soft_landing(prob, body, landing, clearance, tangential)
+        soft_landing(prob, body, landing, clearance, tangential, settle)
     if apex != 0.0:
         apex_row(prob, body, apex)
     start = {s: float(v) for s, v in zip(body.coordinates, q0)}
@@ -268,11 +268,14 @@ def build(duration=0.2, friction=0.8, max_torque=2.7, distance=0.0, regularizati
     return prob
 
 
-def soft_landing(problem, body, deceleration, clearance=SOFT_CLEARANCE, tangential=False):
+def soft_landing(problem, body, deceleration, clearance=SOFT_CLEARANCE, tangential=False, settle=0.0):
     """Path rows ``ẏ² ≤ 2 a (φ + δ)`` of every foot (``a`` = ``deceleration``, ``δ`` = ``clearance``): a foot moves
     towards or away from the ground no faster than a deceleration ``a`` could stop it within its gap.
     ``tangential=True``: ``ẏ² + |ṡ|² ≤ 2 a (φ + δ)``, the foot's whole speed: it also touches down and lifts off
     without sliding, and it slides on the ground no faster than ``√(2 a δ)`` (a foot that must stick).
+    ``settle`` = ``s`` > 0: ``ẏ² ≤ 2 a φ²/(φ + s) + 2 a δ``, the same far from the ground and, within ``s`` of it, an
+    approach that slows in proportion to the gap (``ẏ ≤ √(2a/s) φ``): a grid point a little above the ground (a foot
+    about to land between grid points) then allows almost no speed, where the plain row allows ``√(2aφ)``.
 
     Why: the problem has no impulses (``impacts=False``), so a foot's normal speed ``ẏ`` is continuous, and it is 0
     wherever the foot stands: it must be 0 where the foot touches down or lifts off.  Collocation sees the gap
@@ -284,11 +287,14 @@ def soft_landing(problem, body, deceleration, clearance=SOFT_CLEARANCE, tangenti
     ``tangential`` rows remove that slide too.
     """
     _positive(deceleration, "deceleration", "a finite number > 0 (m/s²)")
+    if settle != 0.0:
+        _positive(settle, "settle", "0 or a finite number > 0 (m)")
     for c in body.contacts:
         speed = ca.sumsqr(ca.mtimes(c.normal_jacobian, body.v))
         if tangential and c.tangent_jacobian is not None:
             speed += ca.sumsqr(ca.mtimes(c.tangent_jacobian, body.v))
-        problem.path(speed - 2.0 * deceleration * c.gap, upper=2.0 * deceleration * clearance,
+        room = c.gap if not settle else c.gap**2 / (c.gap + settle)
+        problem.path(speed - 2.0 * deceleration * room, upper=2.0 * deceleration * clearance,
                      name=f"soft_landing.{c.name.split('.')[-1]}")
 
 
@@ -321,13 +327,13 @@ def soft_start(problem, body, deceleration, approach):
 
 
 def build_jump(distance=0.2, duration=0.85, friction=0.8, max_torque=2.7, regularization=1e-6, landing=0.0, apex=0.0,
-               clearance=SOFT_CLEARANCE, tangential=False):
+               clearance=SOFT_CLEARANCE, tangential=False, settle=0.0):
     """``solo12_jump``'s motion without its schedule: :func:`build` over its distance and duration (its push,
     flight and landing add up to 0.85 s) with its cost; solve it from :func:`jump_guess` with ``JUMP_SOLVE``.
     ``colloc verify FILE problems/solo12_stand.py --set distance=0.2 --set duration=0.85 --set regularization=1e-6``
     checks a solution.  ``apex`` (e.g. ``APEX``) makes it a jump without a guess that leaves the ground: the task
     asks for a height halfway that the legs cannot reach standing (:func:`apex_row`)."""
-    return build(duration, friction, max_torque, distance, regularization, landing, apex, clearance, tangential)
+    return build(duration, friction, max_torque, distance, regularization, landing, apex, clearance, tangential, settle)
 
 
 def apex_row(problem, body, height):

@@ -301,15 +301,16 @@ def test_graded_mesh_refines_where_the_feet_lift_and_land(jump_implicit):
         assert inside.sum() == (2 if i in split else 0), i
 
 
-@pytest.mark.parametrize("tangential, approach", [(False, 0.0), (True, 0.0), (True, 0.05)])
-def test_soft_landing_rows_are_the_feet_speed_and_height_by_pinocchio(tangential, approach):
+@pytest.mark.parametrize("tangential, approach, settle", [(False, 0.0, 0.0), (True, 0.0, 0.0), (True, 0.05, 0.0), (True, 0.0, 1e-3)])
+def test_soft_landing_rows_are_the_feet_speed_and_height_by_pinocchio(tangential, approach, settle):
     # build_jump(landing=a) adds per foot the path row ẏ² − 2aφ ≤ 2aδ: at a random pose and speed its value is the
     # foot's vertical speed squared minus 2a times its height, both by Pinocchio's forward kinematics (the foot frame's
     # origin, its velocity in the world-aligned frame at the foot); build_jump(tangential=True): the foot's whole
-    # speed squared; soft_start(approach=φ₀) adds the boundary row −ẏ − φ √(2a/(φ + φ₀)) ≤ APPROACH_SPEED at t0
+    # speed squared; soft_start(approach=φ₀) adds the boundary row −ẏ − φ √(2a/(φ + φ₀)) ≤ APPROACH_SPEED at t0;
+    # build_jump(settle=s): the height term 2aφ²/(φ + s)
     stand = _script("solo12_stand")
     a = 100.0
-    problem = stand.build_jump(landing=a, tangential=tangential)
+    problem = stand.build_jump(landing=a, tangential=tangential, settle=settle)
     body = problem.model.components[0]
     rows = {p.name: p for p in problem.paths if p.name.startswith("soft_landing.")}
     assert sorted(rows) == [f"soft_landing.{f}_FOOT" for f in FEET]
@@ -342,7 +343,8 @@ def test_soft_landing_rows_are_the_feet_speed_and_height_by_pinocchio(tangential
         linear = pin.getFrameVelocity(model, data, frame, pin.LOCAL_WORLD_ALIGNED).linear
         squared = linear @ linear if tangential else linear[2] ** 2
         value = float(ca.Function("row", [body.q, body.v], [rows[f"soft_landing.{foot}_FOOT"].expr])(q, v))
-        assert value == pytest.approx(squared - 2 * a * height, rel=1e-9, abs=1e-12)
+        room = height**2 / (height + settle) if settle else height
+        assert value == pytest.approx(squared - 2 * a * room, rel=1e-9, abs=1e-12)
         if approach:  # the row at t0: the initial state's symbols stand for q, v
             ends = problem.at_t0(ca.vertcat(body.q, body.v))
             row = float(ca.Function("row", [ends], [start[f"soft_start.{foot}_FOOT"].expr])(np.r_[q, v]))
@@ -354,6 +356,13 @@ def test_soft_landing_refuses_a_deceleration_that_is_not_positive_and_finite(lan
     stand = _script("solo12_stand")
     with pytest.raises(cl.ProblemError, match="soft landing's `deceleration`"):
         stand.build_jump(landing=landing)
+
+
+@pytest.mark.parametrize("settle", [-1e-3, float("inf"), float("nan")])
+def test_soft_landing_refuses_a_settling_gap_that_is_not_zero_or_positive_and_finite(settle):
+    stand = _script("solo12_stand")
+    with pytest.raises(cl.ProblemError, match="soft landing's `settle`"):
+        stand.build_jump(landing=100.0, settle=settle)
 
 
 @pytest.mark.parametrize("approach", [0.0, -1e-3, float("inf"), float("nan")])
