@@ -196,8 +196,9 @@ def _homotopy(tr, options, steps_eps, solver, blocks=None):
                 break
             # a step that failed in restoration: once more from its own last iterate, IPOPT's multipliers and barrier
             # started afresh (RETRY)
+            last = nlp.layout.unpack(o.w)
             for b in nlp.layout.blocks.values():
-                b.guess[:] = np.clip(nlp.layout.unpack(o.w)[b.name], b.lower, b.upper)
+                b.guess[:] = np.clip(last[b.name], b.lower, b.upper)
             retry_opts = {**{k_: v for k_, v in solver_opts.items() if k_ not in WARM_MULTIPLIERS}, **WARM, **(ipopt or {}), **RETRY}
             start = _time.perf_counter()
         if not o.success:
