@@ -20,7 +20,8 @@ It gets every check of a single-phase file, with those forces:
   friction inside its cone (``|f| ≤ μ λ``, or the polygon of a polyhedral cone),
   maximal dissipation ``max_{g ∈ cone}(−gᵀṡ) + fᵀṡ ≤ tolerance`` (the friction opposes
   the sliding with the whole cone), no force on an interval whose gap opens,
-  impulses only at interior mesh points (constraint tolerance);
+  impulses only at interior mesh points (constraint tolerance; the rows that grow with a
+  force, its cone, dissipation and open-gap rows, times the force's local scale there);
 * **dynamics** (one per state): each interval integrated alone from the file's
   state at its start with its controls (the value it ends on where a control
   jumps) *and its contact forces* as the file holds them
@@ -50,7 +51,7 @@ import math
 import casadi as ca
 import numpy as np
 
-from .checks import Check, basic_checks, departure, solution_checks, _dynamics
+from .checks import Check, basic_checks, departure, local_scale, solution_checks, _dynamics
 from .contact_budget import CAP, IMPACT, SAFETY, _parameters, _right_hand_side, error_budget, impulses, robust_local_errors  # noqa: F401
 from .contact_terms import ContactTerms
 from .held_intervals import better_of, held_interval_errors, local_impacts, sticking_intervals
@@ -207,7 +208,8 @@ def _variational_checks(problem, traj, checks, dynamics_tolerance) -> tuple[list
 
 def _contact_rows_check(rows, problem, traj, tol) -> Check:
     """Gaps ≥ 0, forces and impulses ≥ 0, friction inside its cone, no force where a gap of its interval
-    opens, impulses only at interior mesh points; each against ``tol · max(1, local scale)``."""
+    opens, impulses only at interior mesh points; each against ``tol`` times the force's scale (the cone, dissipation
+    and open-gap rows against its local scale at their point, :func:`_point_scale`)."""
     from ..discretization.interpolant import Interpolant
 
     grid = Interpolant(traj).grid
@@ -223,12 +225,15 @@ def _contact_rows_check(rows, problem, traj, tol) -> Check:
     owned = [grid.node(j) for j in grid.scheme.collocation_indices] if traj.metadata.get("contact_forces") == "collocation" else [grid.interval_starts]
     found = []  # (excess, message)
     for i, c in enumerate(rows.contacts):
-        lam, scale = traj[f"{c.name}.normal_force"], max(1.0, float(np.median(np.abs(traj[f"{c.name}.normal_force"]))))
+        lam = traj[f"{c.name}.normal_force"]
+        scale = max(1.0, float(np.median(np.abs(lam))))
+        local = _point_scale(lam, grid.nodes_of_intervals)  # the rows homogeneous in the forces: against the force there
         found.append((-gaps[i].min() - tol, f"`{c.name}` penetrates: gap {gaps[i].min():.3e} at t = {traj.time[np.argmin(gaps[i])]:.6g}"))
         found.append((-lam.min() - tol * scale, f"`{c.name}.normal_force` is {lam.min():.3e} < 0"))
         found.append((-Pn[i].min() - tol, f"`{c.name}.impulse` is {Pn[i].min():.3e} < 0"))
-        open_force = (np.maximum(gaps[i], 0.0)[grid.nodes_of_intervals] * lam[owned].max(axis=0)[:, None]).max()
-        found.append((open_force - tol * scale, f"`{c.name}` pushes while its gap is open (gap × force {open_force:.3e})"))
+        product = np.maximum(gaps[i], 0.0)[grid.nodes_of_intervals] * lam[owned].max(axis=0)[:, None]
+        excess = product - tol * local[grid.nodes_of_intervals]
+        found.append((excess.max(), f"`{c.name}` pushes while its gap is open (gap × force {product.flat[np.argmax(excess)]:.3e})"))
         stray = np.flatnonzero(~inner & (np.abs(Pn[i]) > IMPACT * max(1.0, np.abs(Pn[i]).max())))
         if stray.size:
             found.append((np.inf, f"`{c.name}.impulse` is {Pn[i, stray[0]]:.6g} at t = {traj.time[stray[0]]:.6g}, "
@@ -236,15 +241,32 @@ def _contact_rows_check(rows, problem, traj, tol) -> Check:
         if i in rows.frictional:
             sl = slice(*offsets[rows.frictional.index(i):][:2])
             f = np.array([traj[n] for n in rows.friction_columns()[sl]])
-            found.append((rows.cone_excess(i, lam, f).max() - tol * scale, f"the friction force of `{c.name}` leaves its cone (μ = {c.friction:g})"))
+            found.append(((rows.cone_excess(i, lam, f) - tol * local).max(), f"the friction force of `{c.name}` leaves its cone (μ = {c.friction:g})"))
             found.append((rows.cone_excess(i, Pn[i], Pt[sl]).max() - tol, f"the friction impulse of `{c.name}` leaves its cone"))
             r = dissipation[rows.frictional.index(i)]
-            found.append((r.max() - tol * scale, f"the friction force of `{c.name}` does not oppose the sliding with its whole cone "
-                                                 f"(μλ|ṡ| + fᵀṡ = {r.max():.3e} at t = {traj.time[np.argmax(r)]:.6g})"))
+            k = int(np.argmax(r - tol * local))
+            found.append((r[k] - tol * local[k], f"the friction force of `{c.name}` does not oppose the sliding with its whole cone "
+                                                 f"(μλ|ṡ| + fᵀṡ = {r[k]:.3e} at t = {traj.time[k]:.6g})"))
     worst = max(found, key=lambda e: e[0])
     if worst[0] <= 0:
         return Check("contact", True, 0.0, tol, f"gaps, forces, impulses and friction cones of {len(rows.contacts)} contact(s) hold")
     return Check("contact", False, float(worst[0]), tol, worst[1])
+
+
+def _point_scale(values, nodes_of_intervals) -> np.ndarray:
+    """At every grid point, the largest :func:`local_scale` of the intervals it belongs to: ``max(1, median |values|)``
+    over that interval and its neighbours.
+
+    Why: the contact rows that grow with the forces (a cone's excess, maximal dissipation's residual ``μλ|ṡ| + fᵀṡ``,
+    a gap's product with a force) are judged against the force where they are evaluated.  A median over the whole
+    horizon is about 0 for a foot in the air more than half of it, and would hold its stance to a tolerance ten times
+    tighter (at 10 N) than a foot that stands longer; a local median, as the dynamics' scale, still cannot be inflated
+    by one edited value."""
+    idx = np.asarray(nodes_of_intervals)
+    out = np.ones(np.asarray(values).size)
+    for k, s in enumerate(local_scale(values, idx)):
+        out[idx[k]] = np.maximum(out[idx[k]], s)
+    return out
 
 
 def simulate_file(problem, traj, **options):
