@@ -597,3 +597,36 @@ def test_soft_jump_on_33_intervals_passes_every_check_of_colloc_verify():
     pushed = deepcopy(tr)
     pushed["solo12.FL_FOOT.normal_force"][flight[0] + 1] = 5.0
     assert "contact" in {c.name for c in _file_checks(problem, pushed) if not c.passed}
+
+
+#: The jump from ``standing_guess()`` (52 intervals, 176 KB; docs/contacts.md, "The jump from the standing guess"):
+#: ``build_jump(apex=APEX, landing=100, tangential=True, clearance=1e-8)``, ``JUMP_SOLVE_POINTS`` on a mesh refined from
+#: the 17-interval uniform solve (``graded_mesh(..., 3, each_foot=True)``, then ``split_mesh`` where verify failed),
+#: each stage warm-started from the last; the last two with ``arrival`` (every foot reaching the ground at rest): ε =
+#: 1e-6 with ``arrival={}``, then ε = 5e-7 with ``arrival={"reach": 1e-6}``: solved, 86 iterations, 300 CPU s, J = 2.509653.
+JUMP_FILE_STANDING = os.path.join(ROOT, "tests", "data", "solo12_jump_standing52.npz")
+
+
+@pytest.mark.slow
+def test_jump_from_the_standing_guess_passes_every_check_of_colloc_verify():
+    # nothing in the guess leaves the ground: the apex row asks for a base 0.34 m high halfway, and the solve found
+    # when and which feet lift; every check passes (the per-interval integrations, the contact law, the soft landings
+    # between grid points, the re-simulation, Newton's law, the impact times); a foot pushing in mid-air fails
+    from colloc.discretization.interpolant import Interpolant
+    from colloc.simulate.contact_checks import check_contact_file
+
+    stand = _script("solo12_stand")
+    problem = stand.build_jump(apex=stand.APEX, landing=stand.SOFT_LANDING, tangential=True, clearance=1e-8)
+    tr = cl.Trajectory.read(JUMP_FILE_STANDING)
+    assert tr.metadata["status"] == "solved" and tr.metadata["arrival"]["reach"] == 1e-6
+    checks = check_contact_file(problem, tr, 1e-6, 1e-2)[0]
+    assert not [c.line() for c in checks if not c.passed]
+    names = {c.name for c in checks}
+    assert {"contact", "resimulation", "newton", "impact times", "path:apex", "between:soft_landing.FR_FOOT"} <= names
+    forces = np.array([tr[f"solo12.{foot}_FOOT.normal_force"] for foot in FEET])
+    middle = np.abs(tr.time - 0.425) < 0.02
+    assert (forces[:, middle] < 1e-6).all()  # every foot in the air around the apex
+    flight = [k for k in Interpolant(tr).grid.mesh_points if 0.3 < tr.time[k] < 0.42]
+    pushed = deepcopy(tr)
+    pushed["solo12.FL_FOOT.normal_force"][flight[0] + 1] = 5.0
+    assert "contact" in {c.name for c in _file_checks(problem, pushed) if not c.passed}
