@@ -99,9 +99,16 @@ solves measured).  With it from the standing guess (17 uniform intervals J = 2.8
 each_foot=True)``, 43 intervals, J = 2.573430, no foot sliding) verify passes 52 of 62: the take-off interval, one
 landing interval, two soft landings between grid points and ``impact times``; on :func:`split_mesh` of it at those
 intervals (51, clearance δ = 1e-7) J = 2.507263 and verify passes 59 of 62 (one unrefined stance interval and
-``impact times``); split there too (52 intervals, δ = 1e-8, ε = 1e-6) J = 2.512815 and verify passes 60 of 62: the
-contact law wants ε < 1e-6, which did not converge, and FR lands on a mesh point at 5.4e-3 m/s, a speed Radau's
-uncollocated interval start drops (docs/contacts.md).
+``impact times``); split there too (52 intervals, δ = 1e-8, ε = 1e-6) J = 2.512815 and verify passes 60 of 62: FR
+lands on a mesh point at 5.4e-3 m/s, a speed Radau's uncollocated interval start drops, and HL's relaxed friction in
+the air fails the contact law.  With the transcription's ``arrival`` rows (every foot reaching the ground at rest),
+ε = 1e-6 and then ``arrival={"reach": 1e-6}`` at ε = 5e-7 from there: solved, J = 2.509653 (86 iterations, 300 CPU s),
+and ``colloc verify`` passes every check (62 of 62; tests/data/solo12_jump_standing52.npz; each stage in
+docs/contacts.md, "The jump from the standing guess, stage by stage").  Its feet: HL and FR lift at 0.05 s, FL and HR
+push until 0.25 s, all four in the air 0.25–0.45 s, then FR, HR, FL and HL land one after the other (FR lifts once
+more, 0.55–0.767 s); 1.52× the three-phase jump's cost, which lands all four together without the apex and tangential
+rows.  ``colloc verify FILE problems/solo12_stand.py --set distance=0.2 --set duration=0.85 --set regularization=1e-6
+--set landing=100 --set apex=0.34 --set tangential=True --set clearance=1e-8`` checks it.
 
 Source: robot model from example-robot-data (Solo12 URDF and the SRDF's ``straight_standing`` pose;
 Grimminger et al., "An open torque-controlled modular robot architecture for legged locomotion
