@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from colloc.simulate.contact_checks import _point_scale
+from colloc.simulate.checks import point_scale
 
 
 def nodes(intervals, per=3):
@@ -21,7 +21,7 @@ def test_a_foot_in_the_air_most_of_the_horizon_is_judged_against_its_stance_forc
     lam = np.zeros(idx.max() + 1)
     lam[np.unique(idx[3:6])] = 10.0  # loaded with 10 N over intervals 3–5 of 10: the median over the horizon is 0
     assert max(1.0, np.median(lam)) == 1.0
-    scale = _point_scale(lam, idx)
+    scale = point_scale(lam, idx)
     assert np.allclose(scale[idx[4]], 10.0)  # mid-stance: the force there
     assert np.allclose(scale[idx[0]], 1.0) and np.allclose(scale[idx[9]], 1.0)  # in the air: the floor of 1
 
@@ -30,7 +30,7 @@ def test_one_edited_force_does_not_raise_the_scale_around_it():
     idx = nodes(6)
     lam = np.full(idx.max() + 1, 2.0)
     lam[idx[3, 1]] = 1e6  # one grid point's force edited
-    scale = _point_scale(lam, idx)
+    scale = point_scale(lam, idx)
     assert np.allclose(scale, 2.0)  # the median of at least 10 values ignores it
 
 
@@ -38,6 +38,6 @@ def test_a_mesh_point_takes_the_larger_scale_of_its_two_intervals():
     idx = nodes(6)
     lam = np.zeros(idx.max() + 1)
     lam[np.unique(idx[:3])] = 5.0  # intervals 0–2 loaded, 3–5 free: the mesh point between 2 and 3 ends the stance
-    scale = _point_scale(lam, idx)
+    scale = point_scale(lam, idx)
     assert scale[idx[2, -1]] == scale[idx[2, 0]] >= 5.0 - 1e-12
     assert scale[idx[5, -1]] == 1.0

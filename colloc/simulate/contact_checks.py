@@ -51,7 +51,7 @@ import math
 import casadi as ca
 import numpy as np
 
-from .checks import Check, basic_checks, departure, local_scale, solution_checks, _dynamics
+from .checks import Check, basic_checks, departure, point_scale, solution_checks, _dynamics
 from .contact_budget import CAP, IMPACT, SAFETY, _parameters, _right_hand_side, error_budget, impulses, robust_local_errors  # noqa: F401
 from .contact_terms import ContactTerms
 from .held_intervals import better_of, held_interval_errors, local_impacts, sticking_intervals
@@ -209,7 +209,7 @@ def _variational_checks(problem, traj, checks, dynamics_tolerance) -> tuple[list
 def _contact_rows_check(rows, problem, traj, tol) -> Check:
     """Gaps ≥ 0, forces and impulses ≥ 0, friction inside its cone, no force where a gap of its interval
     opens, impulses only at interior mesh points; each against ``tol`` times the force's scale (the cone, dissipation
-    and open-gap rows against its local scale at their point, :func:`_point_scale`)."""
+    and open-gap rows against its local scale at their point, :func:`colloc.simulate.checks.point_scale`)."""
     from ..discretization.interpolant import Interpolant
 
     grid = Interpolant(traj).grid
@@ -227,7 +227,7 @@ def _contact_rows_check(rows, problem, traj, tol) -> Check:
     for i, c in enumerate(rows.contacts):
         lam = traj[f"{c.name}.normal_force"]
         scale = max(1.0, float(np.median(np.abs(lam))))
-        local = _point_scale(lam, grid.nodes_of_intervals)  # the rows homogeneous in the forces: against the force there
+        local = point_scale(lam, grid.nodes_of_intervals)  # the rows homogeneous in the forces: against the force there
         found.append((-gaps[i].min() - tol, f"`{c.name}` penetrates: gap {gaps[i].min():.3e} at t = {traj.time[np.argmin(gaps[i])]:.6g}"))
         found.append((-lam.min() - tol * scale, f"`{c.name}.normal_force` is {lam.min():.3e} < 0"))
         found.append((-Pn[i].min() - tol, f"`{c.name}.impulse` is {Pn[i].min():.3e} < 0"))
@@ -251,22 +251,6 @@ def _contact_rows_check(rows, problem, traj, tol) -> Check:
     if worst[0] <= 0:
         return Check("contact", True, 0.0, tol, f"gaps, forces, impulses and friction cones of {len(rows.contacts)} contact(s) hold")
     return Check("contact", False, float(worst[0]), tol, worst[1])
-
-
-def _point_scale(values, nodes_of_intervals) -> np.ndarray:
-    """At every grid point, the largest :func:`local_scale` of the intervals it belongs to: ``max(1, median |values|)``
-    over that interval and its neighbours.
-
-    Why: the contact rows that grow with the forces (a cone's excess, maximal dissipation's residual ``μλ|ṡ| + fᵀṡ``,
-    a gap's product with a force) are judged against the force where they are evaluated.  A median over the whole
-    horizon is about 0 for a foot in the air more than half of it, and would hold its stance to a tolerance ten times
-    tighter (at 10 N) than a foot that stands longer; a local median, as the dynamics' scale, still cannot be inflated
-    by one edited value."""
-    idx = np.asarray(nodes_of_intervals)
-    out = np.ones(np.asarray(values).size)
-    for k, s in enumerate(local_scale(values, idx)):
-        out[idx[k]] = np.maximum(out[idx[k]], s)
-    return out
 
 
 def simulate_file(problem, traj, **options):
