@@ -309,8 +309,7 @@ def point_scale(values, nodes_of_intervals) -> np.ndarray:
     by one edited value."""
     idx = np.asarray(nodes_of_intervals)
     out = np.ones(np.asarray(values).size)
-    for k, s in enumerate(local_scale(values, idx)):
-        out[idx[k]] = np.maximum(out[idx[k]], s)
+    np.maximum.at(out, idx, local_scale(values, idx)[:, None])
     return out
 
 
